@@ -1,0 +1,82 @@
+/* fuzz_helpers.h: what every fuzz target shares (zstd tests/fuzz style).
+ *  - FUZZ_ASSERT / FUZZ_ASSERT_MSG: always on (not compiled out by NDEBUG); on failure they
+ *    print the property, file and line, write a reproducer and abort.
+ *  - fuzz_producer: draws parameters from the END of the input, so the front stays free for
+ *    bulk data (score planes, index lists) and small mutations keep the parameters stable.
+ *  - Each target defines LLVMFuzzerTestOneInput; regression_driver.c replays a corpus through
+ *    the same entry point without libFuzzer.
+ */
+#ifndef FUZZ_HELPERS_H
+#define FUZZ_HELPERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The input being run (set by fuzz_set_current_input, which both the libFuzzer entry shim and
+ * the regression driver call), so a failing assert can write it out as a reproducer. */
+void fuzz_set_current_input(const uint8_t *data, size_t size);
+/* Writes the current input to $FUZZ_REPRO_DIR (default: .) as repro-<target>-<fnv64>.bin and
+ * prints the one command that replays it. */
+void fuzz_write_reproducer(const char *target);
+/* The target's name (each target defines it with FUZZ_TARGET_NAME). */
+extern const char *fuzz_target_name;
+
+#define FUZZ_ASSERT_MSG(cond, ...)                                                            \
+    do {                                                                                      \
+        if (!(cond)) {                                                                        \
+            fprintf(stderr, "FUZZ_ASSERT failed: %s\n  at %s:%d\n  ", #cond, __FILE__,        \
+                    __LINE__);                                                                \
+            fprintf(stderr, __VA_ARGS__);                                                     \
+            fprintf(stderr, "\n");                                                            \
+            fuzz_write_reproducer(fuzz_target_name);                                          \
+            abort();                                                                          \
+        }                                                                                     \
+    } while (0)
+#define FUZZ_ASSERT(cond) FUZZ_ASSERT_MSG(cond, "%s", "")
+
+/* Parameter producer over the input's tail. */
+typedef struct {
+    const uint8_t *data;
+    size_t size; /* bytes still available from the front */
+} fuzz_producer;
+
+static inline fuzz_producer fuzz_producer_init(const uint8_t *data, size_t size) {
+    fuzz_producer p = {data, size};
+    return p;
+}
+/* 32 bits from the end (zero-padded when the input runs out). */
+static inline uint32_t fuzz_u32(fuzz_producer *p) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4 && p->size > 0; i++) {
+        v = (v << 8) | p->data[p->size - 1];
+        p->size--;
+    }
+    return v;
+}
+/* Uniform-ish in [lo, hi] (inclusive), lo <= hi. */
+static inline int64_t fuzz_range(fuzz_producer *p, int64_t lo, int64_t hi) {
+    uint64_t span = (uint64_t)(hi - lo) + 1u;
+    uint64_t v = ((uint64_t)fuzz_u32(p) << 32) | fuzz_u32(p);
+    return span == 0 ? lo + (int64_t)v : lo + (int64_t)(v % span);
+}
+/* Picks one of n values. */
+#define FUZZ_PICK(p, arr) ((arr)[fuzz_range((p), 0, (int64_t)(sizeof(arr) / sizeof((arr)[0])) - 1)])
+/* The remaining front bytes. */
+static inline size_t fuzz_remaining(const fuzz_producer *p) { return p->size; }
+
+/* Declared here so targets need no extra include. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Each target file: FUZZ_TARGET_NAME("golden_loader") once at file scope. */
+#define FUZZ_TARGET_NAME(name) const char *fuzz_target_name = name
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FUZZ_HELPERS_H */

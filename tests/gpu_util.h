@@ -1,0 +1,65 @@
+/* gpu_util.h: what every GPU-tier test shares.
+ *  - GPU_REQUIRE(): skip the Criterion test (reported as skipped, never passed) when no usable
+ *    CUDA device is present, naming the reason (no driver / no device).
+ *  - gpu_buf: a device buffer with guard bands on both sides (filled with a pattern and checked
+ *    untouched after each launch) and a poison fill (0x7FC0DEAD per 32-bit word: a quiet NaN as
+ *    f32, an impossible index as int32) so "every element written" is checkable.
+ * Create CUDA state inside the test (Criterion runs tests in worker processes).
+ */
+#ifndef MLA_TESTS_GPU_UTIL_H
+#define MLA_TESTS_GPU_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPU_POISON_WORD 0x7FC0DEADu
+#define GPU_GUARD_BYTES 4096u
+#define GPU_GUARD_BYTE 0xA5u
+
+/* 1 when a CUDA device can run kernels; else 0 with `why` set (e.g. "cudaGetDeviceCount:
+ * 35 (CUDA driver version is insufficient)"). Cached per process. */
+int gpu_device_present(char *why, size_t why_len);
+
+#define GPU_REQUIRE()                                                                          \
+    do {                                                                                       \
+        char gpu_why_[256];                                                                    \
+        if (!gpu_device_present(gpu_why_, sizeof gpu_why_))                                    \
+            cr_skip_test("GPU test skipped: %s", gpu_why_);                                    \
+    } while (0)
+
+typedef struct {
+    uint8_t *base; /* device allocation: guard | payload | guard */
+    void *ptr;     /* payload (what the launcher gets) */
+    size_t bytes;  /* payload bytes */
+} gpu_buf;
+
+/* Allocates bytes (0 allowed) plus guard bands, fills the guards with GPU_GUARD_BYTE and the
+ * payload with the poison word. Aborts the test process on a CUDA failure (a broken device is a
+ * failure, never a skip). */
+gpu_buf gpu_buf_alloc(size_t bytes);
+/* Allocates and uploads `bytes` from host. */
+gpu_buf gpu_buf_from_host(const void *host, size_t bytes);
+void gpu_buf_upload(gpu_buf *b, const void *host, size_t bytes);
+void gpu_buf_download(const gpu_buf *b, void *host, size_t bytes);
+/* Refills the payload with GPU_POISON_WORD. */
+void gpu_buf_poison(gpu_buf *b);
+/* 1 when both guard bands still hold GPU_GUARD_BYTE. */
+int gpu_buf_guards_intact(const gpu_buf *b);
+/* Number of 32-bit words of the payload still equal to GPU_POISON_WORD (downloads). */
+size_t gpu_buf_count_poison(const gpu_buf *b);
+void gpu_buf_free(gpu_buf *b);
+/* cudaDeviceSynchronize; returns 0 or 10000 + cudaError_t. */
+int gpu_sync(void);
+
+/* A timer over CUDA events on the default stream: median of `reps` launches of fn(ctx) after
+ * `warm` warm-up launches, in milliseconds. */
+double gpu_time_median_ms(void (*fn)(void *ctx), void *ctx, int warm, int reps);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MLA_TESTS_GPU_UTIL_H */

@@ -1,0 +1,53 @@
+"""cuda_library: compile .cu files with nvcc (sm_90) and wrap the objects in a cc_library.
+
+API (after rules_cuda's, reduced to what this project needs):
+  cuda_library(name, srcs, hdrs = [], deps = [], copts = [], host_copts = [])
+    srcs:       .cu files, each compiled by one nvcc action to <name>/<file>.o
+    hdrs:       headers the .cu files (or the dependents) include; also inputs of every nvcc action
+    deps:       cc_library targets linked with the objects (their headers are NOT visible to nvcc:
+                list any header a .cu includes in hdrs or in cuda_hdrs)
+    cuda_hdrs:  further header files nvcc needs (from other packages)
+    copts:      extra nvcc flags
+    host_copts: extra host-compiler flags (passed through -Xcompiler)
+  The result links statically (linkstatic = True) and depends on @cuda//:cudart.
+
+Architecture: CUDA_GENCODE below (Hopper, sm_90 SASS plus compute_90 PTX), overridable with
+--define=cuda_gencode=... . Objects are position independent so they can also land in shared
+libraries.
+"""
+
+NVCC = "/usr/local/cuda/bin/nvcc"
+
+CUDA_GENCODE = "-gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90"
+
+def cuda_library(name, srcs, hdrs = [], deps = [], cuda_hdrs = [], copts = [], host_copts = [], **kwargs):
+    objs = []
+    for src in srcs:
+        base = src.split("/")[-1].rsplit(".", 1)[0]
+        out = name + "_objs/" + base + ".o"
+        native.genrule(
+            name = name + "_" + base + "_nvcc",
+            srcs = [src] + hdrs + cuda_hdrs,
+            outs = [out],
+            cmd = " ".join([
+                NVCC,
+                "-std=c++17 -O3",
+                "$${CUDA_GENCODE_OVERRIDE:-" + CUDA_GENCODE + "}",
+                "-Xcompiler -fPIC",
+                " ".join(["-Xcompiler " + o for o in host_copts]),
+                " ".join(copts),
+                "-I. -I$(GENDIR)",
+                "-c $(location " + src + ")",
+                "-o $@",
+            ]),
+            message = "nvcc " + src,
+        )
+        objs.append(out)
+    native.cc_library(
+        name = name,
+        srcs = objs,
+        hdrs = hdrs,
+        deps = deps + ["@cuda//:cudart"],
+        linkstatic = True,
+        **kwargs
+    )
