@@ -3,8 +3,9 @@
  *    print the property, file and line, write a reproducer and abort.
  *  - fuzz_producer: draws parameters from the END of the input, so the front stays free for
  *    bulk data (score planes, index lists) and small mutations keep the parameters stable.
- *  - Each target defines LLVMFuzzerTestOneInput; regression_driver.c replays a corpus through
- *    the same entry point without libFuzzer.
+ *  - Each target defines fuzz_one_input() (one property per file); fuzz_entry.c wraps it as
+ *    LLVMFuzzerTestOneInput (recording the input for reproducers), and regression_driver.c
+ *    replays a committed corpus through that same entry point without libFuzzer.
  */
 #ifndef FUZZ_HELPERS_H
 #define FUZZ_HELPERS_H
@@ -70,7 +71,9 @@ static inline int64_t fuzz_range(fuzz_producer *p, int64_t lo, int64_t hi) {
 /* The remaining front bytes. */
 static inline size_t fuzz_remaining(const fuzz_producer *p) { return p->size; }
 
-/* Declared here so targets need no extra include. */
+/* The property of a target: return 0 (libFuzzer's convention); abort through FUZZ_ASSERT. */
+int fuzz_one_input(const uint8_t *data, size_t size);
+/* The libFuzzer entry point (fuzz_entry.c): records the input, then calls fuzz_one_input. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Each target file: FUZZ_TARGET_NAME("golden_loader") once at file scope. */

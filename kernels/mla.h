@@ -140,8 +140,8 @@ int memra_mla_kpool_pool_keys_f32(const float *state, const float *ape, float *p
  *     t = w * r (rn);                                                           (5)
  *     acc = acc + t (rn); }                                                     (6)
  * Shape codes: 40011 heads outside 1..=1024, 40017 d < 1, 40033 d > MLA_MAX_INDEX_DIM,
- * 40010 pool range, 40012 t_q * n_pools > MLA_MAX_GRID_X, 40031 a query row past the
- * incomplete pool after the last listed pool (first_pos + t_q - 1 >= (n_pools + 1) * pool).
+ * 40010 pool range, 40012 t_q * n_pools > MLA_MAX_GRID_X, 40031 a query that would see a
+ * complete pool that is not listed (first_pos + t_q - 1 >= (n_pools + 1) * pool - 1).
  * Also 40021 (t_q < 1), 40022 (n_pools, first_pos < 0), 40035 (qk_scale / head_scale not
  * finite), 40024, 40020, 40028. n_pools == 0 writes nothing and returns 0.
  * Promise: bit-exact (fast == reference == oracle); the fast kernel never materialises a
@@ -159,9 +159,10 @@ int memra_mla_kpool_score_ref_f32(const float *q, const float *pool_keys, const 
                                   float qk_scale, float head_scale, void *stream);
 
 /* Per query i (cache row q = first_pos + i): the visible pools are p < min(n_pools, (q+1)/pool).
- * The select_k best visible pools, ordered score descending then pool index ascending (+0 and
+ * The select_k best visible pools, ranked score descending then pool index ascending (+0 and
  * -0 tie; NaN ranks after every number, -inf included; ties broken by pool index), are expanded
- * to their cache rows in ascending order; then, if always_tail, the visible rows of the query's
+ * to their cache rows, all rows listed in ascending order (the rank decides which pools are
+ * kept, never where their rows land); then, if always_tail, the visible rows of the query's
  * incomplete pool ((q+1)/pool*pool .. q); then -1 up to width. score[t_q][n_pools],
  * idx[t_q][width] (int32). Shape codes: 40010 pool range, 40012 t_q * n_pools over the grid
  * contract, 40014 width < select_k*pool + pool - 1, 40036 always_tail not 0/1, 40013

@@ -56,8 +56,8 @@ const mla_contract_entry mla_contract_table[] = {
     {MLA_E_GEMM_STRIDE, "MLA_E_GEMM_STRIDE", "bf16_gemm_sb",
      "GEMM row stride below the row length (x_rs < k or y_rs < n) or a negative batch stride"},
     {MLA_E_QUERY_BEYOND_POOLS, "MLA_E_QUERY_BEYOND_POOLS", "kpool_score(_ref), kpool_select(_ref)",
-     "a query row lies past the incomplete pool after the last listed pool "
-     "(first_pos + t_q - 1 >= (n_pools + 1) * pool)"},
+     "a query would see a complete pool that is not listed "
+     "(first_pos + t_q - 1 >= (n_pools + 1) * pool - 1)"},
     {MLA_E_INDEX_DIM_TOO_BIG, "MLA_E_INDEX_DIM_TOO_BIG", "kpool_pool_keys, kpool_score(_ref)",
      "indexer head dim exceeds MLA_MAX_INDEX_DIM"},
     {MLA_E_BAD_ROPE_BASE, "MLA_E_BAD_ROPE_BASE", "rope_interleaved",

@@ -61,7 +61,7 @@ enum mla_status {
     MLA_E_ALIAS = 40028,              /* an output buffer overlaps an input buffer */
     MLA_E_RING_SELF_OVERLAP = 40029,  /* t > rows: one append would write a ring row twice */
     MLA_E_GEMM_STRIDE = 40030,        /* GEMM row stride below the row length, or a negative stride */
-    MLA_E_QUERY_BEYOND_POOLS = 40031, /* a query row past the incomplete pool after n_pools */
+    MLA_E_QUERY_BEYOND_POOLS = 40031, /* a query would see a complete pool that is not listed */
     MLA_E_INDEX_DIM_TOO_BIG = 40033,  /* indexer head dim > MLA_MAX_INDEX_DIM */
     MLA_E_BAD_ROPE_BASE = 40034,      /* rope base not finite or not > 0 */
     MLA_E_BAD_SCALE = 40035,          /* a scale argument is not finite */

@@ -231,9 +231,10 @@ int mla_validate_kpool_pool_keys(const float *state, const float *ape, const flo
     return MLA_OK;
 }
 
-/* 40031: the last query sees rows past the incomplete pool that follows the listed pools. */
+/* 40031: the last query would see a complete pool that is not listed (its row reaches the last
+ * row of pool n_pools), so its candidate set would silently lose rows. */
 static int query_beyond_pools(int32_t t_q, int32_t n_pools, int32_t pool, int32_t first_pos) {
-    return (long long)first_pos + t_q - 1 >= ((long long)n_pools + 1) * pool;
+    return (long long)first_pos + t_q - 1 >= ((long long)n_pools + 1) * pool - 1;
 }
 
 int mla_validate_kpool_score(const float *q, const float *pool_keys, const float *hw,

@@ -83,7 +83,7 @@ void oracle_kpool_select_f32(const float *score, int32_t *idx, int32_t t_q, int3
                              int32_t always_tail);
 
 /* The allowed cache rows of the query at row `q_row` given its score row score_row[n_pools]:
- * writes the rows (select order, without -1 padding) to rows_out (capacity select_k * pool +
+ * writes the rows (ascending, then the tail; without -1 padding) to rows_out (capacity select_k * pool +
  * pool - 1) and returns their count. Equal to the non-negative prefix of select's idx row. */
 int32_t oracle_kpool_allowed_tokens(const float *score_row, int32_t q_row, int32_t n_pools,
                                     int32_t pool, int32_t select_k, int32_t always_tail,

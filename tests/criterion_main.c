@@ -1,7 +1,10 @@
 /* criterion_main.c: the main() of every Criterion test binary. Adds a JUnit XML report where
  * Bazel asks for one (XML_OUTPUT_FILE) or MLA_XML_OUTPUT names a file (the GPU bundle), then
  * hands the command line to Criterion (so --filter, --verbose, --xml work as usual). */
+#include <stdio.h>
+
 #include <criterion/criterion.h>
+#include <criterion/hooks.h>
 #include <criterion/options.h>
 #include <criterion/output.h>
 #include <stdlib.h>

@@ -1,0 +1,38 @@
+"""mla_fuzz_target: one property, two binaries.
+
+  <name>_fuzzer     the libFuzzer binary under `--config=fuzz` (clang, ASan, UBSan); in the default
+                    configuration the same sources link the regression driver instead, so
+                    `bazel build //...` builds everywhere.
+  <name>_regression a test (`bazel test`): the regression driver replays the committed corpus
+                    fuzz/corpus/<name>/ through the same entry point, without libFuzzer.
+"""
+
+def mla_fuzz_target(name, srcs, deps = [], data = [], env = {}, size = "small", tags = []):
+    common = srcs + ["//fuzz:fuzz_entry.c", "//fuzz:fuzz_helpers.h"]
+    native.cc_binary(
+        name = name + "_fuzzer",
+        srcs = common + select({
+            "//fuzz:fuzz_mode": [],
+            "//conditions:default": ["//fuzz:regression_driver.c"],
+        }),
+        copts = ["-D_DEFAULT_SOURCE"],
+        linkopts = select({
+            "//fuzz:fuzz_mode": ["-fsanitize=fuzzer"],
+            "//conditions:default": [],
+        }),
+        linkstatic = True,
+        deps = deps,
+        tags = tags,
+    )
+    native.cc_test(
+        name = name + "_regression",
+        srcs = common + ["//fuzz:regression_driver.c"],
+        copts = ["-D_DEFAULT_SOURCE"],
+        args = ["fuzz/corpus/" + name],
+        data = native.glob(["corpus/" + name + "/**"]) + data,
+        env = env,
+        linkstatic = True,
+        deps = deps,
+        size = size,
+        tags = tags,
+    )
