@@ -22,6 +22,8 @@
 FUZZ_TARGET_NAME("contract_codes");
 
 typedef long long ll;
+/* Extents are products of up to three int32 values: exact in 128 bits, no overflow anywhere. */
+typedef __int128 big;
 #define I32MAX 2147483647LL
 
 /* ---- argument producers -------------------------------------------------------------- */
@@ -61,10 +63,10 @@ static const void *draw_ptr(fuzz_producer *p, const void *first) {
 
 /* ---- the independent statement ------------------------------------------------------- */
 /* Byte ranges [a, a+an) and [b, b+bn) overlap; NULL or empty never do. */
-static int ovl(const void *a, ll an, const void *b, ll bn) {
+static int ovl(const void *a, big an, const void *b, big bn) {
     if (!a || !b || an <= 0 || bn <= 0) return 0;
-    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return x < y + (uintptr_t)bn && y < x + (uintptr_t)an;
+    big x = (big)(uintptr_t)a, y = (big)(uintptr_t)b;
+    return x < y + bn && y < x + an;
 }
 
 #define RULE(cond, code)                                                                       \
@@ -78,7 +80,7 @@ static int spec_rope(const float *x, int32_t np, int32_t nv, int32_t d, const in
     RULE(d > 128, 40003);
     RULE(d == 0, 0);
     RULE(!(base > 0.0f) || isinf(base), 40034);
-    ll n = (ll)np * nv * d;
+    big n = (big)np * nv * d;
     RULE(n > I32MAX, 40024);
     RULE(!x || !pos, 40020);
     RULE(ovl(x, 4 * n, pos, 4LL * np), 40028);
@@ -89,7 +91,7 @@ static int spec_split(const float *kv, const float *c, const float *pe, int32_t 
                       int32_t d) {
     RULE(t < 1 || r < 1, 40021);
     RULE(d < 0, 40022);
-    RULE((ll)t * (r + (ll)d) > I32MAX, 40024);
+    RULE((big)t * (r + (big)d) > I32MAX, 40024);
     RULE(!kv || !c || (d > 0 && !pe), 40020);
     ll kvb = 4LL * t * (r + (ll)d), cb = 4LL * t * r, pb = 4LL * t * d;
     RULE(ovl(c, cb, kv, kvb) || ovl(pe, pb, kv, kvb) || ovl(c, cb, pe, pb), 40028);
@@ -102,7 +104,7 @@ static int spec_append(const float *cache, const float *c, const float *pe, int3
     RULE(t < 1 || r < 1, 40021);
     RULE(d < 0, 40022);
     ll w = r + (ll)d;
-    RULE(((ll)slot + t) * w > I32MAX, 40024);
+    RULE(((big)slot + t) * w > I32MAX, 40024);
     RULE(!cache || !c || (d > 0 && !pe), 40020);
     const char *rows = (const char *)cache + 4LL * slot * w;
     RULE(ovl(rows, 4LL * t * w, c, 4LL * t * r) || ovl(rows, 4LL * t * w, pe, 4LL * t * d),
@@ -117,7 +119,7 @@ static int spec_matvec(const float *in, const float *w, const float *out, int32_
     RULE(hd > 1024, 40037);
     int32_t od = absorb ? r : hd;
     RULE(split < 1 || split > od, 40023);
-    ll nin = (ll)t * h * (absorb ? hd : r), nw = (ll)h * hd * r, nout = (ll)t * h * od;
+    big nin = (big)t * h * (absorb ? hd : r), nw = (big)h * hd * r, nout = (big)t * h * od;
     RULE(nin > I32MAX || nw > I32MAX || nout > I32MAX, 40024);
     RULE(!in || !w || !out, 40020);
     RULE(ovl(out, 4 * nout, in, 4 * nin) || ovl(out, 4 * nout, w, 4 * nw), 40028);
@@ -142,8 +144,8 @@ static int spec_attn(const float *ql, const float *qp, const float *cache, const
     RULE(!gathered && tq > rows, 40004);
     RULE(!isfinite(scale), 40035);
     ll cache_rows = gathered ? 1 : rows;
-    ll nq = (ll)tq * h * r, npe = (ll)tq * h * d, nc = cache_rows * (r + (ll)d),
-       ni = gathered ? (ll)tq * n_slots : 0;
+    big nq = (big)tq * h * r, npe = (big)tq * h * d, nc = (big)cache_rows * (r + (big)d),
+        ni = gathered ? (big)tq * n_slots : 0;
     RULE(nq > I32MAX || npe > I32MAX || nc > I32MAX || ni > I32MAX, 40024);
     RULE(!ql || (d > 0 && !qp) || !cache || (gathered && !idx) || !o, 40020);
     RULE(ovl(o, 4 * nq, ql, 4 * nq) || (d > 0 && ovl(o, 4 * nq, qp, 4 * npe)) ||
@@ -159,7 +161,7 @@ static int spec_ring(const float *plane, const float *a, const float *b, int32_t
     RULE(wb < 0 || rows < 0, 40022);
     RULE(rows > 0 && t > rows, 40029);
     ll w = (ll)wa + wb, prow = rows ? rows : (ll)slot + t;
-    RULE((ll)slot + t > I32MAX || prow * w > I32MAX || (ll)t * w > I32MAX, 40024);
+    RULE((ll)slot + t > I32MAX || (big)prow * w > I32MAX || (big)t * w > I32MAX, 40024);
     RULE(!plane || !a || (wb > 0 && !b), 40020);
     const char *lo = rows ? (const char *)plane : (const char *)plane + 4LL * slot * w;
     ll span = rows ? 4 * prow * w : 4LL * t * w;
@@ -176,8 +178,8 @@ static int spec_keys(const float *st, const float *ape, const float *keys, int32
     RULE(pb > np, 40025);
     RULE(sr % pool != 0, 40016);
     RULE(sr > 0 && (ll)pb * pool < (ll)np * pool - sr, 40018);
-    ll rows = (ll)np * pool, sn = (sr ? (ll)sr : rows) * 2 * d;
-    RULE(rows > I32MAX || sn > I32MAX || (ll)np * d > I32MAX, 40024);
+    big rows = (big)np * pool, sn = (sr ? (big)sr : rows) * 2 * d;
+    RULE(rows > I32MAX || sn > I32MAX || (big)np * d > I32MAX, 40024);
     RULE(!st || !ape || !keys, 40020);
     RULE(ovl(keys, 4LL * np * d, st, 4 * sn) || ovl(keys, 4LL * np * d, ape, 4LL * pool * d),
          40028);
@@ -200,7 +202,7 @@ static int spec_score(const float *q, const float *k, const float *hw, const flo
     RULE((ll)tq * np > I32MAX, 40012);
     RULE(beyond(tq, np, pool, fp), 40031);
     RULE(!isfinite(qs) || !isfinite(hs), 40035);
-    ll nq = (ll)tq * heads * d, nk = (ll)np * d, ns = (ll)tq * np;
+    big nq = (big)tq * heads * d, nk = (big)np * d, ns = (big)tq * np;
     RULE(nq > I32MAX || nk > I32MAX || ns > I32MAX || (ll)fp + tq > I32MAX, 40024);
     RULE(!q || !k || !hw || !s, 40020);
     RULE(ovl(s, 4 * ns, q, 4 * nq) || ovl(s, 4 * ns, k, 4 * nk) ||
@@ -221,7 +223,7 @@ static int spec_select(const float *s, const int32_t *idx, int32_t tq, int32_t n
     RULE(tail != 0 && tail != 1, 40036);
     RULE(!tail && fp < pool - 1, 40013);
     RULE(beyond(tq, np, pool, fp), 40031);
-    ll ns = (ll)tq * np, ni = (ll)tq * w;
+    big ns = (big)tq * np, ni = (big)tq * w;
     RULE(ns > I32MAX || ni > I32MAX || (ll)fp + tq > I32MAX, 40024);
     RULE((!s && ns > 0) || !idx, 40020);
     RULE(ovl(idx, 4 * ni, s, 4 * ns), 40028);
@@ -244,8 +246,8 @@ static int spec_gemm(const void *w, const void *x, const void *y, int32_t m, int
              ye >= lim || we >= lim,
          40024);
     RULE(!w || !x || !y || (!ws && wsb > 0), 40020);
-    ll yb = (ll)ye * (bf ? 2 : 4);
-    RULE(ovl(y, yb, w, (ll)we * 2) || ovl(y, yb, x, (ll)xe * 2) || ovl(y, yb, ws, (ll)wsb), 40028);
+    big yb = (big)ye * (bf ? 2 : 4);
+    RULE(ovl(y, yb, w, (big)we * 2) || ovl(y, yb, x, (big)xe * 2) || ovl(y, yb, ws, (big)wsb), 40028);
     return 0;
 }
 

@@ -135,8 +135,8 @@ extern "C" int memra_mla_rope_interleaved_f32(float *x, int32_t n_pos, int32_t n
     rope_freqs f;
     for (int32_t j = 0; j < d_rope / 2; j++) {
         /* DESIGN.md section 2, one f32 rounding per line (as oracle_rope_inv_freq). */
-        volatile float e = (float)(2 * j) / (float)d_rope;
-        volatile float p = (float)pow((double)base, (double)e);
+        float e = (float)(2 * j) / (float)d_rope;
+        float p = (float)pow((double)base, (double)e);
         f.inv[j] = 1.0f / p;
     }
     rope_interleaved_f32_launch(x, positions, n_pos, n_vec, d_rope, f, (cudaStream_t)stream);
@@ -311,10 +311,10 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
 
     const int32_t vw_max = range < DENSE_THREADS ? range : DENSE_THREADS;
     int32_t rc_cols = slab_floats / vw_max - 1;
-    if (rc_cols >= 64)
-        rc_cols &= ~31; /* whole 128-byte segments per row when there is room */
-    if (rc_cols > kv_rank)
+    if (rc_cols >= kv_rank)
         rc_cols = kv_rank;
+    else if (rc_cols >= 64)
+        rc_cols &= ~31; /* whole 128-byte segments per row when the row does not fit */
     const int32_t stride = rc_cols | 1;
     const int32_t n_vt = (range + DENSE_THREADS - 1) / DENSE_THREADS;
     const int32_t n_rc = (kv_rank + rc_cols - 1) / rc_cols;
@@ -753,7 +753,7 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
                      float *__restrict__ o_lat, int64_t n_qh, int32_t kv_rank, int32_t n_chunks)
 {
     __shared__ float w_s[ATTN_MAX_CHUNKS];
-    __shared__ float inv_l;
+    __shared__ float l_sum;
     const int64_t qh = blockIdx.x;
     if (threadIdx.x == 0) {
         float m = -INFINITY;
@@ -766,14 +766,14 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
             w_s[c] = w;
             l = __fmaf_rn(w, ws_ml[((int64_t)c * n_qh + qh) * 2 + 1], l);
         }
-        inv_l = l;
+        l_sum = l;
     }
     __syncthreads();
     for (int32_t r = threadIdx.x; r < kv_rank; r += DENSE_THREADS) {
         float o = 0.0f;
         for (int32_t c = 0; c < n_chunks; c++)
             o = __fmaf_rn(w_s[c], ws_o[((int64_t)c * n_qh + qh) * kv_rank + r], o);
-        o_lat[qh * kv_rank + r] = o / inv_l;
+        o_lat[qh * kv_rank + r] = o / l_sum;
     }
 }
 
@@ -857,7 +857,7 @@ static int ensure_smem_attrs(void)
     int dev = 0;
     MLA_CUDA_CHECK(cudaGetDevice(&dev));
     std::lock_guard<std::mutex> lock(mu);
-    if (dev < 64 && (done_mask >> dev & 1u))
+    if (dev < 64 && ((done_mask >> dev) & 1u))
         return 0;
     size_t dense = (MLA_MAX_HEAD_DIM + 2 * (size_t)DENSE_SLAB) * sizeof(float);
     size_t attn_a = attn_smem_floats<32, 16>(512 + MLA_MAX_ROPE) * sizeof(float);

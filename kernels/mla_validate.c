@@ -8,6 +8,15 @@
 
 #define I32_MAX 2147483647LL
 
+/* Non-negative products saturate instead of overflowing: any product past 2^62 is "too big"
+ * for every check below, so saturating keeps the comparisons exact and the code UB-free for
+ * every int32 argument. */
+static long long mul(long long a, long long b) {
+    if (a <= 0 || b <= 0) return 0;
+    return a > (1LL << 62) / b ? (1LL << 62) : a * b;
+}
+static long long mul3(long long a, long long b, long long c) { return mul(mul(a, b), c); }
+
 /* Evaluate a check; return its code on failure. */
 #define CHECK(cond, code)                                                                      \
     do {                                                                                       \
@@ -20,8 +29,8 @@
 /* [a, a + an) and [b, b + bn) bytes overlap (NULL or empty ranges never overlap). */
 static int overlap(const void *a, long long an, const void *b, long long bn) {
     if (!a || !b || an <= 0 || bn <= 0) return 0;
-    const char *pa = (const char *)a, *pb = (const char *)b;
-    return pa < pb + bn && pb < pa + an;
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b; /* differences: no pointer overflow */
+    return x >= y ? x - y < (unsigned long long)bn : y - x < (unsigned long long)an;
 }
 
 #define NO_ALIAS(out, out_bytes, in, in_bytes)                                                 \
@@ -36,7 +45,7 @@ int mla_validate_rope_interleaved(const float *x, int32_t n_pos, int32_t n_vec, 
     CHECK(d_rope <= MLA_MAX_ROPE, MLA_E_ROPE_TOO_BIG);
     if (d_rope == 0) return MLA_OK; /* NoPE: a no-op, nothing is read */
     CHECK(isfinite(base) && base > 0.0f, MLA_E_BAD_ROPE_BASE);
-    long long nx = (long long)n_pos * n_vec * d_rope;
+    long long nx = mul3(n_pos, n_vec, d_rope);
     FITS32(nx);
     CHECK(x != NULL, MLA_E_NULL_POINTER);
     CHECK(positions != NULL, MLA_E_NULL_POINTER);
@@ -50,7 +59,7 @@ int mla_validate_split_latent(const float *kv, const float *c_kv, const float *k
     CHECK(kv_rank >= 1, MLA_E_NONPOSITIVE_EXTENT);
     CHECK(d_rope >= 0, MLA_E_NEGATIVE_ARG);
     long long w = (long long)kv_rank + d_rope;
-    FITS32((long long)t * w);
+    FITS32(mul(t, w));
     CHECK(kv != NULL, MLA_E_NULL_POINTER);
     CHECK(c_kv != NULL, MLA_E_NULL_POINTER);
     CHECK(d_rope == 0 || k_pe != NULL, MLA_E_NULL_POINTER);
@@ -69,7 +78,7 @@ int mla_validate_append_latent(const float *cache, const float *c_kv, const floa
     CHECK(kv_rank >= 1, MLA_E_NONPOSITIVE_EXTENT);
     CHECK(d_rope >= 0, MLA_E_NEGATIVE_ARG);
     long long w = (long long)kv_rank + d_rope;
-    FITS32(((long long)slot + t) * w);
+    FITS32(mul((long long)slot + t, w));
     CHECK(cache != NULL, MLA_E_NULL_POINTER);
     CHECK(c_kv != NULL, MLA_E_NULL_POINTER);
     CHECK(d_rope == 0 || k_pe != NULL, MLA_E_NULL_POINTER);
@@ -93,9 +102,9 @@ static int validate_head_matvec(const float *in, const float *w, const float *ou
     int32_t out_dim = is_absorb ? kv_rank : head_dim;
     CHECK(split >= 1 && split <= out_dim, MLA_E_SPLIT_RANGE);
     long long in_dim = is_absorb ? head_dim : kv_rank;
-    long long n_in = (long long)t_q * n_head * in_dim;
-    long long n_w = (long long)n_head * head_dim * kv_rank;
-    long long n_out = (long long)t_q * n_head * out_dim;
+    long long n_in = mul3(t_q, n_head, in_dim);
+    long long n_w = mul3(n_head, head_dim, kv_rank);
+    long long n_out = mul3(t_q, n_head, out_dim);
     FITS32(n_in);
     FITS32(n_w);
     FITS32(n_out);
@@ -126,11 +135,11 @@ static int validate_attn_common(const float *q_lat, const float *q_pe, const flo
                                 const int32_t *idx, long long idx_count) {
     CHECK(isfinite(scale), MLA_E_BAD_SCALE);
     long long w = (long long)kv_rank + d_rope;
-    long long n_q = (long long)t_q * n_head * kv_rank;
-    long long n_pe = (long long)t_q * n_head * d_rope;
+    long long n_q = mul3(t_q, n_head, kv_rank);
+    long long n_pe = mul3(t_q, n_head, d_rope);
     FITS32(n_q);
     FITS32(n_pe);
-    FITS32(cache_rows * w);
+    FITS32(mul(cache_rows, w));
     FITS32(idx_count);
     CHECK(q_lat != NULL, MLA_E_NULL_POINTER);
     CHECK(d_rope == 0 || q_pe != NULL, MLA_E_NULL_POINTER);
@@ -191,8 +200,8 @@ int mla_validate_index_append_ring(const float *plane, const float *a, const flo
     long long w = (long long)wa + wb;
     long long plane_rows = rows ? (long long)rows : (long long)slot + t;
     FITS32((long long)slot + t);
-    FITS32(plane_rows * w);
-    FITS32((long long)t * w);
+    FITS32(mul(plane_rows, w));
+    FITS32(mul(t, w));
     CHECK(plane != NULL, MLA_E_NULL_POINTER);
     CHECK(a != NULL, MLA_E_NULL_POINTER);
     CHECK(wb == 0 || b != NULL, MLA_E_NULL_POINTER);
@@ -217,11 +226,11 @@ int mla_validate_kpool_pool_keys(const float *state, const float *ape, const flo
     CHECK(state_rows % pool == 0, MLA_E_RING_NOT_POOL_MULTIPLE);
     CHECK(state_rows == 0 || (long long)pool_begin * pool >= (long long)n_pools * pool - state_rows,
           MLA_E_RING_OVERWRITTEN);
-    long long total_rows = (long long)n_pools * pool;
-    long long state_n = (state_rows ? (long long)state_rows : total_rows) * 2 * d;
+    long long total_rows = mul(n_pools, pool);
+    long long state_n = mul3(state_rows ? (long long)state_rows : total_rows, 2, d);
     FITS32(total_rows);
     FITS32(state_n);
-    FITS32((long long)n_pools * d);
+    FITS32(mul(n_pools, d));
     CHECK(state != NULL, MLA_E_NULL_POINTER);
     CHECK(ape != NULL, MLA_E_NULL_POINTER);
     CHECK(pool_keys != NULL, MLA_E_NULL_POINTER);
@@ -251,8 +260,8 @@ int mla_validate_kpool_score(const float *q, const float *pool_keys, const float
     CHECK((long long)t_q * n_pools <= MLA_MAX_GRID_X, MLA_E_GRID_CONTRACT);
     CHECK(!query_beyond_pools(t_q, n_pools, pool, first_pos), MLA_E_QUERY_BEYOND_POOLS);
     CHECK(isfinite(qk_scale) && isfinite(head_scale), MLA_E_BAD_SCALE);
-    long long n_q = (long long)t_q * heads * d, n_k = (long long)n_pools * d,
-              n_hw = (long long)t_q * heads, n_s = (long long)t_q * n_pools;
+    long long n_q = mul3(t_q, heads, d), n_k = mul(n_pools, d), n_hw = mul(t_q, heads),
+              n_s = mul(t_q, n_pools);
     FITS32(n_q);
     FITS32(n_k);
     FITS32(n_s);
@@ -281,7 +290,7 @@ int mla_validate_kpool_select(const float *score, const int32_t *idx, int32_t t_
     CHECK(always_tail == 0 || always_tail == 1, MLA_E_BAD_FLAG);
     CHECK(always_tail || first_pos >= pool - 1, MLA_E_EMPTY_CANDIDATES);
     CHECK(!query_beyond_pools(t_q, n_pools, pool, first_pos), MLA_E_QUERY_BEYOND_POOLS);
-    long long n_s = (long long)t_q * n_pools, n_i = (long long)t_q * width;
+    long long n_s = mul(t_q, n_pools), n_i = mul(t_q, width);
     FITS32(n_s);
     FITS32(n_i);
     FITS32((long long)first_pos + t_q);
@@ -308,15 +317,15 @@ int mla_validate_bf16_gemm_sb(const void *w_bf16, const void *x_bf16, const void
           MLA_E_INDEX_OVERFLOW);
     long long x_end = (long long)(batch - 1) * x_bs + (long long)(m - 1) * x_rs + k;
     long long y_end = (long long)(batch - 1) * y_bs + (long long)(m - 1) * y_rs + n;
-    long long w_end = (long long)batch * n * k;
+    long long w_end = mul3(batch, n, k);
     CHECK(x_end < lim && y_end < lim && w_end < lim, MLA_E_INDEX_OVERFLOW);
     CHECK(w_bf16 != NULL, MLA_E_NULL_POINTER);
     CHECK(x_bf16 != NULL, MLA_E_NULL_POINTER);
     CHECK(y != NULL, MLA_E_NULL_POINTER);
     CHECK(ws != NULL || ws_bytes == 0, MLA_E_NULL_POINTER);
-    long long y_b = y_end * (y_is_bf16 ? 2 : 4);
-    NO_ALIAS(y, y_b, w_bf16, w_end * 2);
-    NO_ALIAS(y, y_b, x_bf16, x_end * 2);
+    long long y_b = mul(y_end, y_is_bf16 ? 2 : 4);
+    NO_ALIAS(y, y_b, w_bf16, mul(w_end, 2));
+    NO_ALIAS(y, y_b, x_bf16, mul(x_end, 2));
     NO_ALIAS(y, y_b, ws, (long long)ws_bytes);
     return MLA_OK;
 }

@@ -1,0 +1,94 @@
+/* mla_door.h: the C home of the seed's two MLA doors (shared/seed/mla_ffi.rs) and their
+ * engagement receipts.
+ *
+ *  - Decode split (MEMRA_MLA_DECODE_SPLIT=1, read per call, default off): absorb / decompress
+ *    split each (token, head) block's output range over `split` blocks when the card would
+ *    otherwise be block-starved. Pure launch geometry: bytes identical for every split.
+ *  - Tensor-core prefill (MEMRA_MLA_TC_PREFILL=1, read per call, default off): at prefill
+ *    widths (t_q >= MLA_TC_PREFILL_MIN_TQ) absorb / decompress run as one strided-batched bf16
+ *    GEMM per call (memra_bf16_gemm_sb, one batch per head) instead of the f32 kernels. NOT
+ *    bit-exact (class bf16_gemm); a cuBLASLt decline (2xxxx) falls back to the f32 path.
+ *
+ * Every door entry validates exactly as the launcher it replaces (same 4xxxx codes, same order),
+ * then dispatches. @return 0, 10000 + cudaError_t, 30000 + cublasStatus_t (TC path only), or
+ * the launcher's 4xxxx code.
+ */
+#ifndef MLA_DOOR_H
+#define MLA_DOOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The split policy with the environment flag passed in (testable without setenv):
+ * engaged only when enabled, 0 < blocks < 1024; want = ceil(1024 / blocks), cap =
+ * max(out_dim / 32, 1), split = min(want, cap).
+ * @return the split (>= 2) when engaged, else 0. */
+int32_t mla_decode_split_policy(int enabled, long blocks, int32_t out_dim);
+
+/* mla_decode_split_policy with enabled = (getenv("MEMRA_MLA_DECODE_SPLIT") is exactly "1"),
+ * read on every call (the rollback seam). @return the split, or 0 when not engaged. */
+int32_t mla_decode_split_for(long blocks, int32_t out_dim);
+
+/* Number of split-path dispatches since process start (the A/B receipt). The first one prints
+ * one "[mla-decode-split] engaged ..." line on stderr. */
+uint64_t mla_decode_split_dispatches(void);
+
+/* absorb_q / decompress_v through the decode-split door: same arguments and contract as
+ * memra_mla_absorb_q_f32 / memra_mla_decompress_v_f32, same bytes whether or not it engages. */
+int mla_door_absorb_q_f32(const float *q_nope, const float *wk_b, float *q_lat, int32_t t_q,
+                          int32_t n_head, int32_t d_nope, int32_t kv_rank, void *stream);
+int mla_door_decompress_v_f32(const float *o_lat, const float *wv_b, float *out, int32_t t_q,
+                              int32_t n_head, int32_t d_v, int32_t kv_rank, void *stream);
+
+/* ------------------------------------------------------------ tensor-core prefill -------- */
+
+/* The prefill width at and above which the TC door engages: below it the GEMM's M dimension
+ * (t_q) is too thin for tensor-core tiles to beat the f32 kernels (decode and verify widths
+ * stay on the bit-exact path). */
+#define MLA_TC_PREFILL_MIN_TQ 64
+
+/* 1 when MEMRA_MLA_TC_PREFILL is exactly "1" (read per call). */
+int mla_tc_prefill_enabled(void);
+
+/* Number of TC-path dispatches that ran the GEMM (declines that fell back are not counted).
+ * The first prints one "[mla-tc-prefill] engaged ..." line on stderr. */
+uint64_t mla_tc_prefill_dispatches(void);
+
+/* absorb_q through the TC door. Arguments beyond the launcher's:
+ *   wk_b_t_bf16  wk_b pre-converted and transposed per head: bf16 [n_head][kv_rank][d_nope]
+ *                (mla_bf16_transpose_heads(wk_b, ., n_head, d_nope, kv_rank, stream));
+ *   x_bf16       scratch of t_q * n_head * d_nope bf16 elements (q_nope converted here);
+ *   ws, ws_bytes cuBLASLt workspace (ws may be NULL only with ws_bytes == 0).
+ * Engages when mla_tc_prefill_enabled(), t_q >= MLA_TC_PREFILL_MIN_TQ and both wk_b_t_bf16 and
+ * x_bf16 are non-NULL; otherwise (or on a 2xxxx decline) runs mla_door_absorb_q_f32.
+ * Validation: mla_validate_absorb_q first (the f32 contract), then the GEMM's own. */
+int mla_door_tc_absorb_q(const float *q_nope, const float *wk_b, const uint16_t *wk_b_t_bf16,
+                         float *q_lat, uint16_t *x_bf16, void *ws, size_t ws_bytes, int32_t t_q,
+                         int32_t n_head, int32_t d_nope, int32_t kv_rank, void *stream);
+
+/* decompress_v through the TC door. Arguments beyond the launcher's:
+ *   wv_b_bf16    wv_b converted as is: bf16 [n_head][d_v][kv_rank] (mla_f32_to_bf16);
+ *   x_bf16       scratch of t_q * n_head * kv_rank bf16 elements (o_lat converted here);
+ *   ws, ws_bytes as above. Engagement and fallback as mla_door_tc_absorb_q. */
+int mla_door_tc_decompress_v(const float *o_lat, const float *wv_b, const uint16_t *wv_b_bf16,
+                             float *out, uint16_t *x_bf16, void *ws, size_t ws_bytes,
+                             int32_t t_q, int32_t n_head, int32_t d_v, int32_t kv_rank,
+                             void *stream);
+
+/* bf16 preparation (kernels/mla_gemm_bf16.cu), round-to-nearest-even, NaN kept (quiet):
+ * mla_f32_to_bf16: dst[e] = bf16(src[e]) for e < n.
+ * mla_bf16_transpose_heads: dst[b][c][r] = bf16(src[b][r][c]), src [batch][rows][cols].
+ * @return 0, 40021 (n / extent < 1), 40024 (count over INT32_MAX), 40020 (NULL),
+ *         40012 (grid ceiling), or 10000 + cudaError_t. */
+int mla_f32_to_bf16(const float *src, uint16_t *dst, int64_t n, void *stream);
+int mla_bf16_transpose_heads(const float *src, uint16_t *dst, int32_t batch, int32_t rows,
+                             int32_t cols, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MLA_DOOR_H */

@@ -1,0 +1,215 @@
+/* mla_gemm_bf16.cu: memra_bf16_gemm_sb (kernels/mla.h) through cuBLASLt, plus the two bf16
+ * preparation helpers of the tensor-core prefill door (kernels/mla_door.h).
+ *
+ * Row-major to cuBLAS column-major: a row-major [r][c] matrix with row stride ld IS a
+ * column-major c x r matrix with leading dimension ld. So per batch
+ *   y[m][n] = x[m][k] . w[n][k]^T   (row-major)
+ * is, column-major,
+ *   Y^T (n x m, ld y_rs) = op(W) (n x k) . X^T (k x m, ld x_rs),
+ * where W's row-major [n][k] is the column-major k x n matrix A (ld k) and op(A) = A^T.
+ * cuBLASLt: transa = T, transb = N, M = n, N = m, K = k; A: k x n ld k, batch stride n * k;
+ * B: k x m ld x_rs, batch stride x_bs; C = D: n x m ld y_rs, batch stride y_bs.
+ */
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include <mutex>
+
+#include "kernels/mla.h"
+#include "kernels/mla_cuda_check.h"
+#include "kernels/mla_door.h"
+#include "kernels/mla_validate.h"
+
+#define GEMM_MAX_DEVICES 64
+
+/* One cuBLASLt handle per device, created on first use under a mutex and kept for the process
+ * (cuBLASLt handles are thread-safe to share; the stream is per call). */
+static int lt_handle(cublasLtHandle_t *out)
+{
+    static std::mutex mu;
+    static cublasLtHandle_t handles[GEMM_MAX_DEVICES];
+    int n = 0;
+    MLA_CUDA_CHECK(cudaGetDeviceCount(&n));
+    if (n < 1)
+        return 10000 + (int)cudaErrorNoDevice;
+    int dev = 0;
+    MLA_CUDA_CHECK(cudaGetDevice(&dev));
+    if (dev < 0 || dev >= GEMM_MAX_DEVICES)
+        return 30000 + (int)CUBLAS_STATUS_NOT_SUPPORTED;
+    std::lock_guard<std::mutex> lock(mu);
+    if (!handles[dev]) {
+        cublasStatus_t st = cublasLtCreate(&handles[dev]);
+        if (st != CUBLAS_STATUS_SUCCESS) {
+            handles[dev] = NULL;
+            return 30000 + (int)st;
+        }
+    }
+    *out = handles[dev];
+    return 0;
+}
+
+/* The descriptors of one call, destroyed on every path. */
+struct lt_descs {
+    cublasLtMatmulDesc_t op = NULL;
+    cublasLtMatrixLayout_t a = NULL, b = NULL, d = NULL;
+    cublasLtMatmulPreference_t pref = NULL;
+    ~lt_descs()
+    {
+        if (pref)
+            cublasLtMatmulPreferenceDestroy(pref);
+        if (d)
+            cublasLtMatrixLayoutDestroy(d);
+        if (b)
+            cublasLtMatrixLayoutDestroy(b);
+        if (a)
+            cublasLtMatrixLayoutDestroy(a);
+        if (op)
+            cublasLtMatmulDescDestroy(op);
+    }
+};
+
+#define LT_CHECK(stmt)                                                                         \
+    do {                                                                                       \
+        cublasStatus_t lt_st_ = (stmt);                                                        \
+        if (lt_st_ != CUBLAS_STATUS_SUCCESS)                                                   \
+            return 30000 + (int)lt_st_;                                                        \
+    } while (0)
+
+static int layout_batched(cublasLtMatrixLayout_t *l, cudaDataType_t t, uint64_t rows,
+                          uint64_t cols, int64_t ld, int32_t batch, int64_t stride)
+{
+    LT_CHECK(cublasLtMatrixLayoutCreate(l, t, rows, cols, ld));
+    LT_CHECK(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
+                                              sizeof batch));
+    LT_CHECK(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                              &stride, sizeof stride));
+    return 0;
+}
+
+extern "C" int memra_bf16_gemm_sb(const void *w_bf16, const void *x_bf16, void *y, int32_t m,
+                                  int32_t n, int32_t k, int64_t x_rs, int64_t x_bs, int64_t y_rs,
+                                  int64_t y_bs, int32_t batch, int32_t y_is_bf16, void *ws,
+                                  size_t ws_bytes, void *stream)
+{
+    int rc = mla_validate_bf16_gemm_sb(w_bf16, x_bf16, y, m, n, k, x_rs, x_bs, y_rs, y_bs, batch,
+                                       y_is_bf16, ws, ws_bytes);
+    if (rc)
+        return rc;
+    cublasLtHandle_t h = NULL;
+    rc = lt_handle(&h);
+    if (rc)
+        return rc;
+
+    lt_descs D;
+    cudaDataType_t yt = y_is_bf16 ? CUDA_R_16BF : CUDA_R_32F;
+    LT_CHECK(cublasLtMatmulDescCreate(&D.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    LT_CHECK(cublasLtMatmulDescSetAttribute(D.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    LT_CHECK(cublasLtMatmulDescSetAttribute(D.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    if ((rc = layout_batched(&D.a, CUDA_R_16BF, (uint64_t)k, (uint64_t)n, k, batch,
+                             (int64_t)n * k)))
+        return rc;
+    if ((rc = layout_batched(&D.b, CUDA_R_16BF, (uint64_t)k, (uint64_t)m, x_rs, batch, x_bs)))
+        return rc;
+    if ((rc = layout_batched(&D.d, yt, (uint64_t)n, (uint64_t)m, y_rs, batch, y_bs)))
+        return rc;
+    LT_CHECK(cublasLtMatmulPreferenceCreate(&D.pref));
+    uint64_t ws_cap = ws_bytes;
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        D.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_cap, sizeof ws_cap));
+
+    cublasLtMatmulHeuristicResult_t heur;
+    int found = 0;
+    cublasStatus_t st =
+        cublasLtMatmulAlgoGetHeuristic(h, D.op, D.a, D.b, D.d, D.d, D.pref, 1, &heur, &found);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED)
+        return 20000 + (int)st; /* decline: the caller may fall back */
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return 30000 + (int)st;
+    if (found < 1)
+        return 20000 + (int)CUBLAS_STATUS_NOT_SUPPORTED;
+
+    const float alpha = 1.0f, beta = 0.0f;
+    st = cublasLtMatmul(h, D.op, &alpha, w_bf16, D.a, x_bf16, D.b, &beta, y, D.d, y, D.d,
+                        &heur.algo, ws, ws_bytes, (cudaStream_t)stream);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED)
+        return 20000 + (int)st;
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return 30000 + (int)st;
+    return 0;
+}
+
+/* ------------------------------------------------------------ bf16 preparation ----------- */
+
+/* Round-to-nearest-even f32 -> bf16; NaN stays NaN (quieted), as oracle_bf16_from_f32. */
+static __device__ __forceinline__ uint16_t bf16_from_f32(float f)
+{
+    uint32_t u = __float_as_uint(f);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+        return (uint16_t)((u >> 16) | 0x0040u);
+    uint32_t lsb = (u >> 16) & 1u;
+    return (uint16_t)((u + 0x7FFFu + lsb) >> 16);
+}
+
+static __global__ void f32_to_bf16(const float *__restrict__ src, uint16_t *__restrict__ dst,
+                                   int64_t n)
+{
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
+         e += (int64_t)gridDim.x * blockDim.x)
+        dst[e] = bf16_from_f32(src[e]);
+}
+
+/* dst[b][c][r] = bf16(src[b][r][c]) through a 32 x 33 shared tile (coalesced both ways). */
+static __global__ void bf16_transpose_heads(const float *__restrict__ src,
+                                            uint16_t *__restrict__ dst, int32_t rows,
+                                            int32_t cols)
+{
+    __shared__ float tile[32][33];
+    const int64_t b = blockIdx.z;
+    const int32_t r0 = blockIdx.y * 32, c0 = blockIdx.x * 32;
+    const float *s = src + b * rows * (int64_t)cols;
+    uint16_t *d = dst + b * rows * (int64_t)cols;
+    for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+        int32_t r = r0 + i, c = c0 + threadIdx.x;
+        if (r < rows && c < cols)
+            tile[i][threadIdx.x] = s[(int64_t)r * cols + c];
+    }
+    __syncthreads();
+    for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+        int32_t c = c0 + i, r = r0 + threadIdx.x;
+        if (r < rows && c < cols)
+            d[(int64_t)c * rows + r] = bf16_from_f32(tile[threadIdx.x][i]);
+    }
+}
+
+extern "C" int mla_f32_to_bf16(const float *src, uint16_t *dst, int64_t n, void *stream)
+{
+    if (n < 1)
+        return MLA_E_NONPOSITIVE_EXTENT;
+    if (!src || !dst)
+        return MLA_E_NULL_POINTER;
+    int64_t blocks = (n + 255) / 256;
+    if (blocks > 132 * 32)
+        blocks = 132 * 32;
+    f32_to_bf16<<<(unsigned)blocks, 256, 0, (cudaStream_t)stream>>>(src, dst, n);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+extern "C" int mla_bf16_transpose_heads(const float *src, uint16_t *dst, int32_t batch,
+                                        int32_t rows, int32_t cols, void *stream)
+{
+    if (batch < 1 || rows < 1 || cols < 1)
+        return MLA_E_NONPOSITIVE_EXTENT;
+    if ((int64_t)batch * rows * cols > INT32_MAX)
+        return MLA_E_INDEX_OVERFLOW;
+    if (!src || !dst)
+        return MLA_E_NULL_POINTER;
+    if (batch > 65535 || (rows + 31) / 32 > 65535)
+        return MLA_E_GRID_CONTRACT; /* grid.y / grid.z ceiling */
+    dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32), (unsigned)batch);
+    bf16_transpose_heads<<<grid, dim3(32, 8), 0, (cudaStream_t)stream>>>(src, dst, rows, cols);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}

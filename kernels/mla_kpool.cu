@@ -1,0 +1,1251 @@
+/* mla_kpool.cu: the DSA k-pool indexer launchers of kernels/mla.h (docs/kpool.md has the exact
+ * rules; oracle/mla_oracle_kpool.c is the CPU truth).
+ *
+ * Layering (ggml): `static __global__` kernels with a dtype suffix, a `static` launcher that only
+ * picks the launch shape, and the `extern "C"` entry that validates (mla_validate.h), launches and
+ * returns 0 or 10000 + cudaError_t (MLA_CUDA_CHECK). Documented no-ops (score with n_pools == 0,
+ * pool keys with pool_begin == n_pools) return 0 without touching the device, as mla.h states.
+ *
+ * Bit-exact promises are kept by spelling every rounding with an explicit round-to-nearest
+ * intrinsic (__fmaf_rn / __fmul_rn / __fadd_rn / __fsub_rn / __fdiv_rn), which nvcc never contracts
+ * or reassociates; exponentials use the accurate expf (never __expf). No fast-math.
+ */
+#include "kernels/mla.h"
+#include "kernels/mla_cuda_check.h"
+#include "kernels/mla_validate.h"
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#define FULL_MASK 0xFFFFFFFFu
+
+/* ------------------------------------------------------------------ small device helpers ---- */
+
+static __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool valid)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    int n = valid ? 16 : 0; /* src-size 0: nothing read, 16 zero bytes written */
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n)
+                 : "memory");
+}
+
+static __device__ __forceinline__ void cp_async4(void *smem, const void *gmem, bool valid)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    int n = valid ? 4 : 0;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(n)
+                 : "memory");
+}
+
+static __device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+template <int N> static __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/* Exclusive prefix sum of one u32 per thread over the block (blockDim.x a multiple of 32);
+ * *total gets the block sum. warp_sums: __shared__ u32[32]. Contains two __syncthreads. */
+static __device__ uint32_t block_excl_scan_u32(uint32_t v, uint32_t *total, uint32_t *warp_sums)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    uint32_t x = v;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        uint32_t y = __shfl_up_sync(FULL_MASK, x, o);
+        if (lane >= o)
+            x += y;
+    }
+    if (lane == 31)
+        warp_sums[warp] = x;
+    __syncthreads();
+    uint32_t before = 0, tot = 0;
+    for (int w = 0; w < nwarps; w++) {
+        uint32_t s = warp_sums[w];
+        before += (w < warp) ? s : 0u;
+        tot += s;
+    }
+    __syncthreads();
+    *total = tot;
+    return before + x - v;
+}
+
+/* ================================================================ index_append_ring ======== */
+
+/* One block walks rows i (grid-stride), its threads the row's columns: a pure copy. */
+static __global__ void index_append_ring_f32(float *plane, const float *a, const float *b,
+                                             int32_t slot, int32_t t, int32_t wa, int32_t wb,
+                                             int32_t rows)
+{
+    const int64_t w = (int64_t)wa + wb;
+    for (int64_t i = blockIdx.x; i < t; i += gridDim.x) {
+        int64_t row = (int64_t)slot + i;
+        if (rows > 0)
+            row %= rows;
+        float *dst = plane + row * w;
+        for (int64_t c = threadIdx.x; c < w; c += blockDim.x)
+            dst[c] = c < wa ? a[i * wa + c] : b[i * wb + (c - wa)];
+    }
+}
+
+static int index_append_ring_launch(float *plane, const float *a, const float *b, int32_t slot,
+                                    int32_t t, int32_t wa, int32_t wb, int32_t rows,
+                                    cudaStream_t st)
+{
+    const int nt = 256;
+    const unsigned grid = (unsigned)(t < (1 << 20) ? t : (1 << 20));
+    index_append_ring_f32<<<grid, nt, 0, st>>>(plane, a, b, slot, t, wa, wb, rows);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+extern "C" int memra_mla_index_append_ring_f32(float *plane, const float *a, const float *b,
+                                               int32_t slot, int32_t t, int32_t wa, int32_t wb,
+                                               int32_t rows, void *stream)
+{
+    int rc = mla_validate_index_append_ring(plane, a, b, slot, t, wa, wb, rows);
+    if (rc)
+        return rc;
+    return index_append_ring_launch(plane, a, b, slot, t, wa, wb, rows, (cudaStream_t)stream);
+}
+
+/* ================================================================ pool keys ================ */
+
+/* One thread per (pool p, channel c). The sequence, fixed per element (it reads only the pool's
+ * own `pool` state rows and ape, so flat vs ring planes and full vs incremental builds give the
+ * same bytes):
+ *   l_s  = __fadd_rn(gate[p*pool+s][c], ape[s][c])                 s ascending
+ *   m    = max_s l_s                (m = -inf; if (l_s > m) m = l_s: NaN never becomes the max)
+ *   e_s  = expf(__fsub_rn(l_s, m))  (accurate expf; recomputed identically in each pass)
+ *   sum  = +0; sum = __fadd_rn(sum, e_s)                             s ascending
+ *   key  = +0; key = __fadd_rn(key, __fmul_rn(__fdiv_rn(e_s, sum), k[p*pool+s][c]))  s ascending
+ * Physical row of logical row r is r % state_rows (state_rows > 0): state_rows is a multiple of
+ * pool, so the pool's rows are contiguous from (p*pool) % state_rows. */
+static __global__ void kpool_pool_keys_f32(const float *state, const float *ape, float *keys,
+                                           int32_t pool_begin, int32_t n_pools, int32_t pool,
+                                           int32_t d, int32_t state_rows)
+{
+    const int64_t n = (int64_t)(n_pools - pool_begin) * d;
+    const int64_t w2 = 2 * (int64_t)d;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
+         e += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t pp = e / d, c = e - pp * d, p = pool_begin + pp;
+        int64_t row0 = p * pool;
+        if (state_rows > 0)
+            row0 %= state_rows;
+        const float *kc = state + row0 * w2 + c;
+        const float *gc = kc + d;
+        const float *ac = ape + c;
+        float m = -INFINITY;
+        for (int s = 0; s < pool; s++) {
+            float l = __fadd_rn(gc[s * w2], ac[(int64_t)s * d]);
+            if (l > m)
+                m = l;
+        }
+        float sum = 0.0f;
+        for (int s = 0; s < pool; s++) {
+            float l = __fadd_rn(gc[s * w2], ac[(int64_t)s * d]);
+            sum = __fadd_rn(sum, expf(__fsub_rn(l, m)));
+        }
+        float key = 0.0f;
+        for (int s = 0; s < pool; s++) {
+            float l = __fadd_rn(gc[s * w2], ac[(int64_t)s * d]);
+            float ws = __fdiv_rn(expf(__fsub_rn(l, m)), sum);
+            key = __fadd_rn(key, __fmul_rn(ws, kc[s * w2]));
+        }
+        keys[p * d + c] = key;
+    }
+}
+
+static int kpool_pool_keys_launch(const float *state, const float *ape, float *keys,
+                                  int32_t pool_begin, int32_t n_pools, int32_t pool, int32_t d,
+                                  int32_t state_rows, cudaStream_t st)
+{
+    const int nt = 256;
+    const int64_t n = (int64_t)(n_pools - pool_begin) * d;
+    int64_t blocks = (n + nt - 1) / nt;
+    if (blocks > (1 << 20))
+        blocks = 1 << 20;
+    kpool_pool_keys_f32<<<(unsigned)blocks, nt, 0, st>>>(state, ape, keys, pool_begin, n_pools,
+                                                         pool, d, state_rows);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+extern "C" int memra_mla_kpool_pool_keys_f32(const float *state, const float *ape,
+                                             float *pool_keys, int32_t pool_begin,
+                                             int32_t n_pools, int32_t pool, int32_t d,
+                                             int32_t state_rows, void *stream)
+{
+    int rc = mla_validate_kpool_pool_keys(state, ape, pool_keys, pool_begin, n_pools, pool, d,
+                                          state_rows);
+    if (rc)
+        return rc;
+    if (pool_begin == n_pools)
+        return 0; /* mla.h: builds nothing and returns 0 */
+    return kpool_pool_keys_launch(state, ape, pool_keys, pool_begin, n_pools, pool, d,
+                                  state_rows, (cudaStream_t)stream);
+}
+
+/* ================================================================ scoring ================== */
+
+/* The six steps of mla.h / docs/kpool.md, written once for both scorers:
+ *   (1) dot = __fmaf_rn(q[c], key[c], dot), c ascending from +0
+ *   (2) s = __fmul_rn(dot, qk_scale)   (3) r = s < 0 ? 0 : s   (4) w = __fmul_rn(hw, head_scale)
+ *   (5) t = __fmul_rn(w, r)            (6) acc = __fadd_rn(acc, t), h ascending from +0 */
+static __device__ __forceinline__ float kpool_head_term(float dot, float w, float qk_scale)
+{
+    const float s = __fmul_rn(dot, qk_scale);  /* (2) */
+    const float r = (s < 0.0f) ? 0.0f : s;     /* (3) NaN and -0 pass through */
+    return __fmul_rn(w, r);                    /* (5) */
+}
+
+static __device__ __forceinline__ bool kpool_pool_visible(int64_t p, int64_t pool, int64_t q_row)
+{
+    return (p + 1) * pool - 1 <= q_row;
+}
+
+/* Reference: block per (query, pool), thread h computes steps (1)-(5) of head h, thread 0 walks
+ * step (6) over h ascending. */
+static __global__ void kpool_score_ref_f32(const float *q, const float *keys, const float *hw,
+                                           float *score, int32_t t_q, int32_t heads, int32_t d,
+                                           int32_t n_pools, int32_t pool, int32_t first_pos,
+                                           float qk_scale, float head_scale)
+{
+    extern __shared__ float term[]; /* [heads] */
+    const int64_t blk = blockIdx.x;
+    const int64_t i = blk / n_pools, p = blk - i * n_pools;
+    if (!kpool_pool_visible(p, pool, (int64_t)first_pos + i)) {
+        if (threadIdx.x == 0)
+            score[blk] = -INFINITY;
+        return;
+    }
+    const int h = threadIdx.x;
+    if (h < heads) {
+        const float *qh = q + (i * heads + h) * d;
+        const float *key = keys + p * d;
+        float dot = 0.0f;
+        for (int c = 0; c < d; c++)
+            dot = __fmaf_rn(qh[c], key[c], dot);                    /* (1) */
+        const float w = __fmul_rn(hw[i * heads + h], head_scale);  /* (4) */
+        term[h] = kpool_head_term(dot, w, qk_scale);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float acc = 0.0f;
+        for (int hh = 0; hh < heads; hh++)
+            acc = __fadd_rn(acc, term[hh]);                         /* (6) */
+        score[blk] = acc;
+    }
+}
+
+static int kpool_score_ref_launch(const float *q, const float *keys, const float *hw,
+                                  float *score, int32_t t_q, int32_t heads, int32_t d,
+                                  int32_t n_pools, int32_t pool, int32_t first_pos,
+                                  float qk_scale, float head_scale, cudaStream_t st)
+{
+    const int nt = (heads + 31) / 32 * 32;
+    const int64_t blocks = (int64_t)t_q * n_pools; /* <= MLA_MAX_GRID_X (40012) */
+    kpool_score_ref_f32<<<(unsigned)blocks, nt, (size_t)heads * sizeof(float), st>>>(
+        q, keys, hw, score, t_q, heads, d, n_pools, pool, first_pos, qk_scale, head_scale);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+/* Fast scorer: a register-tiled SGEMM whose epilogue is the head mix.
+ *
+ * Block tile: BM queries x BN pools, 256 threads as TY x TX (TY = BM/TM, TX = BN/TN); thread
+ * (ty, tx) owns queries ty + r*TY (r < TM) and pools tx + j*TX (j < TN), with one running `dot`
+ * and one `acc` register per owned (query, pool). The reduction dimension is walked as steps
+ * (h, chunk) with h outer: a head's dot is a plain fmaf chain over c ascending through its
+ * chunks, then steps (2)-(6) fold it into acc before the next head starts. So every output is
+ * produced by exactly the reference sequence; only which thread runs it differs.
+ *
+ * Shared memory: with KRES (d <= KRES_D) the BN x d pool-key tile is loaded once and stays
+ * resident across all heads; otherwise it is streamed per (h, chunk) like q. q chunks
+ * [BM][KC] flow through a STAGES-deep cp.async ring. Rows are padded to LD = 4 (mod 8) floats so
+ * the float4 reads of 8 (or more) consecutive rows at one column hit distinct banks.
+ * Inner step per 4 channels: TM + TN LDS.128 for 4*TM*TN FFMA (8x8: 16 loads, 256 FMA).
+ * Tiles whose pools are all invisible to all their queries are written -inf without compute. */
+#define KS_NT 256
+#define KS_KC 64          /* channels per pipeline step */
+#define KS_LDQ 68         /* padded q / streamed-key row (KS_KC + 4) */
+#define KS_KRES_D 128     /* largest d whose key tile stays resident */
+#define KS_LDK_RES 132    /* padded resident key row (KS_KRES_D + 4) */
+#define KS_STAGES 3
+
+template <int BM, int BN, bool KRES> struct ks_smem {
+    static constexpr int k_floats = KRES ? BN * KS_LDK_RES : KS_STAGES * BN * KS_LDQ;
+    static constexpr int q_floats = KS_STAGES * BM * KS_LDQ;
+    static constexpr size_t bytes = (size_t)(k_floats + q_floats) * sizeof(float);
+};
+
+template <int BM, int BN, int TM, int TN, int MINB, bool KRES, bool VEC4>
+static __global__ void __launch_bounds__(KS_NT, MINB)
+    kpool_score_tiled_f32(const float *__restrict__ q, const float *__restrict__ keys,
+                          const float *__restrict__ hw, float *__restrict__ score, int32_t t_q,
+                          int32_t heads, int32_t d, int32_t n_pools, int32_t pool,
+                          int32_t first_pos, float qk_scale, float head_scale, int64_t n_ptiles)
+{
+    constexpr int TY = BM / TM, TX = BN / TN;
+    static_assert(TY * TX == KS_NT, "thread tile must cover the block tile");
+    constexpr int LDK = KRES ? KS_LDK_RES : KS_LDQ;
+    extern __shared__ float4 ks_smem4[];
+    float *Ks = reinterpret_cast<float *>(ks_smem4);
+    float *Qs = Ks + ks_smem<BM, BN, KRES>::k_floats;
+
+    const int tid = threadIdx.x, ty = tid / TX, tx = tid % TX;
+    const int64_t tile = blockIdx.x;
+    const int64_t qt = tile / n_ptiles, pt = tile - qt * n_ptiles;
+    const int64_t i0 = qt * BM, p0 = pt * BN;
+    const int64_t i_end = (i0 + BM < t_q) ? i0 + BM : t_q;
+    const int64_t p_end = (p0 + BN < n_pools) ? p0 + BN : n_pools;
+
+    /* Whole tile invisible (its first pool ends after its last query's row): -inf, no work. */
+    if (!kpool_pool_visible(p0, pool, (int64_t)first_pos + i_end - 1)) {
+        for (int e = tid; e < BM * BN; e += KS_NT) {
+            const int64_t i = i0 + e / BN, p = p0 + e % BN;
+            if (i < i_end && p < p_end)
+                score[i * n_pools + p] = -INFINITY;
+        }
+        return;
+    }
+
+    const int nch = (d + KS_KC - 1) / KS_KC;
+    const int nsteps = heads * nch;
+
+    /* Issue the cp.async copies of step s (head h, chunk ch) into ring stage s % STAGES. Rows
+     * past t_q / n_pools and channels past d are zero-filled and never read by the compute. */
+    auto issue_step = [&](int s) {
+        const int h = s / nch, ch = s - h * nch, c0 = ch * KS_KC, stage = s % KS_STAGES;
+        float *qdst = Qs + stage * BM * KS_LDQ;
+        float *kdst = Ks + stage * BN * KS_LDQ;
+        if (VEC4) {
+            for (int e = tid; e < BM * (KS_KC / 4); e += KS_NT) {
+                const int r = e / (KS_KC / 4), cc = (e % (KS_KC / 4)) * 4;
+                const int64_t i = i0 + r;
+                const bool ok = i < t_q && c0 + cc < d;
+                cp_async16(qdst + r * KS_LDQ + cc, ok ? q + (i * heads + h) * d + c0 + cc : q, ok);
+            }
+            if (!KRES)
+                for (int e = tid; e < BN * (KS_KC / 4); e += KS_NT) {
+                    const int r = e / (KS_KC / 4), cc = (e % (KS_KC / 4)) * 4;
+                    const int64_t p = p0 + r;
+                    const bool ok = p < n_pools && c0 + cc < d;
+                    cp_async16(kdst + r * KS_LDQ + cc, ok ? keys + p * d + c0 + cc : keys, ok);
+                }
+        } else {
+            for (int e = tid; e < BM * KS_KC; e += KS_NT) {
+                const int r = e / KS_KC, cc = e % KS_KC;
+                const int64_t i = i0 + r;
+                const bool ok = i < t_q && c0 + cc < d;
+                cp_async4(qdst + r * KS_LDQ + cc, ok ? q + (i * heads + h) * d + c0 + cc : q, ok);
+            }
+            if (!KRES)
+                for (int e = tid; e < BN * KS_KC; e += KS_NT) {
+                    const int r = e / KS_KC, cc = e % KS_KC;
+                    const int64_t p = p0 + r;
+                    const bool ok = p < n_pools && c0 + cc < d;
+                    cp_async4(kdst + r * KS_LDQ + cc, ok ? keys + p * d + c0 + cc : keys, ok);
+                }
+        }
+    };
+
+    if (KRES) { /* the resident key tile: BN rows x d (<= KS_KRES_D) channels */
+        if (VEC4) {
+            for (int e = tid; e < BN * (KS_KRES_D / 4); e += KS_NT) {
+                const int r = e / (KS_KRES_D / 4), cc = (e % (KS_KRES_D / 4)) * 4;
+                const int64_t p = p0 + r;
+                const bool ok = p < n_pools && cc < d;
+                cp_async16(Ks + r * KS_LDK_RES + cc, ok ? keys + p * d + cc : keys, ok);
+            }
+        } else {
+            for (int e = tid; e < BN * KS_KRES_D; e += KS_NT) {
+                const int r = e / KS_KRES_D, cc = e % KS_KRES_D;
+                const int64_t p = p0 + r;
+                const bool ok = p < n_pools && cc < d;
+                cp_async4(Ks + r * KS_LDK_RES + cc, ok ? keys + p * d + cc : keys, ok);
+            }
+        }
+    }
+    cp_async_commit();
+#pragma unroll
+    for (int s = 0; s < KS_STAGES - 1; s++) {
+        if (s < nsteps)
+            issue_step(s);
+        cp_async_commit();
+    }
+
+    /* Warps whose queries are all past t_q (small-t_q tiles) skip the arithmetic. */
+    const bool active = i0 + ty < i_end;
+    float acc[TM][TN], dot[TM][TN];
+#pragma unroll
+    for (int r = 0; r < TM; r++)
+#pragma unroll
+        for (int j = 0; j < TN; j++)
+            acc[r][j] = 0.0f;
+
+    for (int s = 0; s < nsteps; s++) {
+        cp_async_wait<KS_STAGES - 2>();
+        __syncthreads();
+        if (s + KS_STAGES - 1 < nsteps)
+            issue_step(s + KS_STAGES - 1); /* into the stage consumed at step s - 1 */
+        cp_async_commit();
+
+        const int h = s / nch, ch = s - h * nch, c0 = ch * KS_KC;
+        if (!active)
+            continue;
+        if (ch == 0) {
+#pragma unroll
+            for (int r = 0; r < TM; r++)
+#pragma unroll
+                for (int j = 0; j < TN; j++)
+                    dot[r][j] = 0.0f;
+        }
+        const float *qs = Qs + (s % KS_STAGES) * BM * KS_LDQ + ty * KS_LDQ;
+        const float *ks = KRES ? Ks + tx * KS_LDK_RES + c0
+                               : Ks + (s % KS_STAGES) * BN * KS_LDQ + tx * KS_LDQ;
+        const int rem = (d - c0 < KS_KC) ? d - c0 : KS_KC;
+
+        /* (1): four channels per group, c ascending within every chain. */
+        auto group4 = [&](int g) {
+            float4 a[TM];
+#pragma unroll
+            for (int r = 0; r < TM; r++)
+                a[r] = *reinterpret_cast<const float4 *>(qs + r * TY * KS_LDQ + g * 4);
+#pragma unroll
+            for (int j = 0; j < TN; j++) {
+                const float4 b = *reinterpret_cast<const float4 *>(ks + j * TX * LDK + g * 4);
+#pragma unroll
+                for (int r = 0; r < TM; r++) {
+                    float x = dot[r][j];
+                    x = __fmaf_rn(a[r].x, b.x, x);
+                    x = __fmaf_rn(a[r].y, b.y, x);
+                    x = __fmaf_rn(a[r].z, b.z, x);
+                    x = __fmaf_rn(a[r].w, b.w, x);
+                    dot[r][j] = x;
+                }
+            }
+        };
+        if (rem == KS_KC) {
+#pragma unroll
+            for (int g = 0; g < KS_KC / 4; g++)
+                group4(g);
+        } else {
+            const int ng = rem >> 2;
+#pragma unroll 1
+            for (int g = 0; g < ng; g++)
+                group4(g);
+#pragma unroll 1
+            for (int cc = ng * 4; cc < rem; cc++) {
+#pragma unroll
+                for (int r = 0; r < TM; r++) {
+                    const float a = qs[r * TY * KS_LDQ + cc];
+#pragma unroll
+                    for (int j = 0; j < TN; j++)
+                        dot[r][j] = __fmaf_rn(a, ks[j * TX * LDK + cc], dot[r][j]);
+                }
+            }
+        }
+
+        if (ch == nch - 1) { /* head h complete: steps (2)-(6) */
+#pragma unroll
+            for (int r = 0; r < TM; r++) {
+                const int64_t i = i0 + ty + r * TY;
+                const float w = (i < t_q) ? __fmul_rn(hw[i * heads + h], head_scale) : 0.0f; /* (4) */
+#pragma unroll
+                for (int j = 0; j < TN; j++)
+                    acc[r][j] = __fadd_rn(acc[r][j], kpool_head_term(dot[r][j], w, qk_scale)); /* (6) */
+            }
+        }
+    }
+    cp_async_wait<0>();
+
+#pragma unroll
+    for (int r = 0; r < TM; r++) {
+        const int64_t i = i0 + ty + r * TY;
+        if (i >= i_end)
+            continue;
+        const int64_t q_row = (int64_t)first_pos + i;
+#pragma unroll
+        for (int j = 0; j < TN; j++) {
+            const int64_t p = p0 + tx + j * TX;
+            if (p < p_end)
+                score[i * n_pools + p] = kpool_pool_visible(p, pool, q_row) ? acc[r][j] : -INFINITY;
+        }
+    }
+}
+
+template <int BM, int BN, int TM, int TN, int MINB, bool KRES, bool VEC4>
+static int kpool_score_tiled_launch(const float *q, const float *keys, const float *hw,
+                                    float *score, int32_t t_q, int32_t heads, int32_t d,
+                                    int32_t n_pools, int32_t pool, int32_t first_pos,
+                                    float qk_scale, float head_scale, cudaStream_t st)
+{
+    const size_t smem = ks_smem<BM, BN, KRES>::bytes;
+    auto kern = kpool_score_tiled_f32<BM, BN, TM, TN, MINB, KRES, VEC4>;
+    MLA_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)smem));
+    const int64_t nqt = ((int64_t)t_q + BM - 1) / BM, npt = ((int64_t)n_pools + BN - 1) / BN;
+    /* pool tiles fastest: co-resident blocks share one query tile's q rows in L2 */
+    kern<<<(unsigned)(nqt * npt), KS_NT, smem, st>>>(q, keys, hw, score, t_q, heads, d, n_pools,
+                                                     pool, first_pos, qk_scale, head_scale, npt);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+/* Launch shape: 128 x 128 tiles (8 x 8 per thread) for prefill-sized t_q; for 4 < t_q < 64,
+ * 8-query tiles with one query per warp (idle warps skip the arithmetic); for decode / verify
+ * (t_q <= 4), one query per tile and 256 pools (every warp busy), so no query rows are wasted. */
+template <bool KRES, bool VEC4>
+static int kpool_score_pick(const float *q, const float *keys, const float *hw, float *score,
+                            int32_t t_q, int32_t heads, int32_t d, int32_t n_pools, int32_t pool,
+                            int32_t first_pos, float qk_scale, float head_scale, cudaStream_t st)
+{
+    if (t_q >= 64)
+        return kpool_score_tiled_launch<128, 128, 8, 8, 1, KRES, VEC4>(
+            q, keys, hw, score, t_q, heads, d, n_pools, pool, first_pos, qk_scale, head_scale, st);
+    if (t_q > 4)
+        return kpool_score_tiled_launch<8, 128, 1, 4, 2, KRES, VEC4>(
+            q, keys, hw, score, t_q, heads, d, n_pools, pool, first_pos, qk_scale, head_scale, st);
+    return kpool_score_tiled_launch<1, 256, 1, 1, 1, KRES, VEC4>(
+        q, keys, hw, score, t_q, heads, d, n_pools, pool, first_pos, qk_scale, head_scale, st);
+}
+
+static int kpool_score_launch(const float *q, const float *keys, const float *hw, float *score,
+                              int32_t t_q, int32_t heads, int32_t d, int32_t n_pools,
+                              int32_t pool, int32_t first_pos, float qk_scale, float head_scale,
+                              cudaStream_t st)
+{
+    const bool vec4 = d % 4 == 0 && (((uintptr_t)q | (uintptr_t)keys) & 15) == 0;
+    const bool kres = d <= KS_KRES_D;
+    if (kres && vec4)
+        return kpool_score_pick<true, true>(q, keys, hw, score, t_q, heads, d, n_pools, pool,
+                                            first_pos, qk_scale, head_scale, st);
+    if (kres)
+        return kpool_score_pick<true, false>(q, keys, hw, score, t_q, heads, d, n_pools, pool,
+                                             first_pos, qk_scale, head_scale, st);
+    if (vec4)
+        return kpool_score_pick<false, true>(q, keys, hw, score, t_q, heads, d, n_pools, pool,
+                                             first_pos, qk_scale, head_scale, st);
+    return kpool_score_pick<false, false>(q, keys, hw, score, t_q, heads, d, n_pools, pool,
+                                          first_pos, qk_scale, head_scale, st);
+}
+
+extern "C" int memra_mla_kpool_score_f32(const float *q, const float *pool_keys, const float *hw,
+                                         float *score, int32_t t_q, int32_t heads, int32_t d,
+                                         int32_t n_pools, int32_t pool, int32_t first_pos,
+                                         float qk_scale, float head_scale, void *stream)
+{
+    int rc = mla_validate_kpool_score(q, pool_keys, hw, score, t_q, heads, d, n_pools, pool,
+                                      first_pos, qk_scale, head_scale);
+    if (rc)
+        return rc;
+    if (n_pools == 0)
+        return 0; /* mla.h: writes nothing and returns 0 */
+    return kpool_score_launch(q, pool_keys, hw, score, t_q, heads, d, n_pools, pool, first_pos,
+                              qk_scale, head_scale, (cudaStream_t)stream);
+}
+
+extern "C" int memra_mla_kpool_score_ref_f32(const float *q, const float *pool_keys,
+                                             const float *hw, float *score, int32_t t_q,
+                                             int32_t heads, int32_t d, int32_t n_pools,
+                                             int32_t pool, int32_t first_pos, float qk_scale,
+                                             float head_scale, void *stream)
+{
+    int rc = mla_validate_kpool_score(q, pool_keys, hw, score, t_q, heads, d, n_pools, pool,
+                                      first_pos, qk_scale, head_scale);
+    if (rc)
+        return rc;
+    if (n_pools == 0)
+        return 0;
+    return kpool_score_ref_launch(q, pool_keys, hw, score, t_q, heads, d, n_pools, pool,
+                                  first_pos, qk_scale, head_scale, (cudaStream_t)stream);
+}
+
+/* ================================================================ selection ================ */
+
+/* desc32: ascending order == score descending; +0 == -0; every NaN (0xFFFFFFFF) after -inf. */
+static __device__ __forceinline__ uint32_t kpool_desc32(float x)
+{
+    if (x != x)
+        return 0xFFFFFFFFu;
+    const uint32_t u = (x == 0.0f) ? 0u : __float_as_uint(x);
+    const uint32_t ordered = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    return ~ordered;
+}
+
+static __device__ __forceinline__ uint64_t kpool_key64(float x, int64_t p)
+{
+    return ((uint64_t)kpool_desc32(x) << 32) | (uint64_t)(uint32_t)p;
+}
+
+/* After the n_sel chosen pools' rows (positions < start): the tail rows (q+1)/pool*pool .. q if
+ * always_tail, then -1 up to width. */
+static __device__ void kpool_write_tail_pad(int32_t *out, int64_t start, int64_t q_row,
+                                            int32_t pool, int32_t always_tail, int32_t width)
+{
+    const int64_t tail_lo = (q_row + 1) / pool * pool;
+    const int64_t n_tail = always_tail ? q_row - tail_lo + 1 : 0;
+    for (int64_t j = threadIdx.x; start + j < width; j += blockDim.x)
+        out[start + j] = j < n_tail ? (int32_t)(tail_lo + j) : -1;
+}
+
+#define SEL_REF_NT 1024
+
+/* The select_k-rounds reference (not a serving path): block per query.
+ *  round k: block-wide argmin of key64 over visible pools whose key exceeds the previous round's
+ *           winner (keys are distinct, so "> previous winner" is exactly "not yet chosen");
+ *  then the chosen set is {key64 <= last winner}; it is written in ascending pool order by a
+ *  block-ordered compaction (== the chosen pools sorted ascending), expanded to rows; tail; pad. */
+static __global__ void __launch_bounds__(SEL_REF_NT)
+    kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
+                         int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
+                         int32_t always_tail)
+{
+    __shared__ uint64_t red[32];
+    __shared__ uint32_t warp_sums[32];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = blockDim.x >> 5;
+    const int64_t i = blockIdx.x, q_row = (int64_t)first_pos + i;
+    int64_t n_vis = (q_row + 1) / pool;
+    if (n_vis > n_pools)
+        n_vis = n_pools;
+    const int64_t n_sel = n_vis < select_k ? n_vis : select_k;
+    const float *row = score + i * (int64_t)n_pools;
+    int32_t *out = idx + i * (int64_t)width;
+
+    uint64_t last = 0;
+    for (int64_t k = 0; k < n_sel; k++) {
+        uint64_t best = ~0ull;
+        for (int64_t p = tid; p < n_vis; p += blockDim.x) {
+            const uint64_t key = kpool_key64(row[p], p);
+            if ((k == 0 || key > last) && key < best)
+                best = key;
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            const uint64_t other = __shfl_xor_sync(FULL_MASK, best, o);
+            best = other < best ? other : best;
+        }
+        if (lane == 0)
+            red[warp] = best;
+        __syncthreads();
+        best = ~0ull;
+        for (int w = 0; w < nwarps; w++)
+            best = red[w] < best ? red[w] : best;
+        __syncthreads();
+        last = best;
+    }
+
+    int64_t base = 0;
+    for (int64_t c0 = 0; c0 < n_vis; c0 += blockDim.x) {
+        const int64_t p = c0 + tid;
+        const bool chosen = n_sel > 0 && p < n_vis && kpool_key64(row[p], p) <= last;
+        uint32_t total;
+        const uint32_t ex = block_excl_scan_u32(chosen ? 1u : 0u, &total, warp_sums);
+        if (chosen)
+            for (int r = 0; r < pool; r++)
+                out[(base + ex) * pool + r] = (int32_t)(p * pool + r);
+        base += total;
+    }
+    kpool_write_tail_pad(out, n_sel * pool, q_row, pool, always_tail, width);
+}
+
+/* Radix selection, block per query (SEL_NT = 512 threads, two blocks per SM so one block's
+ * shared-memory sort overlaps the other's streaming), cost independent of select_k.
+ *
+ * Keys: desc32(score[p]) << 32 | p; the select_k smallest (n_sel = min(select_k, n_vis)) are
+ * wanted. Ties in desc32 are resolved by the pool index, i.e. the lowest-indexed tying pools win,
+ * so only the 32 high bits need a radix search:
+ *  1. Histogram passes over the score row (vectorised loads, shared-memory atomics) on desc32
+ *     digits of 12, 12 and 8 bits, each restricted to the prefix found so far; after each pass
+ *     the bin holding the n_sel-th key is found with a block scan of the histogram, giving
+ *     c_less (keys whose prefix is below) and cnt (keys in that bin).
+ *  2. As soon as c_less + cnt <= SEL_CAP (typically after the first pass), one more pass
+ *     collects every key with prefix <= the found prefix (exactly c_less + cnt keys) into shared
+ *     memory; a bitonic sort there puts the n_sel winners first; a second bitonic sort on their
+ *     pool indices gives ascending order. Two reads of the row in the common case.
+ *  3. Otherwise (massive ties, or n_sel > SEL_CAP) all 32 bits are resolved by the passes
+ *     (threshold T, c_less = #{desc32 < T}, m = n_sel - c_less ties to take), and one ordered pass
+ *     over the row (block scans over chunks in ascending pool order) emits the pools with
+ *     desc32 < T plus the first m with desc32 == T, already ascending.
+ * Shared memory: SEL_CAP u64 keys + SEL_BINS u32 bins = 80 KiB dynamic (2 blocks / SM). */
+#define SEL_NT 512
+#define SEL_CAP 8192
+#define SEL_BINS 4096
+#define SEL_SMEM ((size_t)SEL_CAP * sizeof(uint64_t) + (size_t)SEL_BINS * sizeof(uint32_t))
+
+/* Calls f(x, p) for every visible p in [0, n) in any order; float4 loads, 4 in flight. */
+template <class F>
+static __device__ __forceinline__ void sel_for_each(const float *row, int64_t n, F f)
+{
+    int64_t done = 0;
+    if ((((uintptr_t)row) & 15) == 0) {
+        const float4 *row4 = reinterpret_cast<const float4 *>(row);
+        const int64_t n4 = n >> 2;
+        const int64_t step = (int64_t)blockDim.x;
+        int64_t g = threadIdx.x;
+        for (; g + 3 * step < n4; g += 4 * step) {
+            float4 v[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+                v[u] = __ldg(row4 + g + u * step);
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const int64_t p = (g + u * step) * 4;
+                f(v[u].x, p);
+                f(v[u].y, p + 1);
+                f(v[u].z, p + 2);
+                f(v[u].w, p + 3);
+            }
+        }
+        for (; g < n4; g += step) {
+            const float4 v = __ldg(row4 + g);
+            f(v.x, g * 4);
+            f(v.y, g * 4 + 1);
+            f(v.z, g * 4 + 2);
+            f(v.w, g * 4 + 3);
+        }
+        done = n4 * 4;
+    }
+    for (int64_t p = done + threadIdx.x; p < n; p += blockDim.x)
+        f(__ldg(row + p), p);
+}
+
+/* Smallest bin b with sum(hist[0..b]) >= k (k >= 1, total >= k): *s_bin = b and *s_before =
+ * sum(hist[0..b-1]). Thread t owns bins [t*SEL_BPT, (t+1)*SEL_BPT). Ends with a barrier. */
+#define SEL_BPT (SEL_BINS / SEL_NT)
+static __device__ void sel_find_bin(const uint32_t *hist, int nbins, uint32_t k,
+                                    uint32_t *warp_sums, uint32_t *s_bin, uint32_t *s_before)
+{
+    const int b0 = threadIdx.x * SEL_BPT;
+    uint32_t hb[SEL_BPT], s = 0;
+#pragma unroll
+    for (int j = 0; j < SEL_BPT; j++) {
+        hb[j] = b0 + j < nbins ? hist[b0 + j] : 0u;
+        s += hb[j];
+    }
+    uint32_t total;
+    const uint32_t e = block_excl_scan_u32(s, &total, warp_sums);
+    if (e < k && e + s >= k) {
+        uint32_t cum = e;
+#pragma unroll
+        for (int j = 0; j < SEL_BPT; j++) {
+            if (cum + hb[j] >= k) {
+                *s_bin = (uint32_t)(b0 + j);
+                *s_before = cum;
+                break;
+            }
+            cum += hb[j];
+        }
+    }
+    __syncthreads();
+}
+
+/* Ascending bitonic sort of a[0..n), n a power of two, by the whole block. Ends with a barrier. */
+static __device__ void sel_bitonic_sort(uint64_t *a, uint32_t n)
+{
+    for (uint32_t k = 2; k <= n; k <<= 1)
+        for (uint32_t j = k >> 1; j > 0; j >>= 1) {
+            for (uint32_t e = threadIdx.x; e < n; e += blockDim.x) {
+                const uint32_t x = e ^ j;
+                if (x > e) {
+                    const uint64_t ae = a[e], ax = a[x];
+                    if ((ae > ax) == ((e & k) == 0)) {
+                        a[e] = ax;
+                        a[x] = ae;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+}
+
+static __device__ __forceinline__ uint32_t sel_pow2_ceil(uint32_t n)
+{
+    return n <= 1 ? 1u : 1u << (32 - __clz(n - 1));
+}
+
+static __global__ void __launch_bounds__(SEL_NT, 2)
+    kpool_select_radix_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
+                           int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
+                           int32_t always_tail)
+{
+    extern __shared__ uint64_t sel_smem[];
+    uint64_t *list = sel_smem;                                         /* [SEL_CAP] */
+    uint32_t *hist = reinterpret_cast<uint32_t *>(sel_smem + SEL_CAP); /* [SEL_BINS] */
+    __shared__ uint32_t warp_sums[32];
+    __shared__ uint32_t s_bin, s_before, s_count;
+
+    const int tid = threadIdx.x;
+    const int64_t i = blockIdx.x, q_row = (int64_t)first_pos + i;
+    int64_t n_vis = (q_row + 1) / pool;
+    if (n_vis > n_pools)
+        n_vis = n_pools;
+    const int64_t n_sel = n_vis < select_k ? n_vis : select_k;
+    int32_t *out = idx + i * (int64_t)width;
+
+    if (n_sel == n_vis) { /* every visible pool is kept: rows 0 .. n_vis*pool - 1 */
+        for (int64_t j = tid; j < n_vis * pool; j += blockDim.x)
+            out[j] = (int32_t)j;
+        kpool_write_tail_pad(out, n_vis * pool, q_row, pool, always_tail, width);
+        return;
+    }
+
+    /* n_sel < n_vis <= 2^31 - 1 from here. */
+    const float *row = score + i * (int64_t)n_pools;
+    uint32_t prefix = 0, k = (uint32_t)n_sel, c_less = 0, cnt = 0;
+    int consumed = 0;
+    bool collect = false;
+    for (int level = 0; level < 3; level++) {
+        const int bits = level < 2 ? 12 : 8;
+        const int shift = 32 - consumed - bits;
+        const uint32_t mask = (1u << bits) - 1u;
+        for (int j = tid; j < (1 << bits); j += blockDim.x)
+            hist[j] = 0u;
+        __syncthreads();
+        const int cons = consumed;
+        const uint32_t pre = prefix;
+        sel_for_each(row, n_vis, [&](float x, int64_t) {
+            const uint32_t dk = kpool_desc32(x);
+            if (cons == 0 || (dk >> (32 - cons)) == pre)
+                atomicAdd(&hist[(dk >> shift) & mask], 1u);
+        });
+        __syncthreads();
+        sel_find_bin(hist, 1 << bits, k, warp_sums, &s_bin, &s_before);
+        const uint32_t b = s_bin, before = s_before;
+        cnt = hist[b];
+        c_less += before;
+        k -= before;
+        prefix = (prefix << bits) | b;
+        consumed += bits;
+        __syncthreads(); /* hist and s_bin are rewritten by the next level */
+        if (c_less + cnt <= SEL_CAP) {
+            collect = true;
+            break;
+        }
+    }
+
+    if (collect) {
+        if (tid == 0)
+            s_count = 0u;
+        __syncthreads();
+        const int shc = 32 - consumed;
+        const uint32_t pre = prefix;
+        sel_for_each(row, n_vis, [&](float x, int64_t p) {
+            const uint32_t dk = kpool_desc32(x);
+            if ((dk >> shc) <= pre) {
+                const uint32_t pos = atomicAdd(&s_count, 1u);
+                list[pos] = ((uint64_t)dk << 32) | (uint64_t)(uint32_t)p;
+            }
+        });
+        __syncthreads();
+        const uint32_t n_c = s_count; /* == c_less + cnt, >= n_sel */
+        const uint32_t n2 = sel_pow2_ceil(n_c);
+        for (uint32_t e = n_c + tid; e < n2; e += blockDim.x)
+            list[e] = ~0ull;
+        __syncthreads();
+        sel_bitonic_sort(list, n2);
+        const uint32_t ns = (uint32_t)n_sel, n3 = sel_pow2_ceil(ns);
+        for (uint32_t e = tid; e < n3; e += blockDim.x)
+            list[e] = e < ns ? (list[e] & 0xFFFFFFFFull) : ~0ull;
+        __syncthreads();
+        sel_bitonic_sort(list, n3);
+        for (int64_t e = tid; e < n_sel * pool; e += blockDim.x) {
+            const int64_t s = e / pool, r = e - s * pool;
+            out[e] = (int32_t)((int64_t)list[s] * pool + r);
+        }
+    } else {
+        /* All 32 bits resolved: T = prefix; keep desc32 < T and the first m ties (ascending p). */
+        const uint32_t T = prefix, m = k;
+        const bool aligned = (((uintptr_t)row) & 15) == 0;
+        uint32_t base = 0, ties_seen = 0;
+        for (int64_t c0 = 0; c0 < n_vis; c0 += 4 * (int64_t)blockDim.x) {
+            const int64_t p = c0 + 4 * (int64_t)tid;
+            float v[4];
+            if (aligned && p + 3 < n_vis) {
+                const float4 v4 = __ldg(reinterpret_cast<const float4 *>(row + p));
+                v[0] = v4.x;
+                v[1] = v4.y;
+                v[2] = v4.z;
+                v[3] = v4.w;
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    v[j] = p + j < n_vis ? __ldg(row + p + j) : 0.0f;
+            }
+            uint32_t dk[4], n_tie = 0;
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                dk[j] = kpool_desc32(v[j]);
+                n_tie += (p + j < n_vis && dk[j] == T) ? 1u : 0u;
+            }
+            uint32_t tie_total;
+            uint32_t tie_rank = ties_seen + block_excl_scan_u32(n_tie, &tie_total, warp_sums);
+            bool take[4];
+            uint32_t n_take = 0;
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const bool vis = p + j < n_vis;
+                const bool tie = vis && dk[j] == T;
+                take[j] = vis && (dk[j] < T || (tie && tie_rank < m));
+                tie_rank += tie ? 1u : 0u;
+                n_take += take[j] ? 1u : 0u;
+            }
+            uint32_t take_total;
+            uint32_t o = base + block_excl_scan_u32(n_take, &take_total, warp_sums);
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                if (take[j]) {
+                    for (int r = 0; r < pool; r++)
+                        out[(int64_t)o * pool + r] = (int32_t)((p + j) * pool + r);
+                    o++;
+                }
+            base += take_total;
+            ties_seen += tie_total;
+        }
+    }
+    kpool_write_tail_pad(out, n_sel * pool, q_row, pool, always_tail, width);
+}
+
+static int kpool_select_radix_launch(const float *score, int32_t *idx, int32_t t_q,
+                                     int32_t n_pools, int32_t pool, int32_t select_k,
+                                     int32_t width, int32_t first_pos, int32_t always_tail,
+                                     cudaStream_t st)
+{
+    MLA_CUDA_CHECK(cudaFuncSetAttribute(kpool_select_radix_f32,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)SEL_SMEM));
+    kpool_select_radix_f32<<<(unsigned)t_q, SEL_NT, SEL_SMEM, st>>>(
+        score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+static int kpool_select_ref_launch(const float *score, int32_t *idx, int32_t t_q,
+                                   int32_t n_pools, int32_t pool, int32_t select_k,
+                                   int32_t width, int32_t first_pos, int32_t always_tail,
+                                   cudaStream_t st)
+{
+    kpool_select_ref_f32<<<(unsigned)t_q, SEL_REF_NT, 0, st>>>(score, idx, t_q, n_pools, pool,
+                                                           select_k, width, first_pos,
+                                                           always_tail);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+extern "C" int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int32_t t_q,
+                                          int32_t n_pools, int32_t pool, int32_t select_k,
+                                          int32_t width, int32_t first_pos,
+                                          int32_t always_tail, void *stream)
+{
+    int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width,
+                                       first_pos, always_tail);
+    if (rc)
+        return rc;
+    return kpool_select_radix_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
+                                     always_tail, (cudaStream_t)stream);
+}
+
+extern "C" int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q,
+                                              int32_t n_pools, int32_t pool, int32_t select_k,
+                                              int32_t width, int32_t first_pos,
+                                              int32_t always_tail, void *stream)
+{
+    int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width,
+                                       first_pos, always_tail);
+    if (rc)
+        return rc;
+    return kpool_select_ref_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
+                                   always_tail, (cudaStream_t)stream);
+}
+
+/* ================================================================ gathered attention ======= */
+
+/* Block per (query, group of AG_HG heads), HPW heads per warp; the query's index list is walked
+ * in tiles of AG_BR slots whose cache rows ([c_kv | k_pe], D = kv_rank + d_rope floats) are
+ * cp.async'd into a double-buffered shared tile, read once from global per head group (MQA:
+ * every head of the group attends to the same rows). Each float4 of a row read from shared
+ * memory feeds HPW heads (the kernel is shared-memory-bandwidth bound at HPW = 1). Per head:
+ * lane-strided float4 dot products (q in registers), a fixed xor-butterfly reduction, f32 online
+ * softmax with accurate expf, o accumulated in registers (lane owns float4 groups lane + 32u of
+ * c_kv). Fixed order throughout: deterministic. Negative slots are skipped; repeats count per
+ * occurrence. Edge semantics match the oracle's max-then-exp: a NaN logit poisons the output;
+ * if every valid logit is -inf the output is NaN (exp(-inf - -inf)); no valid slot gives 0. */
+#define AG_HG 16
+#define AG_BR 16
+/* MAXG: float4 groups of a [c_kv | k_pe] row per lane (ceil(D / 128)); MAXO: float4 groups of
+ * c_kv per lane (ceil(kv_rank / 128)). Two instantiations: D <= 640 (glm5: 576 -> 5 and 4;
+ * MAXO = MAXG covers kv_rank <= D) with 2 heads per warp, and the contract maximum (9 and 8)
+ * with 1 head per warp (register budget). */
+#define AG_SMALL_D 640
+
+template <int AG_MAXG, int AG_MAXO, int HPW, bool VEC4>
+static __global__ void __launch_bounds__(AG_HG / HPW * 32, 1)
+    attn_gathered_f32(const float *__restrict__ q_lat, const float *__restrict__ q_pe,
+                      const float *__restrict__ cache, const int32_t *__restrict__ idx,
+                      float *__restrict__ o_lat, int32_t n_head, int32_t kv_rank, int32_t d_rope,
+                      int32_t t_q, int32_t n_slots, float scale, int32_t n_hgroups)
+{
+    constexpr int NT = AG_HG / HPW * 32;
+    extern __shared__ float4 ag_smem4[];
+    __shared__ int32_t rows_s[2][AG_BR];
+    const int D = kv_rank + d_rope, G = (D + 3) >> 2, LDD = G * 4;
+    float *tile = reinterpret_cast<float *>(ag_smem4); /* [2][AG_BR][LDD] */
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int64_t i = blockIdx.x / n_hgroups;
+    const int h0 = (int)(blockIdx.x % n_hgroups) * AG_HG + warp * HPW;
+    const bool warp_ok = h0 < n_head;
+    const int32_t *irow = idx + i * (int64_t)n_slots;
+
+    float4 qv[HPW][AG_MAXG];
+#pragma unroll
+    for (int hh = 0; hh < HPW; hh++)
+#pragma unroll
+        for (int u = 0; u < AG_MAXG; u++) {
+            float t[4];
+            const int h = h0 + hh;
+            const int64_t qh = i * n_head + h;
+#pragma unroll
+            for (int v = 0; v < 4; v++) {
+                const int c = 4 * (lane + 32 * u) + v;
+                t[v] = (h >= n_head || c >= D) ? 0.0f
+                       : c < kv_rank           ? q_lat[qh * kv_rank + c]
+                                               : q_pe[qh * d_rope + (c - kv_rank)];
+            }
+            qv[hh][u] = make_float4(t[0], t[1], t[2], t[3]);
+        }
+
+    auto issue_tile = [&](int t, int buf) {
+        const int s0 = t * AG_BR;
+        if (tid < AG_BR)
+            rows_s[buf][tid] = s0 + tid < n_slots ? irow[s0 + tid] : -1;
+        float *dst = tile + (size_t)buf * AG_BR * LDD;
+        if (VEC4) {
+            for (int e = tid; e < AG_BR * G; e += NT) {
+                const int r = e / G, g = e - r * G;
+                const int32_t rw = s0 + r < n_slots ? irow[s0 + r] : -1;
+                if (rw >= 0)
+                    cp_async16(dst + r * LDD + 4 * g, cache + (int64_t)rw * D + 4 * g, true);
+            }
+        } else {
+            for (int e = tid; e < AG_BR * LDD; e += NT) {
+                const int r = e / LDD, c = e - r * LDD;
+                const int32_t rw = s0 + r < n_slots ? irow[s0 + r] : -1;
+                if (rw >= 0)
+                    cp_async4(dst + r * LDD + c, c < D ? cache + (int64_t)rw * D + c : cache,
+                              c < D);
+            }
+        }
+    };
+
+    float4 ov[HPW][AG_MAXO];
+    float m[HPW], lsum[HPW];
+    bool poison[HPW];
+#pragma unroll
+    for (int hh = 0; hh < HPW; hh++) {
+#pragma unroll
+        for (int u = 0; u < AG_MAXO; u++)
+            ov[hh][u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        m[hh] = -INFINITY;
+        lsum[hh] = 0.0f;
+        poison[hh] = false;
+    }
+    int64_t n_valid = 0;
+    const int go = (kv_rank + 3) >> 2; /* float4 groups holding c_kv */
+
+    const int ntiles = (n_slots + AG_BR - 1) / AG_BR;
+    issue_tile(0, 0);
+    cp_async_commit();
+    for (int t = 0; t < ntiles; t++) {
+        if (t + 1 < ntiles)
+            issue_tile(t + 1, (t + 1) & 1);
+        cp_async_commit();
+        cp_async_wait<1>();
+        __syncthreads();
+        const float *tb = tile + (size_t)(t & 1) * AG_BR * LDD;
+        const int32_t *rs = rows_s[t & 1];
+        int nv = 0;
+#pragma unroll
+        for (int r = 0; r < AG_BR; r++)
+            nv += rs[r] >= 0;
+        n_valid += nv;
+        if (warp_ok && nv > 0) {
+            float lg[HPW][AG_BR];
+#pragma unroll
+            for (int r = 0; r < AG_BR; r++) {
+                float a[HPW];
+#pragma unroll
+                for (int hh = 0; hh < HPW; hh++)
+                    a[hh] = 0.0f;
+                if (rs[r] >= 0) {
+                    const float4 *kr = reinterpret_cast<const float4 *>(tb + r * LDD);
+#pragma unroll
+                    for (int u = 0; u < AG_MAXG; u++) {
+                        const int g = lane + 32 * u;
+                        if (g < G) {
+                            const float4 kv = kr[g];
+#pragma unroll
+                            for (int hh = 0; hh < HPW; hh++) {
+                                a[hh] = __fmaf_rn(qv[hh][u].x, kv.x, a[hh]);
+                                a[hh] = __fmaf_rn(qv[hh][u].y, kv.y, a[hh]);
+                                a[hh] = __fmaf_rn(qv[hh][u].z, kv.z, a[hh]);
+                                a[hh] = __fmaf_rn(qv[hh][u].w, kv.w, a[hh]);
+                            }
+                        }
+                    }
+                }
+#pragma unroll
+                for (int hh = 0; hh < HPW; hh++)
+                    lg[hh][r] = a[hh];
+            }
+#pragma unroll
+            for (int hh = 0; hh < HPW; hh++)
+#pragma unroll
+                for (int r = 0; r < AG_BR; r++)
+#pragma unroll
+                    for (int o = 16; o > 0; o >>= 1)
+                        lg[hh][r] += __shfl_xor_sync(FULL_MASK, lg[hh][r], o);
+            float m_new[HPW], alpha[HPW];
+            bool live[HPW];
+#pragma unroll
+            for (int hh = 0; hh < HPW; hh++) {
+                float m_tile = -INFINITY;
+#pragma unroll
+                for (int r = 0; r < AG_BR; r++)
+                    if (rs[r] >= 0) {
+                        lg[hh][r] = __fmul_rn(scale, lg[hh][r]);
+                        poison[hh] |= lg[hh][r] != lg[hh][r];
+                        m_tile = fmaxf(m_tile, lg[hh][r]);
+                    }
+                m_new[hh] = fmaxf(m[hh], m_tile);
+                /* m_new == -inf: these rows weigh exp(-inf - finite) = 0 against any later
+                 * finite max; the all -inf case is resolved at the end. */
+                live[hh] = m_new[hh] != -INFINITY;
+                alpha[hh] = live[hh] ? expf(m[hh] - m_new[hh]) : 1.0f; /* m = -inf: 0 */
+                lsum[hh] *= alpha[hh];
+#pragma unroll
+                for (int u = 0; u < AG_MAXO; u++) {
+                    ov[hh][u].x *= alpha[hh];
+                    ov[hh][u].y *= alpha[hh];
+                    ov[hh][u].z *= alpha[hh];
+                    ov[hh][u].w *= alpha[hh];
+                }
+            }
+#pragma unroll
+            for (int r = 0; r < AG_BR; r++) {
+                if (rs[r] < 0)
+                    continue;
+                float pr[HPW];
+#pragma unroll
+                for (int hh = 0; hh < HPW; hh++) {
+                    pr[hh] = live[hh] ? expf(lg[hh][r] - m_new[hh]) : 0.0f;
+                    lsum[hh] += pr[hh];
+                }
+                const float4 *kr = reinterpret_cast<const float4 *>(tb + r * LDD);
+#pragma unroll
+                for (int u = 0; u < AG_MAXO; u++) {
+                    const int g = lane + 32 * u;
+                    if (g < go) {
+                        const float4 kv = kr[g];
+#pragma unroll
+                        for (int hh = 0; hh < HPW; hh++) {
+                            ov[hh][u].x = __fmaf_rn(pr[hh], kv.x, ov[hh][u].x);
+                            ov[hh][u].y = __fmaf_rn(pr[hh], kv.y, ov[hh][u].y);
+                            ov[hh][u].z = __fmaf_rn(pr[hh], kv.z, ov[hh][u].z);
+                            ov[hh][u].w = __fmaf_rn(pr[hh], kv.w, ov[hh][u].w);
+                        }
+                    }
+                }
+            }
+#pragma unroll
+            for (int hh = 0; hh < HPW; hh++)
+                m[hh] = m_new[hh];
+        }
+        __syncthreads(); /* buffer t & 1 is refilled by the next iteration's issue */
+    }
+    cp_async_wait<0>();
+
+#pragma unroll
+    for (int hh = 0; hh < HPW; hh++) {
+        const int h = h0 + hh;
+        if (h >= n_head)
+            continue;
+        float *dst = o_lat + (i * n_head + h) * (int64_t)kv_rank;
+        const bool nan_out = poison[hh] || (n_valid > 0 && m[hh] == -INFINITY);
+        const float inv = 1.0f / lsum[hh];
+#pragma unroll
+        for (int u = 0; u < AG_MAXO; u++) {
+            const int g = lane + 32 * u;
+            if (g >= go)
+                continue;
+            const float vals[4] = {ov[hh][u].x, ov[hh][u].y, ov[hh][u].z, ov[hh][u].w};
+#pragma unroll
+            for (int v = 0; v < 4; v++) {
+                const int c = 4 * g + v;
+                if (c < kv_rank)
+                    dst[c] = n_valid == 0 ? 0.0f : nan_out ? NAN : vals[v] * inv;
+            }
+        }
+    }
+}
+
+template <int MAXG, int MAXO, int HPW, bool VEC4>
+static int attn_gathered_launch_t(const float *q_lat, const float *q_pe, const float *cache,
+                                  const int32_t *idx, float *o_lat, int32_t n_head,
+                                  int32_t kv_rank, int32_t d_rope, int32_t t_q, int32_t n_slots,
+                                  float scale, cudaStream_t st)
+{
+    const int D = kv_rank + d_rope, LDD = (D + 3) / 4 * 4;
+    const size_t smem = (size_t)2 * AG_BR * LDD * sizeof(float);
+    const int n_hgroups = (n_head + AG_HG - 1) / AG_HG;
+    const int64_t blocks = (int64_t)t_q * n_hgroups;
+    auto kern = attn_gathered_f32<MAXG, MAXO, HPW, VEC4>;
+    MLA_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)smem));
+    kern<<<(unsigned)blocks, AG_HG / HPW * 32, smem, st>>>(q_lat, q_pe, cache, idx, o_lat,
+                                                           n_head, kv_rank, d_rope, t_q, n_slots,
+                                                           scale, n_hgroups);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+static int attn_gathered_launch(const float *q_lat, const float *q_pe, const float *cache,
+                                const int32_t *idx, float *o_lat, int32_t n_head,
+                                int32_t kv_rank, int32_t d_rope, int32_t t_q, int32_t n_slots,
+                                float scale, cudaStream_t st)
+{
+    const int D = kv_rank + d_rope;
+    const bool vec4 = D % 4 == 0 && (((uintptr_t)cache) & 15) == 0;
+    const bool small = D <= AG_SMALL_D;
+    if (small && vec4)
+        return attn_gathered_launch_t<5, 5, 2, true>(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank,
+                                                  d_rope, t_q, n_slots, scale, st);
+    if (small)
+        return attn_gathered_launch_t<5, 5, 2, false>(q_lat, q_pe, cache, idx, o_lat, n_head,
+                                                   kv_rank, d_rope, t_q, n_slots, scale, st);
+    if (vec4)
+        return attn_gathered_launch_t<9, 8, 1, true>(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank,
+                                                  d_rope, t_q, n_slots, scale, st);
+    return attn_gathered_launch_t<9, 8, 1, false>(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank,
+                                               d_rope, t_q, n_slots, scale, st);
+}
+
+extern "C" int memra_mla_attn_gathered_f32(const float *q_lat, const float *q_pe,
+                                           const float *cache, const int32_t *idx, float *o_lat,
+                                           int32_t n_head, int32_t kv_rank, int32_t d_rope,
+                                           int32_t t_q, int32_t n_slots, float scale,
+                                           void *stream)
+{
+    int rc = mla_validate_attn_gathered(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank, d_rope,
+                                        t_q, n_slots, scale);
+    if (rc)
+        return rc;
+    return attn_gathered_launch(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank, d_rope, t_q,
+                                n_slots, scale, (cudaStream_t)stream);
+}

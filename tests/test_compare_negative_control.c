@@ -1,0 +1,144 @@
+/* test_compare_negative_control.c: proof that the comparator can fail. One element moved by one
+ * ulp fails `exact` and a tolerance class with a bound below that ulp; NaN never passes against
+ * a number (in every class, either side); a -inf mask mismatch fails every class; the report
+ * names the worst element. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/golden/compare.h"
+#include "tools/golden/mla_fill.h"
+
+#define N 4096
+
+static float *filled(void) {
+    float *x = malloc(N * sizeof *x);
+    mla_fill_host_f32(x, N, MLA_FILL_REALISTIC, 7u, "negative_control", 1.0f);
+    return x;
+}
+
+static mla_tol tiny(mla_tol_class c) {
+    mla_tol t = mla_tol_for_class(c, 1.0);
+    t.atol = 1e-12; /* far below one ulp of values ~U(-1, 1) */
+    return t;
+}
+
+Test(compare_negative_control, identical_passes) {
+    float *a = filled(), *b = filled();
+    mla_tol t = mla_tol_exact();
+    mla_cmp_result r = mla_compare_f32(a, b, N, &t);
+    cr_expect(r.pass && r.n_diff == 0 && r.max_ulp == 0);
+    free(a);
+    free(b);
+}
+
+Test(compare_negative_control, one_ulp_fails_exact_and_tiny_class) {
+    float *ref = filled(), *got = filled();
+    mla_perturb_ulp_f32(got, 1234, 1);
+    cr_assert(memcmp(ref, got, N * sizeof(float)) != 0);
+    mla_tol t = mla_tol_exact();
+    mla_cmp_result r = mla_compare_f32(got, ref, N, &t);
+    cr_expect(!r.pass, "exact passed a one-ulp change");
+    cr_expect(r.n_diff == 1 && r.n_fail == 1 && r.max_ulp == 1 && r.worst_index == 1234);
+    for (int c = MLA_TOL_ROPE; c < MLA_TOL_CLASS_COUNT; c++) {
+        mla_tol tt = tiny((mla_tol_class)c);
+        r = mla_compare_f32(got, ref, N, &tt);
+        cr_expect(!r.pass, "class %s with a tiny bound passed a one-ulp change",
+                  mla_tol_class_name((mla_tol_class)c));
+        /* and the same class with a generous bound passes it: the control is meaningful */
+        tt.atol = 1e-3;
+        r = mla_compare_f32(got, ref, N, &tt);
+        cr_expect(r.pass, "class %s with atol 1e-3 failed a one-ulp change",
+                  mla_tol_class_name((mla_tol_class)c));
+    }
+    /* per-element bound form */
+    double *bound = calloc(N, sizeof *bound);
+    mla_tol te = tiny(MLA_TOL_ATTN);
+    te.atol_elem = bound;
+    r = mla_compare_f32(got, ref, N, &te);
+    cr_expect(!r.pass && r.worst_index == 1234);
+    free(bound);
+    free(ref);
+    free(got);
+}
+
+Test(compare_negative_control, sign_of_zero_is_a_difference_under_exact) {
+    float a = 0.0f, b = -0.0f;
+    mla_tol t = mla_tol_exact();
+    cr_expect(!mla_compare_f32(&a, &b, 1, &t).pass);
+}
+
+Test(compare_negative_control, bf16_one_ulp) {
+    uint16_t ref[64], got[64];
+    for (int i = 0; i < 64; i++) ref[i] = got[i] = (uint16_t)(0x3f80 + i);
+    mla_perturb_ulp_bf16(got, 5, -1);
+    mla_tol t = mla_tol_exact();
+    mla_cmp_result r = mla_compare_bf16(got, ref, 64, &t);
+    cr_expect(!r.pass && r.max_ulp == 1 && r.worst_index == 5);
+    cr_expect(mla_ulp_bf16(0x0000, 0x8000) == 0 && mla_ulp_bf16(0x0001, 0x8001) == 2);
+}
+
+Test(compare_negative_control, nan_never_passes) {
+    float *ref = filled(), *got = filled();
+    got[17] = NAN;
+    for (int c = 0; c < MLA_TOL_CLASS_COUNT; c++) {
+        mla_tol t = mla_tol_for_class((mla_tol_class)c, 1e30); /* huge bound */
+        mla_cmp_result r = mla_compare_f32(got, ref, N, &t);
+        cr_expect(!r.pass, "class %s passed a NaN result", mla_tol_class_name((mla_tol_class)c));
+        cr_expect(r.n_nan_mismatch == 1 && r.worst_index == 17 && r.max_ulp == MLA_ULP_INF);
+        /* NaN in the reference, number in the result */
+        r = mla_compare_f32(ref, got, N, &t);
+        cr_expect(!r.pass, "class %s passed a number against a NaN reference",
+                  mla_tol_class_name((mla_tol_class)c));
+    }
+    /* exact: any NaN equals any NaN */
+    float qa = NAN, qb = -NAN;
+    mla_tol t = mla_tol_exact();
+    cr_expect(mla_compare_f32(&qa, &qb, 1, &t).pass);
+    free(ref);
+    free(got);
+}
+
+Test(compare_negative_control, inf_mask_mismatch_fails) {
+    float ref[8] = {1, 2, -INFINITY, 4, -INFINITY, 6, 7, 8};
+    float got[8];
+    memcpy(got, ref, sizeof got);
+    for (int c = 0; c < MLA_TOL_CLASS_COUNT; c++) {
+        mla_tol t = mla_tol_for_class((mla_tol_class)c, 1e30);
+        cr_expect(mla_compare_f32(got, ref, 8, &t).pass, "matching masks failed");
+        got[2] = -3.0e38f; /* a finite value where the mask says -inf */
+        mla_cmp_result r = mla_compare_f32(got, ref, 8, &t);
+        cr_expect(!r.pass && r.n_inf_mismatch == 1 && r.worst_index == 2,
+                  "class %s passed a -inf mask mismatch", mla_tol_class_name((mla_tol_class)c));
+        got[2] = -INFINITY;
+        got[5] = -INFINITY; /* a mask where the reference has a value */
+        r = mla_compare_f32(got, ref, 8, &t);
+        cr_expect(!r.pass && r.worst_index == 5);
+        got[5] = 6;
+        got[4] = INFINITY; /* wrong-sign infinity */
+        cr_expect(!mla_compare_f32(got, ref, 8, &t).pass);
+        got[4] = -INFINITY;
+    }
+}
+
+Test(compare_negative_control, report_names_the_worst_element) {
+    float *ref = filled(), *got = filled();
+    mla_perturb_ulp_f32(got, 100, 3);
+    mla_tol t = mla_tol_exact();
+    mla_cmp_result r = mla_compare_f32(got, ref, N, &t);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    const int64_t shape[2] = {64, 64};
+    mla_cmp_report(fp, "neg_case", "neg_tensor", 2, shape, &r, &t, "golden verify neg_case");
+    fclose(fp);
+    cr_expect(strstr(buf, "FAIL") && strstr(buf, "neg_case") && strstr(buf, "neg_tensor") &&
+                  strstr(buf, "[1][36]") && strstr(buf, "ulp 3") &&
+                  strstr(buf, "re-run: golden verify neg_case"),
+              "report:\n%s", buf);
+    free(buf);
+    free(ref);
+    free(got);
+}

@@ -1,0 +1,77 @@
+/* test_golden_oracle.c: the CPU oracle reproduces every stored golden fixture.
+ *
+ * One Criterion test per case, named golden_oracle/<case>, so a failure line is also a filter:
+ *   bazel test //tests:golden_oracle_test --test_arg=--filter='golden_oracle/glm5_decode'
+ * Each test recomputes the case (inputs from the counter-based fill, outputs from the oracle) and
+ * checks, via mla_golden_verify: the manifest entry (seed, generator version, geometry), every
+ * input SHA-256, every FULL output SHA-256, and every stored value bitwise (the golden is the
+ * oracle's own output, so even tolerance-class tensors must match bit for bit here). A mismatch
+ * prints case, tensor, worst element, both values and the command re-running just that case.
+ * Fixtures are read from $MLA_GOLDEN_DIR (default "golden").
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/golden/cases.h"
+#include "tools/golden/manifest.h"
+
+static const char *golden_dir(void) {
+    const char *d = getenv("MLA_GOLDEN_DIR");
+    return d && *d ? d : "golden";
+}
+
+static void check_case(const char *name) {
+    const mla_case *c = mla_case_find(name);
+    cr_assert(c != NULL, "case %s is not in the case table", name);
+    char mpath[4096], err[1024];
+    snprintf(mpath, sizeof mpath, "%s/manifest.json", golden_dir());
+    mla_manifest m;
+    int rc = mla_manifest_load(mpath, &m, err, sizeof err);
+    cr_assert(rc == 0, "cannot load the golden manifest: %s (set MLA_GOLDEN_DIR)", err);
+
+    char rerun[512];
+    snprintf(rerun, sizeof rerun,
+             "bazel test //tests:golden_oracle_test --test_arg=--filter='golden_oracle/%s'"
+             "   (or: golden verify --dir %s %s)",
+             name, golden_dir(), name);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *rep = open_memstream(&buf, &len);
+    cr_assert(rep != NULL);
+    int problems = mla_golden_verify(c, golden_dir(), &m, rep, rerun);
+    fclose(rep);
+    mla_manifest_free(&m);
+    cr_expect(problems == 0, "golden_oracle/%s: %d problem(s):\n%s", name, problems, buf);
+    free(buf);
+}
+
+/* Keep in step with the case table (tools/golden/cases.c); the test below checks that. */
+#define GOLDEN_CASES(X)                                                                       \
+    X(glm5_decode)                                                                            \
+    X(glm5_verify)                                                                            \
+    X(glm5_prefill)                                                                           \
+    X(glm5_rope_maxpos)                                                                       \
+    X(glm5_next_decode)                                                                       \
+    X(glm5_next_verify)
+
+#define DEFINE_TEST(name)                                                                     \
+    Test(golden_oracle, name, .timeout = 300) { check_case(#name); }
+GOLDEN_CASES(DEFINE_TEST)
+
+/* Every case of the table has a test above (a case added to cases.c must be listed here). */
+Test(golden_oracle, every_case_has_a_test) {
+    static const char *listed[] = {
+#define NAME_OF(name) #name,
+        GOLDEN_CASES(NAME_OF)
+#undef NAME_OF
+    };
+    size_t nl = sizeof listed / sizeof listed[0];
+    for (size_t i = 0; i < mla_case_count(); i++) {
+        const char *cn = mla_case_at(i)->name;
+        int found = 0;
+        for (size_t k = 0; k < nl; k++) found |= strcmp(cn, listed[k]) == 0;
+        cr_expect(found, "case %s has no golden_oracle test: add it to GOLDEN_CASES", cn);
+    }
+}

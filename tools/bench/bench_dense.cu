@@ -1,0 +1,322 @@
+/* bench_dense.cu: roofline benchmark of the dense MLA kernels at the glm5 geometry.
+ *
+ * Measures the card's ceilings first (device-to-device copy bandwidth over 1 GiB, bytes read +
+ * written; the f32 FMA rate of independent chains), then per kernel and width (decode t_q 1 /
+ * t_kv 32768, verify t_q 4 / t_kv 32768, prefill t = 512): the median of REPS warm launches
+ * (CUDA events), the bytes and FLOPs the kernel must move, GB/s and GFLOP/s with their fraction
+ * of the ceilings. Every output is checked finite (a benchmark of garbage is worthless); a
+ * non-finite output or a non-zero status fails the run (exit 1). The markdown table is last.
+ *
+ * Usage: bench_dense [reps]   (default 25)
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/mla.h"
+#include "kernels/mla_cuda_check.h"
+#include "kernels/mla_door.h"
+
+#define CK(stmt)                                                                               \
+    do {                                                                                       \
+        cudaError_t e_ = (stmt);                                                               \
+        if (e_ != cudaSuccess) {                                                               \
+            fprintf(stderr, "%s:%d %s -> %s\n", __FILE__, __LINE__, #stmt,                     \
+                    cudaGetErrorString(e_));                                                   \
+            exit(2);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+static int g_reps = 25;
+static int g_failed = 0;
+
+/* ---------------------------------------------------------------- ceilings --------------- */
+
+static __global__ void fma_chains(float *out, int iters, float a, float b)
+{
+    float x[8];
+    for (int c = 0; c < 8; c++)
+        x[c] = threadIdx.x * 1e-3f + c;
+    for (int i = 0; i < iters; i++) {
+#pragma unroll
+        for (int c = 0; c < 8; c++)
+            x[c] = fmaf(x[c], a, b);
+    }
+    float s = 0.0f;
+    for (int c = 0; c < 8; c++)
+        s += x[c];
+    if (s == 12345.678f) /* never true; keeps the chains live */
+        out[0] = s;
+}
+
+static float median_ms(const std::function<void()> &fn, int warm, int reps)
+{
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    for (int i = 0; i < warm; i++)
+        fn();
+    std::vector<float> t;
+    for (int i = 0; i < reps; i++) {
+        CK(cudaEventRecord(a));
+        fn();
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        t.push_back(ms);
+    }
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+/* --------------------------------------------------------------- fills / checks ---------- */
+
+static __global__ void fill_f32(float *p, int64_t n, uint32_t seed, float amp)
+{
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
+         e += (int64_t)gridDim.x * blockDim.x) {
+        uint32_t h = (uint32_t)e * 2654435761u ^ seed * 2246822519u;
+        h ^= h >> 15;
+        h *= 2246822519u;
+        h ^= h >> 13;
+        p[e] = amp * ((float)(h & 0xFFFFFF) / 8388608.0f - 1.0f);
+    }
+}
+
+static float *dev_f32(int64_t n, uint32_t seed, float amp)
+{
+    float *p = NULL;
+    CK(cudaMalloc(&p, (size_t)n * sizeof(float)));
+    fill_f32<<<1024, 256>>>(p, n, seed, amp);
+    CK(cudaGetLastError());
+    return p;
+}
+
+static bool all_finite(const float *d, int64_t n)
+{
+    std::vector<float> h((size_t)n);
+    CK(cudaMemcpy(h.data(), d, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost));
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(h[(size_t)i]))
+            return false;
+    return true;
+}
+
+/* ------------------------------------------------------------------ rows ------------------ */
+
+struct row {
+    std::string kernel, width, note;
+    double us, bytes, flops;
+    bool finite;
+};
+static std::vector<row> g_rows;
+static double g_copy_gbs, g_fma_gflops;
+
+static void bench(const char *kernel, const char *width, const char *note, double bytes,
+                  double flops, const float *out, int64_t out_n, const std::function<int()> &fn)
+{
+    int rc = fn();
+    if (rc) {
+        fprintf(stderr, "FAIL %s %s %s: rc %d (%s) %s\n", kernel, width, note, rc,
+                mla_status_message(rc), mla_cuda_last_failure());
+        g_failed = 1;
+        return;
+    }
+    CK(cudaDeviceSynchronize());
+    bool fin = all_finite(out, out_n);
+    if (!fin) {
+        fprintf(stderr, "FAIL %s %s %s: non-finite output\n", kernel, width, note);
+        g_failed = 1;
+    }
+    float ms = median_ms([&] { (void)fn(); }, 3, g_reps);
+    CK(cudaGetLastError());
+    row r{kernel, width, note, ms * 1e3, bytes, flops, fin};
+    g_rows.push_back(r);
+    fprintf(stderr, "  %-22s %-8s %-16s %9.2f us  %8.1f GB/s  %8.1f GFLOP/s\n", kernel, width,
+            note, r.us, bytes / (r.us * 1e3), flops / (r.us * 1e3));
+}
+
+/* ------------------------------------------------------------------ main ------------------ */
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        g_reps = std::max(20, atoi(argv[1]));
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
+        fprintf(stderr, "bench_dense: no CUDA device\n");
+        return 77;
+    }
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    fprintf(stderr, "device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+
+    { /* copy ceiling: 1 GiB D2D, bytes read + written */
+        size_t n = (size_t)1 << 30;
+        void *a, *b;
+        CK(cudaMalloc(&a, n));
+        CK(cudaMalloc(&b, n));
+        CK(cudaMemset(a, 1, n));
+        float ms = median_ms([&] { CK(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice)); }, 2,
+                             20);
+        g_copy_gbs = 2.0 * (double)n / (ms * 1e6);
+        CK(cudaFree(a));
+        CK(cudaFree(b));
+    }
+    { /* FMA ceiling */
+        float *o;
+        CK(cudaMalloc(&o, 4));
+        int blocks = prop.multiProcessorCount * 8, iters = 4096;
+        float ms = median_ms([&] { fma_chains<<<blocks, 256>>>(o, iters, 0.999f, 1e-3f); }, 2,
+                             20);
+        g_fma_gflops = 2.0 * 8 * iters * (double)blocks * 256 / (ms * 1e6);
+        CK(cudaFree(o));
+    }
+    fprintf(stderr, "copy %.1f GB/s, fma %.1f GFLOP/s\n", g_copy_gbs, g_fma_gflops);
+
+    /* glm5 geometry (DESIGN.md section 3) */
+    const int32_t H = 64, R = 512, DR = 64, DN = 192, DV = 256, W = R + DR;
+    const float scale = 1.0f / 16.0f;
+    const int32_t T_KV_LONG = 32768;
+    const int32_t T_MAX = 512;
+
+    float *wk_b = dev_f32((int64_t)H * DN * R, 1, 0.07f);
+    float *wv_b = dev_f32((int64_t)H * DV * R, 2, 0.04f);
+    float *cache = dev_f32((int64_t)T_KV_LONG * W, 3, 1.0f);
+    float *q_nope = dev_f32((int64_t)T_MAX * H * DN, 4, 1.0f);
+    float *q_pe = dev_f32((int64_t)T_MAX * H * DR, 5, 1.0f);
+    float *q_lat = dev_f32((int64_t)T_MAX * H * R, 6, 0.1f);
+    float *o_lat = dev_f32((int64_t)T_MAX * H * R, 7, 1.0f);
+    float *out_v = dev_f32((int64_t)T_MAX * H * DV, 8, 1.0f);
+    float *kv = dev_f32((int64_t)T_MAX * W, 9, 1.0f);
+    float *c_kv = dev_f32((int64_t)T_MAX * R, 10, 1.0f);
+    float *k_pe = dev_f32((int64_t)T_MAX * DR, 11, 1.0f);
+    float *cache_scratch = dev_f32((int64_t)T_MAX * W, 12, 1.0f);
+    int32_t *pos;
+    CK(cudaMalloc(&pos, T_MAX * sizeof(int32_t)));
+    {
+        std::vector<int32_t> hp(T_MAX);
+        for (int i = 0; i < T_MAX; i++)
+            hp[i] = 202751 - T_MAX + 1 + i;
+        CK(cudaMemcpy(pos, hp.data(), T_MAX * sizeof(int32_t), cudaMemcpyHostToDevice));
+    }
+    uint16_t *wk_t_bf16, *wv_bf16, *x_bf16;
+    CK(cudaMalloc(&wk_t_bf16, (size_t)H * DN * R * 2));
+    CK(cudaMalloc(&wv_bf16, (size_t)H * DV * R * 2));
+    CK(cudaMalloc(&x_bf16, (size_t)T_MAX * H * R * 2));
+    size_t lt_ws_bytes = 32u << 20;
+    void *lt_ws;
+    CK(cudaMalloc(&lt_ws, lt_ws_bytes));
+    if (mla_bf16_transpose_heads(wk_b, wk_t_bf16, H, DN, R, NULL) ||
+        mla_f32_to_bf16(wv_b, wv_bf16, (int64_t)H * DV * R, NULL)) {
+        fprintf(stderr, "bf16 weight preparation failed\n");
+        return 1;
+    }
+    CK(cudaDeviceSynchronize());
+
+    struct width {
+        const char *name;
+        int32_t t_q, t_kv;
+    } widths[] = {{"decode", 1, T_KV_LONG}, {"verify", 4, T_KV_LONG}, {"prefill", T_MAX, T_MAX}};
+
+    for (const width &w : widths) {
+        const int32_t t = w.t_q;
+        const double f4 = 4.0;
+        fprintf(stderr, "%s (t_q %d, t_kv %d)\n", w.name, t, w.t_kv);
+
+        /* rope on q_pe: read + write */
+        bench("rope_interleaved", w.name, "q_pe", 2 * f4 * t * H * DR, 6.0 * t * H * DR / 2,
+              q_pe, (int64_t)t * H * DR,
+              [&] { return memra_mla_rope_interleaved_f32(q_pe, t, H, DR, pos, 1e6f, NULL); });
+        bench("split_latent", w.name, "", 2 * f4 * t * W, 0, c_kv, (int64_t)t * R,
+              [&] { return memra_mla_split_latent_f32(kv, c_kv, k_pe, t, R, DR, NULL); });
+        bench("append_latent", w.name, "", 2 * f4 * t * W, 0, cache_scratch, (int64_t)t * W,
+              [&] {
+                  return memra_mla_append_latent_f32(cache_scratch, c_kv, k_pe, 0, t, R, DR,
+                                                     NULL);
+              });
+
+        double ab_bytes = f4 * ((double)H * DN * R + (double)t * H * DN + (double)t * H * R);
+        double ab_flops = 2.0 * t * H * DN * R;
+        bench("absorb_q", w.name, "split off", ab_bytes, ab_flops, q_lat, (int64_t)t * H * R,
+              [&] { return memra_mla_absorb_q_f32(q_nope, wk_b, q_lat, t, H, DN, R, NULL); });
+        int32_t sa = mla_decode_split_policy(1, (long)t * H, R);
+        if (sa > 0) {
+            char note[32];
+            snprintf(note, sizeof note, "split %d", sa);
+            bench("absorb_q", w.name, note, ab_bytes, ab_flops, q_lat, (int64_t)t * H * R, [&] {
+                return memra_mla_absorb_q_split_f32(q_nope, wk_b, q_lat, t, H, DN, R, sa, NULL);
+            });
+        }
+        double dv_bytes = f4 * ((double)H * DV * R + (double)t * H * R + (double)t * H * DV);
+        double dv_flops = 2.0 * t * H * DV * R;
+        bench("decompress_v", w.name, "split off", dv_bytes, dv_flops, out_v,
+              (int64_t)t * H * DV, [&] {
+                  return memra_mla_decompress_v_f32(o_lat, wv_b, out_v, t, H, DV, R, NULL);
+              });
+        int32_t sd = mla_decode_split_policy(1, (long)t * H, DV);
+        if (sd > 0) {
+            char note[32];
+            snprintf(note, sizeof note, "split %d", sd);
+            bench("decompress_v", w.name, note, dv_bytes, dv_flops, out_v, (int64_t)t * H * DV,
+                  [&] {
+                      return memra_mla_decompress_v_split_f32(o_lat, wv_b, out_v, t, H, DV, R,
+                                                              sd, NULL);
+                  });
+        }
+        if (t >= MLA_TC_PREFILL_MIN_TQ) {
+            setenv("MEMRA_MLA_TC_PREFILL", "1", 1);
+            uint64_t before = mla_tc_prefill_dispatches();
+            bench("absorb_q", w.name, "TC door", ab_bytes, ab_flops, q_lat, (int64_t)t * H * R,
+                  [&] {
+                      return mla_door_tc_absorb_q(q_nope, wk_b, wk_t_bf16, q_lat, x_bf16, lt_ws,
+                                                  lt_ws_bytes, t, H, DN, R, NULL);
+                  });
+            bench("decompress_v", w.name, "TC door", dv_bytes, dv_flops, out_v,
+                  (int64_t)t * H * DV, [&] {
+                      return mla_door_tc_decompress_v(o_lat, wv_b, wv_bf16, out_v, x_bf16, lt_ws,
+                                                      lt_ws_bytes, t, H, DV, R, NULL);
+                  });
+            if (mla_tc_prefill_dispatches() == before)
+                fprintf(stderr, "note: TC door declined at %s (fell back to f32)\n", w.name);
+            unsetenv("MEMRA_MLA_TC_PREFILL");
+        }
+
+        /* attention: cache rows read once; FLOPs over the visible rows of every query */
+        double visible = 0;
+        for (int32_t i = 0; i < t; i++)
+            visible += (double)(w.t_kv - t + i + 1);
+        double at_bytes = f4 * ((double)w.t_kv * W + (double)t * H * (R + DR) + (double)t * H * R);
+        double at_flops = 2.0 * visible * H * (W + R);
+        bench("attn_absorbed", w.name, "", at_bytes, at_flops, o_lat, (int64_t)t * H * R, [&] {
+            return memra_mla_attn_absorbed_f32(q_lat, q_pe, cache, o_lat, H, R, DR, t, w.t_kv,
+                                               scale, NULL);
+        });
+    }
+
+    printf("\n**Ceilings** (%s): copy %.1f GB/s (1 GiB D2D, read + write), f32 FMA %.1f "
+           "GFLOP/s\n\n",
+           prop.name, g_copy_gbs, g_fma_gflops);
+    printf("| kernel | width | arm | median us | MB moved | GB/s | %% copy | GFLOP/s | %% FMA | "
+           "finite |\n");
+    printf("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+    for (const row &r : g_rows) {
+        double gbs = r.bytes / (r.us * 1e3), gfl = r.flops / (r.us * 1e3);
+        printf("| %s | %s | %s | %.2f | %.2f | %.1f | %.1f | %.1f | %.1f | %s |\n",
+               r.kernel.c_str(), r.width.c_str(), r.note.c_str(), r.us, r.bytes / 1e6, gbs,
+               100.0 * gbs / g_copy_gbs, gfl, 100.0 * gfl / g_fma_gflops,
+               r.finite ? "yes" : "NO");
+    }
+    return g_failed;
+}

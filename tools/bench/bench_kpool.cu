@@ -1,0 +1,608 @@
+/* bench_kpool.cu: checks, then times, the DSA k-pool indexer kernels (kernels/mla_kpool.cu).
+ *
+ *   bench_kpool [--quick]
+ *
+ * 1. Machine floors measured in the same run: D2D copy bandwidth (cudaMemcpy of 1 GiB, bytes
+ *    read + written) and the f32 FMA rate (independent fmaf chains over the whole GPU).
+ * 2. Small-shape checks against the CPU oracle (oracle/mla_oracle.h) and between the GPU twins:
+ *    append (bytes), pool keys (flat == ring == incremental bytes; oracle max ulp), score
+ *    (fast == ref == oracle bytes, NaN / -0 / inf injected), select (radix == ref == oracle bytes
+ *    on random, tie-heavy and special-value rows, every radix path), gathered attention (oracle
+ *    max error, run-to-run bytes).
+ * 3. The shipped long-context shape (t_q 512, heads 32, d 128, pool 4, 1M cached rows =
+ *    262144 pools, select_k 512, width 2051): fast vs reference timings, memcmp of fast vs ref
+ *    bytes, peak device memory of the indexer step; gathered attention at glm5.
+ * Timings are the median of >= 20 warm launches, CUDA events. A markdown table is printed last.
+ * Exit status: 0 when every check passed, 1 otherwise (2: no device).
+ */
+#include "kernels/mla.h"
+#include "oracle/mla_oracle.h"
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <vector>
+
+#define CK(stmt)                                                                               \
+    do {                                                                                       \
+        cudaError_t e_ = (stmt);                                                               \
+        if (e_ != cudaSuccess) {                                                               \
+            fprintf(stderr, "CUDA failure %d (%s) in `%s` at %s:%d\n", (int)e_,                \
+                    cudaGetErrorString(e_), #stmt, __FILE__, __LINE__);                        \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+#define RC(call)                                                                               \
+    do {                                                                                       \
+        int rc_ = (call);                                                                      \
+        if (rc_ != 0) {                                                                        \
+            fprintf(stderr, "launcher returned %d in `%s` at %s:%d\n", rc_, #call, __FILE__,   \
+                    __LINE__);                                                                 \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+static int g_fail = 0;
+static void check(int ok, const char *what)
+{
+    printf("  [%s] %s\n", ok ? "ok  " : "FAIL", what);
+    if (!ok)
+        g_fail = 1;
+}
+
+/* ------------------------------------------------------------------ host helpers ---------- */
+
+static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
+static uint32_t rnd_u32(void)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (uint32_t)(g_rng >> 16);
+}
+static float rnd_f(float lo, float hi) { return lo + (hi - lo) * (rnd_u32() & 0xFFFFFF) / 16777216.0f; }
+static void fill(std::vector<float> &v, float lo, float hi)
+{
+    for (auto &x : v)
+        x = rnd_f(lo, hi);
+}
+
+template <class T> static T *dev_from(const std::vector<T> &h)
+{
+    T *d = nullptr;
+    CK(cudaMalloc(&d, h.size() * sizeof(T) + 16));
+    if (!h.empty())
+        CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+    return d;
+}
+template <class T> static T *dev_alloc(size_t n, int poison = 1)
+{
+    T *d = nullptr;
+    CK(cudaMalloc(&d, n * sizeof(T) + 16));
+    if (poison)
+        CK(cudaMemset(d, 0x7F, n * sizeof(T) + 16));
+    return d;
+}
+template <class T> static std::vector<T> dev_to(const T *d, size_t n)
+{
+    std::vector<T> h(n);
+    CK(cudaDeviceSynchronize());
+    if (n)
+        CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+}
+template <class T> static int same_bytes(const std::vector<T> &a, const std::vector<T> &b)
+{
+    return a.size() == b.size() && memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+/* class `exact` against the oracle (docs/tolerances.md): bytes, except NaN == NaN whatever the
+ * payload or sign (the GPU writes the canonical NaN, the CPU propagates payloads) */
+static int same_exact(float a, float b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, 4) == 0;
+}
+static int same_exact_all(const std::vector<float> &a, const std::vector<float> &b)
+{
+    if (a.size() != b.size())
+        return 0;
+    for (size_t e = 0; e < a.size(); e++)
+        if (!same_exact(a[e], b[e]))
+            return 0;
+    return 1;
+}
+static int64_t ulp_dist(float a, float b)
+{
+    if (isnan(a) || isnan(b))
+        return (isnan(a) && isnan(b)) ? 0 : INT64_MAX;
+    int32_t ia, ib;
+    memcpy(&ia, &a, 4);
+    memcpy(&ib, &b, 4);
+    int64_t oa = ia < 0 ? (int64_t)INT32_MIN - ia : ia, ob = ib < 0 ? (int64_t)INT32_MIN - ib : ib;
+    return oa > ob ? oa - ob : ob - oa;
+}
+
+/* median of reps timed launches of fn (after warm launches), ms */
+template <class F> static double time_ms(F fn, int warm = 3, int reps = 20)
+{
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    for (int i = 0; i < warm; i++)
+        fn();
+    CK(cudaDeviceSynchronize());
+    std::vector<float> t(reps);
+    for (int i = 0; i < reps; i++) {
+        CK(cudaEventRecord(a));
+        fn();
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        CK(cudaEventElapsedTime(&t[i], a, b));
+    }
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    std::sort(t.begin(), t.end());
+    return t[reps / 2];
+}
+
+/* ------------------------------------------------------------------ machine floors -------- */
+
+static __global__ void fma_peak_f32(float *out, int iters)
+{
+    float a[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        a[k] = threadIdx.x * 1e-3f + k;
+    const float b = 0.999f, c = 1e-3f;
+    for (int it = 0; it < iters; it++)
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            a[k] = fmaf(a[k], b, c);
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        s += a[k];
+    if (s == 12345.0f)
+        out[0] = s; /* keeps the chains alive */
+}
+
+/* ------------------------------------------------------------------ small checks ---------- */
+
+static void check_append(void)
+{
+    const int wa = 5, wb = 3, rows = 7, t = 4, slot = 5;
+    std::vector<float> a(t * wa), b(t * wb), plane(rows * (wa + wb));
+    fill(a, -1, 1);
+    fill(b, -1, 1);
+    fill(plane, -1, 1);
+    std::vector<float> ref = plane;
+    oracle_index_append_ring_f32(ref.data(), a.data(), b.data(), slot, t, wa, wb, rows);
+    float *dp = dev_from(plane), *da = dev_from(a), *db = dev_from(b);
+    RC(memra_mla_index_append_ring_f32(dp, da, db, slot, t, wa, wb, rows, 0));
+    check(same_bytes(dev_to(dp, plane.size()), ref), "append ring (wraps) == oracle bytes");
+    /* flat plane */
+    std::vector<float> flat((slot + t) * (wa + wb), 0.0f), fref = flat;
+    oracle_index_append_ring_f32(fref.data(), a.data(), b.data(), slot, t, wa, wb, 0);
+    float *df = dev_from(flat);
+    RC(memra_mla_index_append_ring_f32(df, da, db, slot, t, wa, wb, 0, 0));
+    check(same_bytes(dev_to(df, flat.size()), fref), "append flat == oracle bytes");
+    cudaFree(dp), cudaFree(da), cudaFree(db), cudaFree(df);
+}
+
+static void check_pool_keys(int pool, int d, int n_pools)
+{
+    const int total = n_pools * pool, ring = pool * std::max(1, n_pools / 2); /* wraps */
+    std::vector<float> state(total * 2 * d), ape(pool * d);
+    fill(state, -3, 3);
+    fill(ape, -1, 1);
+    /* ring plane: logical row r at r % ring */
+    std::vector<float> rstate(ring * 2 * d, NAN);
+    for (int r = 0; r < total; r++)
+        memcpy(&rstate[(r % ring) * 2 * d], &state[r * 2 * d], 2 * d * sizeof(float));
+    std::vector<float> oref(n_pools * d);
+    oracle_kpool_pool_keys_f32(state.data(), ape.data(), oref.data(), 0, n_pools, pool, d, 0);
+    float *ds = dev_from(state), *dr = dev_from(rstate), *da = dev_from(ape);
+    float *k_full = dev_alloc<float>(n_pools * d), *k_inc = dev_alloc<float>(n_pools * d),
+          *k_ring = dev_alloc<float>(n_pools * d);
+    RC(memra_mla_kpool_pool_keys_f32(ds, da, k_full, 0, n_pools, pool, d, 0, 0));
+    for (int p = 0; p < n_pools; p += 3)
+        RC(memra_mla_kpool_pool_keys_f32(ds, da, k_inc, p, std::min(p + 3, n_pools), pool, d, 0, 0));
+    /* ring build: the last ring/pool pools are resident */
+    const int rb = std::max(0, n_pools - ring / pool);
+    RC(memra_mla_kpool_pool_keys_f32(dr, da, k_ring, rb, n_pools, pool, d, ring, 0));
+    auto full = dev_to(k_full, n_pools * d), inc = dev_to(k_inc, n_pools * d),
+         rng = dev_to(k_ring, n_pools * d);
+    /* class pool_key: |kernel - oracle| <= tau * M per key (docs/tolerances.md) */
+    const double u = ldexp(1.0, -24), gP = pool * u / (1 - pool * u);
+    int64_t worst = 0;
+    double worst_ratio = 0;
+    for (int p = 0; p < n_pools; p++)
+        for (int c = 0; c < d; c++) {
+            double G = 0, M = 0;
+            for (int sl = 0; sl < pool; sl++) {
+                const size_t r = (size_t)(p * pool + sl) * 2 * d;
+                G = std::max(G, fabs((double)state[r + d + c] + (double)ape[sl * d + c]));
+                M = std::max(M, fabs((double)state[r + c]));
+            }
+            const double tau = expm1(2 * (3 * G + 4) * u) + 2 * gP + 3 * u;
+            const size_t e = (size_t)p * d + c;
+            const double err = fabs((double)full[e] - (double)oref[e]);
+            worst_ratio = std::max(worst_ratio, err / (tau * M));
+            worst = std::max(worst, ulp_dist(full[e], oref[e]));
+        }
+    char msg[200];
+    snprintf(msg, sizeof msg, "pool keys pool=%d d=%d: full == incremental bytes", pool, d);
+    check(same_bytes(full, inc), msg);
+    snprintf(msg, sizeof msg, "pool keys pool=%d d=%d: ring (pools >= %d) == flat bytes", pool, d, rb);
+    check(memcmp(&rng[(size_t)rb * d], &full[(size_t)rb * d], (size_t)(n_pools - rb) * d * 4) == 0, msg);
+    snprintf(msg, sizeof msg,
+             "pool keys pool=%d d=%d: vs oracle worst err / pool_key bound = %.3f (max %lld ulp)",
+             pool, d, worst_ratio, (long long)worst);
+    check(worst_ratio <= 1.0, msg);
+    cudaFree(ds), cudaFree(dr), cudaFree(da), cudaFree(k_full), cudaFree(k_inc), cudaFree(k_ring);
+}
+
+static void check_score(int t_q, int heads, int d, int n_pools, int pool, int first_pos,
+                        int specials, int misalign)
+{
+    std::vector<float> q((size_t)t_q * heads * d), keys((size_t)n_pools * d), hw((size_t)t_q * heads);
+    fill(q, -1, 1);
+    fill(keys, -1, 1);
+    fill(hw, -1, 1);
+    if (specials) {
+        for (int e = 0; e < 5; e++) {
+            keys[rnd_u32() % keys.size()] = -0.0f;
+            q[rnd_u32() % q.size()] = 0.0f;
+        }
+        keys[rnd_u32() % keys.size()] = NAN;
+        keys[rnd_u32() % keys.size()] = INFINITY;
+        hw[rnd_u32() % hw.size()] = 0.0f;
+        q[rnd_u32() % q.size()] = 1e-30f;
+    }
+    const float qk = 1.0f / sqrtf((float)d), hs = 1.0f / sqrtf((float)heads);
+    std::vector<float> oref((size_t)t_q * n_pools);
+    oracle_kpool_score_f32(q.data(), keys.data(), hw.data(), oref.data(), t_q, heads, d, n_pools,
+                           pool, first_pos, qk, hs);
+    /* misalign: pass q and keys one float past a 16-byte boundary (scalar cp.async path) */
+    std::vector<float> q2(q.size() + 1), k2(keys.size() + 1);
+    memcpy(q2.data() + misalign, q.data(), q.size() * 4);
+    memcpy(k2.data() + misalign, keys.data(), keys.size() * 4);
+    float *dq = dev_from(q2), *dk = dev_from(k2), *dh = dev_from(hw);
+    float *s_fast = dev_alloc<float>(oref.size()), *s_ref = dev_alloc<float>(oref.size());
+    RC(memra_mla_kpool_score_f32(dq + misalign, dk + misalign, dh, s_fast, t_q, heads, d, n_pools,
+                                 pool, first_pos, qk, hs, 0));
+    RC(memra_mla_kpool_score_ref_f32(dq + misalign, dk + misalign, dh, s_ref, t_q, heads, d,
+                                     n_pools, pool, first_pos, qk, hs, 0));
+    auto f = dev_to(s_fast, oref.size()), r = dev_to(s_ref, oref.size());
+    char msg[240];
+    snprintf(msg, sizeof msg,
+             "score t_q=%d heads=%d d=%d n_pools=%d pool=%d first_pos=%d%s%s: fast == ref bytes, "
+             "== oracle (class exact)",
+             t_q, heads, d, n_pools, pool, first_pos, specials ? " specials" : "",
+             misalign ? " misaligned" : "");
+    int ok = same_bytes(f, r) && same_exact_all(r, oref);
+    if (!ok)
+        for (size_t e = 0, shown = 0; e < f.size() && shown < 4; e++)
+            if (memcmp(&f[e], &r[e], 4) || !same_exact(r[e], oref[e])) {
+                printf("    mismatch at (%zu, %zu): fast %a ref %a oracle %a\n", e / n_pools,
+                       e % n_pools, f[e], r[e], oref[e]);
+                shown++;
+            }
+    check(ok, msg);
+    cudaFree(dq), cudaFree(dk), cudaFree(dh), cudaFree(s_fast), cudaFree(s_ref);
+}
+
+/* mode 0 random, 1 few distinct values (ties), 2 specials (NaN, +-inf, +-0), 3 all equal */
+static void make_scores(std::vector<float> &s, int mode)
+{
+    for (auto &x : s) {
+        switch (mode) {
+        case 0: x = rnd_f(-2, 10); break;
+        case 1: x = (float)(rnd_u32() % 5); break;
+        case 2: {
+            const float v[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1.0f, -1.0f, 3.5f};
+            x = v[rnd_u32() % 9];
+            break;
+        }
+        default: x = 2.0f; break;
+        }
+    }
+}
+
+/* the oracle's selected prefix sorted ascending (docs/kpool.md step 4); reports whether the
+ * oracle already lists it ascending */
+static void oracle_select_ascending(std::vector<int32_t> &idx, int t_q, int n_pools, int pool,
+                                    int select_k, int width, int first_pos, int *was_sorted)
+{
+    for (int i = 0; i < t_q; i++) {
+        int64_t qr = (int64_t)first_pos + i, nv = std::min<int64_t>(n_pools, (qr + 1) / pool);
+        int64_t ns = std::min<int64_t>(nv, select_k) * pool;
+        int32_t *row = &idx[(size_t)i * width];
+        if (!std::is_sorted(row, row + ns))
+            *was_sorted = 0;
+        std::sort(row, row + ns);
+    }
+}
+
+static void check_select(int t_q, int n_pools, int pool, int select_k, int first_pos, int tail,
+                         int mode, const char *label)
+{
+    const int width = select_k * pool + pool - 1 + 3;
+    std::vector<float> s((size_t)t_q * n_pools);
+    make_scores(s, mode);
+    std::vector<int32_t> oref((size_t)t_q * width);
+    oracle_kpool_select_f32(s.data(), oref.data(), t_q, n_pools, pool, select_k, width, first_pos,
+                            tail);
+    int sorted = 1;
+    oracle_select_ascending(oref, t_q, n_pools, pool, select_k, width, first_pos, &sorted);
+    float *ds = dev_from(s);
+    int32_t *i_fast = dev_alloc<int32_t>(oref.size()), *i_ref = dev_alloc<int32_t>(oref.size());
+    RC(memra_mla_kpool_select_f32(ds, i_fast, t_q, n_pools, pool, select_k, width, first_pos, tail, 0));
+    RC(memra_mla_kpool_select_ref_f32(ds, i_ref, t_q, n_pools, pool, select_k, width, first_pos, tail, 0));
+    auto f = dev_to(i_fast, oref.size()), r = dev_to(i_ref, oref.size());
+    char msg[240];
+    snprintf(msg, sizeof msg,
+             "select %s t_q=%d n_pools=%d pool=%d k=%d first_pos=%d tail=%d: radix == ref == "
+             "oracle bytes%s",
+             label, t_q, n_pools, pool, select_k, first_pos, tail,
+             sorted ? "" : " (oracle listed rank order; compared after sorting its prefix)");
+    int ok = same_bytes(f, r) && same_bytes(r, oref);
+    if (!ok)
+        for (size_t e = 0, shown = 0; e < f.size() && shown < 4; e++)
+            if (f[e] != oref[e] || r[e] != oref[e]) {
+                printf("    mismatch at (%zu, %zu): radix %d ref %d oracle %d\n", e / width,
+                       e % width, f[e], r[e], oref[e]);
+                shown++;
+            }
+    check(ok, msg);
+    cudaFree(ds), cudaFree(i_fast), cudaFree(i_ref);
+}
+
+static void check_gathered(int n_head, int kv_rank, int d_rope, int t_q, int n_slots, int t_kv)
+{
+    const int D = kv_rank + d_rope;
+    std::vector<float> ql((size_t)t_q * n_head * kv_rank), qp((size_t)t_q * n_head * d_rope + 1),
+        cache((size_t)t_kv * D);
+    fill(ql, -1, 1);
+    fill(qp, -1, 1);
+    fill(cache, -1, 1);
+    std::vector<int32_t> idx((size_t)t_q * n_slots);
+    for (int i = 0; i < t_q; i++)
+        for (int s = 0; s < n_slots; s++)
+            idx[(size_t)i * n_slots + s] =
+                (i == 1) ? -1 : (rnd_u32() % 5 == 0 ? -1 : (int32_t)(rnd_u32() % t_kv));
+    const float scale = 1.0f / 16.0f;
+    std::vector<float> oref((size_t)t_q * n_head * kv_rank);
+    oracle_attn_gathered_f32(ql.data(), qp.data(), cache.data(), idx.data(), oref.data(), n_head,
+                             kv_rank, d_rope, t_q, n_slots, scale);
+    float *dql = dev_from(ql), *dqp = dev_from(qp), *dc = dev_from(cache);
+    int32_t *di = dev_from(idx);
+    float *o1 = dev_alloc<float>(oref.size()), *o2 = dev_alloc<float>(oref.size());
+    RC(memra_mla_attn_gathered_f32(dql, dqp, dc, di, o1, n_head, kv_rank, d_rope, t_q, n_slots, scale, 0));
+    RC(memra_mla_attn_gathered_f32(dql, dqp, dc, di, o2, n_head, kv_rank, d_rope, t_q, n_slots, scale, 0));
+    auto a = dev_to(o1, oref.size()), b = dev_to(o2, oref.size());
+    double worst = 0;
+    int nan_bad = 0;
+    for (size_t e = 0; e < a.size(); e++) {
+        if (isnan(a[e]) != isnan(oref[e]))
+            nan_bad++;
+        else if (!isnan(a[e]))
+            worst = std::max(worst, (double)fabsf(a[e] - oref[e]));
+    }
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "gathered heads=%d rank=%d rope=%d t_q=%d slots=%d: max abs err %.3g vs oracle, "
+             "run-to-run bytes equal",
+             n_head, kv_rank, d_rope, t_q, n_slots, worst);
+    check(same_bytes(a, b) && nan_bad == 0 && worst < 1e-5, msg);
+    cudaFree(dql), cudaFree(dqp), cudaFree(dc), cudaFree(di), cudaFree(o1), cudaFree(o2);
+}
+
+/* ------------------------------------------------------------------ main ------------------ */
+
+int main(int argc, char **argv)
+{
+    const int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("no CUDA device: nothing measured\n");
+        return 2;
+    }
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+
+    /* 1. floors */
+    double copy_gbs, fma_tfma;
+    {
+        const size_t bytes = (size_t)1 << 30;
+        void *a, *b;
+        CK(cudaMalloc(&a, bytes));
+        CK(cudaMalloc(&b, bytes));
+        CK(cudaMemset(a, 1, bytes));
+        double ms = time_ms([&] { CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice)); });
+        copy_gbs = 2.0 * bytes / (ms * 1e-3) / 1e9;
+        cudaFree(a), cudaFree(b);
+        float *o;
+        CK(cudaMalloc(&o, 4));
+        const int blocks = prop.multiProcessorCount * 8, iters = 8192;
+        ms = time_ms([&] { fma_peak_f32<<<blocks, 256>>>(o, iters); });
+        fma_tfma = (double)blocks * 256 * iters * 8 / (ms * 1e-3) / 1e12;
+        cudaFree(o);
+        printf("copy bandwidth %.0f GB/s (read + write), f32 FMA %.2f TFMA/s (%.1f TFLOP/s)\n",
+               copy_gbs, fma_tfma, 2 * fma_tfma);
+    }
+
+    /* 2. small checks */
+    printf("checks:\n");
+    check_append();
+    check_pool_keys(4, 128, 9);
+    check_pool_keys(1, 7, 5);
+    check_pool_keys(64, 3, 4);
+    check_score(1, 32, 128, 300, 4, 1199 - 4, 1, 0);
+    check_score(5, 3, 7, 130, 1, 100, 1, 0);
+    check_score(3, 7, 130, 300, 4, 1190, 1, 0);
+    check_score(4, 32, 128, 1000, 4, 3996, 1, 1);
+    check_score(70, 32, 128, 300, 4, 1120, 1, 0);
+    check_score(130, 5, 130, 257, 2, 300, 1, 0);
+    check_score(131, 2, 200, 140, 1, 2, 0, 1);
+    check_score(9, 1, 1, 40, 3, 0, 0, 0);
+    check_score(64, 4, 64, 200, 4, 300, 0, 1);
+    check_select(6, 1000, 4, 10, 3990, 1, 0, "random");
+    check_select(6, 1000, 4, 10, 3990, 1, 1, "ties");
+    check_select(6, 1000, 4, 10, 3990, 0, 2, "specials");
+    check_select(6, 1000, 4, 10, 3990, 1, 3, "all-equal");
+    check_select(4, 20000, 1, 2048, 19990, 0, 0, "random-k2048");
+    check_select(3, 20000, 1, 9000, 19996, 0, 1, "ties-k9000(fallback)");
+    check_select(3, 30000, 1, 9000, 29997, 1, 0, "random-k9000(fallback)");
+    check_select(4, 40000, 2, 300, 80000 - 5, 1, 3, "all-equal-big(fallback)");
+    check_select(5, 50, 4, 64, 2, 1, 0, "few-visible");
+    check_select(3, 0, 4, 3, 0, 1, 0, "no-pools");
+    check_select(7, 4001, 3, 17, 11990, 1, 0, "unaligned-rows");
+    check_gathered(64, 512, 64, 3, 300, 1000);
+    check_gathered(5, 33, 6, 4, 40, 100);
+    check_gathered(3, 700, 2, 2, 50, 80);
+
+    /* 3. shipped shape */
+    const int t_q = 512, heads = 32, d = 128, pool = 4, n_pools = 262144, select_k = 512;
+    const int width = select_k * pool + pool - 1, rows = n_pools * pool, first_pos = rows - t_q;
+    printf("shipped shape: t_q %d heads %d d %d pool %d n_pools %d select_k %d width %d\n", t_q,
+           heads, d, pool, n_pools, select_k, width);
+    size_t free0, free1, total;
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemGetInfo(&free0, &total));
+    const size_t b_state = (size_t)rows * 2 * d * 4, b_ape = (size_t)pool * d * 4,
+                 b_keys = (size_t)n_pools * d * 4, b_q = (size_t)t_q * heads * d * 4,
+                 b_hw = (size_t)t_q * heads * 4, b_score = (size_t)t_q * n_pools * 4,
+                 b_idx = (size_t)t_q * width * 4;
+    float *state, *ape, *keys, *q, *hw, *score, *score2, *score_ref;
+    int32_t *idx_fast, *idx_ref;
+    CK(cudaMalloc(&state, b_state));
+    CK(cudaMalloc(&ape, b_ape));
+    CK(cudaMalloc(&keys, b_keys));
+    CK(cudaMalloc(&q, b_q));
+    CK(cudaMalloc(&hw, b_hw));
+    CK(cudaMalloc(&score, b_score));
+    CK(cudaMalloc(&idx_fast, b_idx));
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemGetInfo(&free1, &total));
+    const size_t step_bytes = b_state + b_ape + b_keys + b_q + b_hw + b_score + b_idx;
+    printf("indexer step buffers: %.1f MiB summed, %.1f MiB by cudaMemGetInfo; kernel workspace 0 "
+           "(selection scratch lives in shared memory)\n",
+           step_bytes / 1048576.0, (free0 - free1) / 1048576.0);
+    CK(cudaMalloc(&score2, b_score));
+    const int ref_q = 4; /* reference scorer on a subset of queries: O(t_q * n_pools) blocks */
+    CK(cudaMalloc(&score_ref, (size_t)ref_q * n_pools * 4));
+    CK(cudaMalloc(&idx_ref, b_idx));
+    {
+        std::vector<float> h((size_t)rows * 2 * d);
+        fill(h, -2, 2);
+        CK(cudaMemcpy(state, h.data(), b_state, cudaMemcpyHostToDevice));
+        h.resize((size_t)t_q * heads * d);
+        fill(h, -1, 1);
+        CK(cudaMemcpy(q, h.data(), b_q, cudaMemcpyHostToDevice));
+        h.resize((size_t)t_q * heads);
+        fill(h, -1, 1);
+        CK(cudaMemcpy(hw, h.data(), b_hw, cudaMemcpyHostToDevice));
+        h.resize((size_t)pool * d);
+        fill(h, -0.5f, 0.5f);
+        CK(cudaMemcpy(ape, h.data(), b_ape, cudaMemcpyHostToDevice));
+    }
+    const float qk = 1.0f / sqrtf((float)d), hs = 1.0f / sqrtf((float)heads);
+    const int reps = quick ? 5 : 20;
+
+    double t_keys = time_ms([&] { RC(memra_mla_kpool_pool_keys_f32(state, ape, keys, 0, n_pools, pool, d, 0, 0)); }, 2, reps);
+    double t_score = time_ms([&] { RC(memra_mla_kpool_score_f32(q, keys, hw, score, t_q, heads, d, n_pools, pool, first_pos, qk, hs, 0)); }, 2, reps);
+    RC(memra_mla_kpool_score_f32(q, keys, hw, score2, t_q, heads, d, n_pools, pool, first_pos, qk, hs, 0));
+    int score_det = same_bytes(dev_to(score, (size_t)t_q * n_pools), dev_to(score2, (size_t)t_q * n_pools));
+    /* reference rows: queries 0..3 and 508..511 */
+    int score_same = 1;
+    double t_score_ref = 0;
+    for (int i0 : {0, t_q - ref_q}) {
+        auto run = [&] { RC(memra_mla_kpool_score_ref_f32(q + (size_t)i0 * heads * d, keys, hw + (size_t)i0 * heads, score_ref, ref_q, heads, d, n_pools, pool, first_pos + i0, qk, hs, 0)); };
+        t_score_ref = time_ms(run, 1, quick ? 3 : 20);
+        auto r = dev_to(score_ref, (size_t)ref_q * n_pools);
+        std::vector<float> f(r.size());
+        CK(cudaMemcpy(f.data(), score + (size_t)i0 * n_pools, r.size() * 4, cudaMemcpyDeviceToHost));
+        score_same &= same_bytes(f, r);
+    }
+    printf("checks at the shipped shape:\n");
+    check(score_same, "score fast == ref bytes (memcmp, queries 0..3 and 508..511, all 262144 pools)");
+    check(score_det, "score fast run-to-run bytes equal (whole 512 MiB plane)");
+
+    double t_sel = time_ms([&] { RC(memra_mla_kpool_select_f32(score, idx_fast, t_q, n_pools, pool, select_k, width, first_pos, 1, 0)); }, 2, reps);
+    double t_sel_ref = time_ms([&] { RC(memra_mla_kpool_select_ref_f32(score, idx_ref, t_q, n_pools, pool, select_k, width, first_pos, 1, 0)); }, 1, 3);
+    check(same_bytes(dev_to(idx_fast, (size_t)t_q * width), dev_to(idx_ref, (size_t)t_q * width)),
+          "select radix == ref bytes (memcmp, all 512 queries, realistic scores)");
+    /* tie-heavy plane at the same shape: scores quantised to 8 levels (radix fallback path) */
+    {
+        std::vector<float> h((size_t)t_q * n_pools);
+        for (auto &x : h)
+            x = (float)(rnd_u32() % 8);
+        CK(cudaMemcpy(score2, h.data(), b_score, cudaMemcpyHostToDevice));
+    }
+    double t_sel_ties = time_ms([&] { RC(memra_mla_kpool_select_f32(score2, idx_fast, t_q, n_pools, pool, select_k, width, first_pos, 1, 0)); }, 2, reps);
+    RC(memra_mla_kpool_select_ref_f32(score2, idx_ref, t_q, n_pools, pool, select_k, width, first_pos, 1, 0));
+    check(same_bytes(dev_to(idx_fast, (size_t)t_q * width), dev_to(idx_ref, (size_t)t_q * width)),
+          "select radix == ref bytes (memcmp, all 512 queries, 8-level tie-heavy scores)");
+    cudaFree(state), cudaFree(ape), cudaFree(score_ref), cudaFree(idx_ref), cudaFree(score2);
+
+    /* gathered attention at glm5: 64 heads, kv_rank 512, d_rope 64, 2048 slots */
+    const int g_heads = 64, g_rank = 512, g_rope = 64, g_slots = 2048, g_kv = 65536;
+    float *ql, *qp, *cache, *o;
+    int32_t *gidx;
+    CK(cudaMalloc(&ql, (size_t)t_q * g_heads * g_rank * 4));
+    CK(cudaMalloc(&qp, (size_t)t_q * g_heads * g_rope * 4));
+    CK(cudaMalloc(&cache, (size_t)g_kv * (g_rank + g_rope) * 4));
+    CK(cudaMalloc(&o, (size_t)t_q * g_heads * g_rank * 4));
+    CK(cudaMalloc(&gidx, (size_t)t_q * g_slots * 4));
+    {
+        std::vector<float> h((size_t)g_kv * (g_rank + g_rope));
+        fill(h, -1, 1);
+        CK(cudaMemcpy(cache, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
+        h.resize((size_t)t_q * g_heads * g_rank);
+        fill(h, -1, 1);
+        CK(cudaMemcpy(ql, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
+        h.resize((size_t)t_q * g_heads * g_rope);
+        fill(h, -1, 1);
+        CK(cudaMemcpy(qp, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
+        std::vector<int32_t> hi((size_t)t_q * g_slots);
+        for (auto &x : hi)
+            x = (int32_t)(rnd_u32() % g_kv);
+        CK(cudaMemcpy(gidx, hi.data(), hi.size() * 4, cudaMemcpyHostToDevice));
+    }
+    double t_g512 = time_ms([&] { RC(memra_mla_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, t_q, g_slots, 1.0f / 16, 0)); }, 2, reps);
+    double t_g1 = time_ms([&] { RC(memra_mla_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, 1, g_slots, 1.0f / 16, 0)); }, 2, reps);
+    cudaFree(ql), cudaFree(qp), cudaFree(cache), cudaFree(o), cudaFree(gidx);
+
+    double t_score_small = time_ms([&] { RC(memra_mla_kpool_score_f32(q, keys, hw, score, 1, heads, d, n_pools, pool, rows - 1, qk, hs, 0)); }, 2, reps);
+
+    /* floors */
+    const double fma_score = (double)t_q * n_pools * heads * d;
+    const double score_floor = fma_score / (fma_tfma * 1e12) * 1e3;
+    const double score_plane_read = (double)b_score / (copy_gbs * 1e9) * 1e3;
+    const double keys_floor = ((double)b_state + b_keys) / (copy_gbs * 1e9) * 1e3;
+    const double g_fma = (double)t_q * g_heads * g_slots * (g_rank + g_rope + g_rank);
+    const double g_floor = g_fma / (fma_tfma * 1e12) * 1e3;
+    printf("\n| kernel (shipped shape unless noted) | time ms | floor ms | floor basis | of floor |\n");
+    printf("|---|---|---|---|---|\n");
+    printf("| pool_keys full build (262144 x 128, pool 4) | %.3f | %.3f | read state 1 GiB + write keys at copy BW | %.0f%% |\n", t_keys, keys_floor, 100 * keys_floor / t_keys);
+    printf("| score fast (t_q 512) | %.3f | %.3f | %.0f GFMA at measured FMA rate | %.0f%% |\n", t_score, score_floor, fma_score / 1e9, 100 * score_floor / t_score);
+    printf("| score ref (t_q %d subset; x%d = %.0f ms extrapolated) | %.3f | - | not a serving path | - |\n", ref_q, t_q / ref_q, t_score_ref * t_q / ref_q, t_score_ref);
+    printf("| score fast decode (t_q 1) | %.3f | %.3f | read keys 128 MiB at copy BW | %.0f%% |\n", t_score_small, (double)b_keys / (copy_gbs * 1e9) * 2e3 / 2, 100 * ((double)b_keys / (copy_gbs * 1e9) * 1e3) / t_score_small);
+    printf("| select radix (realistic scores) | %.3f | %.3f | one read of the 512 MiB score plane | %.0f%% |\n", t_sel, score_plane_read, 100 * score_plane_read / t_sel);
+    printf("| select radix (8-level ties: fallback path) | %.3f | %.3f | same | %.0f%% |\n", t_sel_ties, score_plane_read, 100 * score_plane_read / t_sel_ties);
+    printf("| select ref (rounds, median of 3) | %.3f | - | not a serving path | - |\n", t_sel_ref);
+    printf("| attn_gathered glm5 t_q 512, 2048 slots | %.3f | %.3f | %.0f GFMA at measured FMA rate | %.0f%% |\n", t_g512, g_floor, g_fma / 1e9, 100 * g_floor / t_g512);
+    printf("| attn_gathered glm5 t_q 1, 2048 slots | %.3f | - | decode, latency-bound | - |\n", t_g1);
+    printf("| machine: copy BW / f32 FMA | %.0f GB/s | %.2f TFMA/s | measured in this run | - |\n", copy_gbs, fma_tfma);
+    printf("| indexer step device memory | %.1f MiB | - | buffers summed (cudaMemGetInfo %.1f MiB), no workspace | - |\n", step_bytes / 1048576.0, (free0 - free1) / 1048576.0);
+    printf("\nchecks: %s\n", g_fail ? "SOME FAILED" : "all passed");
+    cudaFree(keys), cudaFree(q), cudaFree(hw), cudaFree(score), cudaFree(idx_fast);
+    return g_fail;
+}

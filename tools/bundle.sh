@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# tools/bundle.sh [DIR]: packs the GPU tier for a CUDA host without Bazel, clang or Criterion.
+#
+# DIR (default bundle/) gets: bin/ (every Criterion test binary, the fuzz regression drivers,
+# the libFuzzer+ASan GPU fuzzers, the benchmarks, the golden tool), lib/ (the shared libraries
+# those binaries need that a plain CUDA host lacks: Criterion and its dependencies; never
+# libcuda or cuBLASLt, which the host provides), golden/, fuzz/corpus/, docs/contract.md,
+# tools/summarize.py and run-gpu-tier.sh, which runs the GPU tier there and prints the same
+# summary as `tools/harness run`.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+DIR=${1:-bundle}
+rm -rf "$DIR"
+mkdir -p "$DIR/bin" "$DIR/lib" "$DIR/fuzz" "$DIR/docs" "$DIR/tools"
+
+TESTS=$(bazel query 'kind("cc_test", //tests/... + //fuzz/...)' 2>/dev/null)
+BENCH=$(bazel query 'kind("cc_binary", //tools/bench/...)' 2>/dev/null || true)
+bazel build $TESTS $BENCH //tools/golden //tools:gpu_probe
+FUZZERS=$(bazel query 'attr(name, "_fuzzer$", kind("cc_binary", //fuzz/...))' 2>/dev/null)
+bazel build --config=fuzz $FUZZERS
+
+copy_bin() { # label, output dir of the config
+    local label=$1 tree=$2 path
+    path="$tree/$(echo "${label#//}" | tr ':' '/')"
+    cp "$path" "$DIR/bin/"
+}
+for t in $TESTS $BENCH //tools/golden //tools:gpu_probe; do copy_bin "$t" bazel-bin; done
+for f in $FUZZERS; do copy_bin "$f" bazel-out/k8-fastbuild-fuzz/bin; done
+
+# Shared libraries: everything the binaries load except the C library, the CUDA driver and
+# the CUDA libraries the host's toolkit provides.
+for b in "$DIR"/bin/*; do
+    ldd "$b" 2>/dev/null | awk '/=> \//{print $3}'
+done | sort -u | while read -r lib; do
+    case "$(basename "$lib")" in
+        libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libgcc_s.so*|libstdc++.so*) ;;
+        libcuda.so*|libcublas*|libcudart*|libnvidia*) ;;
+        *) cp -L "$lib" "$DIR/lib/" ;;
+    esac
+done
+
+cp -r golden "$DIR/golden"
+cp -r fuzz/corpus "$DIR/fuzz/corpus"
+cp fuzz/*.options "$DIR/fuzz/" 2>/dev/null || true
+cp docs/contract.md "$DIR/docs/"
+cp tools/summarize.py "$DIR/tools/"
+cp tools/run-gpu-tier.sh "$DIR/run-gpu-tier.sh"
+chmod +x "$DIR/run-gpu-tier.sh"
+git rev-parse HEAD > "$DIR/COMMIT" 2>/dev/null || echo unknown > "$DIR/COMMIT"
+du -sh "$DIR"
+echo "bundle: $DIR (run: cd $DIR && ./run-gpu-tier.sh [--fuzz-seconds N] [--sanitize] [--bench])"

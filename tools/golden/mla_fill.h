@@ -1,0 +1,94 @@
+/* mla_fill.h: the counter-based input generator of the golden fixtures, usable on host and
+ * device (header only; every function is MLA_FILL_HD static inline).
+ *
+ * An input element is a pure function of (case seed, tensor name, element index):
+ *   key     = { seed, fnv1a32(tensor name) }
+ *   counter = { (idx / 4) low 32 bits, (idx / 4) high 32 bits, 0, 0 }
+ *   word    = philox4x32-10(counter, key).v[idx % 4]          (Random123's Philox)
+ * so any element can be produced independently, in any order, by any thread, and fixtures store
+ * only the SHA-256 of their inputs.
+ *
+ * Fills (both integer-exact, no transcendental, no rounding ambiguity, no fp contraction):
+ *   MLA_FILL_REALISTIC  v = f32((word >> 8) - 2^23) * 2^-23 * scale: uniform on the 2^24-point
+ *                       grid of [-1, 1), times `scale` (one f32 rounding, the last multiply).
+ *   MLA_FILL_SMALL_INT  v = f32((word % 9) - 4) * scale: integers in [-4, 4] times a power-of-two
+ *                       `scale`, so sums of up to ~2^20 products are exact in any order.
+ *
+ * MLA_FILL_VERSION is recorded in every manifest: bump it whenever any value above changes.
+ */
+#ifndef MLA_FILL_H
+#define MLA_FILL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <Random123/philox.h>
+
+#ifdef __CUDACC__
+#define MLA_FILL_HD __host__ __device__
+#else
+#define MLA_FILL_HD
+#endif
+
+#define MLA_FILL_VERSION 1
+
+typedef enum {
+    MLA_FILL_REALISTIC = 0, /* uniform in [-scale, scale) */
+    MLA_FILL_SMALL_INT = 1, /* {-4..4} * scale, scale a power of two */
+    MLA_FILL_EXPLICIT = 2,  /* not generated: values set by the case (e.g. rope positions) */
+} mla_fill_kind;
+
+/* 32-bit FNV-1a of a NUL-terminated name. */
+MLA_FILL_HD static inline uint32_t mla_fill_name_hash(const char *name) {
+    uint32_t h = 2166136261u;
+    for (; *name; name++) {
+        h ^= (uint32_t)(unsigned char)*name;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+/* The raw Philox word of element idx. */
+MLA_FILL_HD static inline uint32_t mla_fill_word(uint32_t seed, uint32_t name_hash, uint64_t idx) {
+    philox4x32_ctr_t c = {{(uint32_t)(idx >> 2), (uint32_t)(idx >> 34), 0u, 0u}};
+    philox4x32_key_t k = {{seed, name_hash}};
+    philox4x32_ctr_t r = philox4x32(c, k);
+    return r.v[idx & 3u];
+}
+
+MLA_FILL_HD static inline float mla_fill_realistic(uint32_t seed, uint32_t name_hash, uint64_t idx,
+                                                   float scale) {
+    int32_t m = (int32_t)(mla_fill_word(seed, name_hash, idx) >> 8) - (int32_t)(1 << 23);
+    float u = (float)m * 0x1p-23f; /* exact: |m| <= 2^23 */
+    return u * scale;
+}
+
+MLA_FILL_HD static inline float mla_fill_small_int(uint32_t seed, uint32_t name_hash, uint64_t idx,
+                                                   float scale) {
+    int32_t m = (int32_t)(mla_fill_word(seed, name_hash, idx) % 9u) - 4;
+    return (float)m * scale;
+}
+
+MLA_FILL_HD static inline float mla_fill_value(mla_fill_kind kind, uint32_t seed,
+                                               uint32_t name_hash, uint64_t idx, float scale) {
+    return kind == MLA_FILL_SMALL_INT ? mla_fill_small_int(seed, name_hash, idx, scale)
+                                      : mla_fill_realistic(seed, name_hash, idx, scale);
+}
+
+/* Fills host buf[0..n) with elements 0..n-1 of tensor `name`. */
+static inline void mla_fill_host_f32(float *buf, size_t n, mla_fill_kind kind, uint32_t seed,
+                                     const char *name, float scale) {
+    uint32_t h = mla_fill_name_hash(name);
+    for (size_t i = 0; i < n; i++) buf[i] = mla_fill_value(kind, seed, h, (uint64_t)i, scale);
+}
+
+static inline const char *mla_fill_kind_name(mla_fill_kind k) {
+    switch (k) {
+    case MLA_FILL_REALISTIC: return "realistic";
+    case MLA_FILL_SMALL_INT: return "small_int";
+    case MLA_FILL_EXPLICIT: return "explicit";
+    }
+    return "?";
+}
+
+#endif /* MLA_FILL_H */

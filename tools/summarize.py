@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Summarise JUnit XML reports (Bazel's test.xml per target, or the GPU bundle's) into a table
+per suite, a machine-readable summary.json, one merged junit.xml, and the closing line
+`N passed, N failed, N skipped`.
+
+usage: summarize.py --out DIR [--tier NAME] [--note TEXT] REPORT.xml...
+A test case counts once: passed, failed (failure, error or crash) or skipped. A report that
+cannot be parsed counts as one failed case named after its file (a crashed binary is a failure).
+"""
+import argparse
+import json
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+
+def suite_name(path):
+    # bazel-testlogs/tests/dense_gpu_test/test.xml -> tests/dense_gpu_test
+    parts = os.path.normpath(path).split(os.sep)
+    if "bazel-testlogs" in parts:
+        i = parts.index("bazel-testlogs")
+        return "/".join(parts[i + 1:-1])
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def read_cases(path):
+    cases = []
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError) as e:
+        return [("(report)", "failed", f"unreadable report {path}: {e}")]
+    for tc in root.iter("testcase"):
+        name = (tc.get("classname") or "") + ("/" if tc.get("classname") else "") + tc.get("name", "?")
+        status = (tc.get("status") or "").upper()
+        if tc.find("failure") is not None or tc.find("error") is not None or status in ("FAILED", "ERRORED", "CRASHED"):
+            msg = ""
+            for tag in ("failure", "error"):
+                el = tc.find(tag)
+                if el is not None:
+                    msg = (el.get("message") or el.text or "").strip()
+            cases.append((name, "failed", msg[:2000]))
+        elif tc.find("skipped") is not None or status == "SKIPPED":
+            el = tc.find("skipped")
+            cases.append((name, "skipped", (el.get("message") if el is not None else "") or ""))
+        else:
+            cases.append((name, "passed", ""))
+    if not cases:
+        # A report with no test case: Bazel's own XML for a non-JUnit test (one case).
+        failures = int(root.get("failures", "0") or 0) + int(root.get("errors", "0") or 0)
+        cases.append(("(target)", "failed" if failures else "passed", ""))
+    return cases
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--tier", default="cpu")
+    ap.add_argument("--note", action="append", default=[])
+    ap.add_argument("reports", nargs="*")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    suites = {}
+    for r in sorted(a.reports):
+        suites.setdefault(suite_name(r), []).extend(read_cases(r))
+    total = {"passed": 0, "failed": 0, "skipped": 0}
+    rows = []
+    for s, cases in sorted(suites.items()):
+        c = {"passed": 0, "failed": 0, "skipped": 0}
+        for _, st, _ in cases:
+            c[st] += 1
+            total[st] += 1
+        rows.append((s, c))
+    width = max([len(s) for s, _ in rows] + [5])
+    print(f"\n{'suite':<{width}}  passed  failed  skipped")
+    for s, c in rows:
+        print(f"{s:<{width}}  {c['passed']:>6}  {c['failed']:>6}  {c['skipped']:>7}")
+    failed = [(s, n, m) for s, cases in sorted(suites.items()) for n, st, m in cases if st == "failed"]
+    if failed:
+        print("\nfailed cases:")
+        for s, n, m in failed:
+            print(f"  {s}: {n}" + (f"  -- {m.splitlines()[0]}" if m else ""))
+    for n in a.note:
+        print(n)
+    summary = {"tier": a.tier, "totals": total, "notes": a.note,
+               "suites": {s: c for s, c in rows},
+               "failed": [{"suite": s, "case": n, "message": m} for s, n, m in failed]}
+    with open(os.path.join(a.out, f"summary-{a.tier}.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    # One merged JUnit file for CI systems.
+    root = ET.Element("testsuites", tests=str(sum(total.values())), failures=str(total["failed"]))
+    for s, cases in sorted(suites.items()):
+        ts = ET.SubElement(root, "testsuite", name=s, tests=str(len(cases)))
+        for n, st, m in cases:
+            tc = ET.SubElement(ts, "testcase", classname=s, name=n)
+            if st == "failed":
+                ET.SubElement(tc, "failure", message=m[:500])
+            elif st == "skipped":
+                ET.SubElement(tc, "skipped", message=m[:500])
+    ET.ElementTree(root).write(os.path.join(a.out, f"junit-{a.tier}.xml"), encoding="utf-8", xml_declaration=True)
+    line = f"{total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped"
+    with open(os.path.join(a.out, f"result-{a.tier}.txt"), "w") as f:
+        f.write(line + "\n")
+    print(line)
+    return 1 if total["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
