@@ -16,7 +16,7 @@ mkdir -p "$DIR/bin" "$DIR/lib" "$DIR/fuzz" "$DIR/docs" "$DIR/tools"
 
 TESTS=$(bazel query 'kind("cc_test", //tests/... + //fuzz/...)' 2>/dev/null)
 BENCH=$(bazel query 'kind("cc_binary", //tools/bench/...)' 2>/dev/null || true)
-bazel build $TESTS $BENCH //tools/golden //tools:gpu_probe
+bazel build $TESTS $BENCH //tools/golden:golden //tools:gpu_probe
 FUZZERS=$(bazel query 'attr(name, "_fuzzer$", kind("cc_binary", //fuzz/...))' 2>/dev/null)
 bazel build --config=fuzz $FUZZERS
 
@@ -25,8 +25,8 @@ copy_bin() { # label, output dir of the config
     path="$tree/$(echo "${label#//}" | tr ':' '/')"
     cp "$path" "$DIR/bin/"
 }
-for t in $TESTS $BENCH //tools/golden //tools:gpu_probe; do copy_bin "$t" bazel-bin; done
-for f in $FUZZERS; do copy_bin "$f" bazel-out/k8-fastbuild-fuzz/bin; done
+for t in $TESTS $BENCH //tools/golden:golden //tools:gpu_probe; do copy_bin "$t" bazel-out/k8-fastbuild/bin; done
+for f in $FUZZERS; do copy_bin "$f" bazel-out/k8-fastbuildfuzz/bin; done
 
 # Shared libraries: everything the binaries load except the C library, the CUDA driver and
 # the CUDA libraries the host's toolkit provides.
@@ -40,6 +40,10 @@ done | sort -u | while read -r lib; do
     esac
 done
 
+# Debug info stays in the build tree; symbols stay in the binaries (readable stack traces).
+chmod u+w "$DIR"/bin/* "$DIR"/lib/*
+strip --strip-debug "$DIR"/bin/* "$DIR"/lib/* 2>/dev/null || true
+
 cp -r golden "$DIR/golden"
 cp -r fuzz/corpus "$DIR/fuzz/corpus"
 cp fuzz/*.options "$DIR/fuzz/" 2>/dev/null || true
@@ -48,5 +52,10 @@ cp tools/summarize.py "$DIR/tools/"
 cp tools/run-gpu-tier.sh "$DIR/run-gpu-tier.sh"
 chmod +x "$DIR/run-gpu-tier.sh"
 git rev-parse HEAD > "$DIR/COMMIT" 2>/dev/null || echo unknown > "$DIR/COMMIT"
-du -sh "$DIR"
+size_mib=$(du -sm "$DIR" | cut -f1)
+echo "bundle size: ${size_mib} MiB"
+if [ "$size_mib" -ge 50 ]; then
+    echo "bundle: over the 50 MiB budget" >&2
+    exit 1
+fi
 echo "bundle: $DIR (run: cd $DIR && ./run-gpu-tier.sh [--fuzz-seconds N] [--sanitize] [--bench])"

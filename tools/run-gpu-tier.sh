@@ -71,16 +71,29 @@ for r in bin/*_regression; do
     step "$name" "$r" "fuzz/corpus/${name%_regression}"
 done
 
-# 3. GPU fuzzing (libFuzzer + ASan; CUDA needs protect_shadow_gap=0).
+# 3. GPU fuzzing (libFuzzer + ASan; CUDA needs protect_shadow_gap=0): every target at once, for
+#    FUZZ_SECONDS each (small kernels share the device well), then one JUnit case per target.
 if [ "$FUZZ_SECONDS" -gt 0 ]; then
+    pids=()
     for f in bin/*_fuzzer; do
         name=$(basename "$f"); target=${name%_fuzzer}
         work="$OUT/fuzz-$target"; mkdir -p "$work"
         cp -r "fuzz/corpus/$target/." "$work/" 2>/dev/null || true
-        ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 \
-            step "fuzz_$target" "$f" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
-            -artifact_prefix="$OUT/repro/" "$work"
-        grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "$OUT/logs/fuzz_$target.log" | tail -1 | sed "s/^/  fuzz_$target: /"
+        opts=()
+        [ -f "fuzz/$target.options" ] && mapfile -t opts < <(grep -v '^#' "fuzz/$target.options" | grep -v '^\s*$' | sed 's/^/-/; s/ *= */=/')
+        ( t0=$SECONDS; rc=0
+          ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 "$f" "${opts[@]}" \
+              -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 -artifact_prefix="$OUT/repro/" \
+              "$work" > "$OUT/logs/fuzz_$target.log" 2>&1 || rc=$?
+          junit_step "fuzz_$target" "$rc" $((SECONDS - t0)) "$OUT/logs/fuzz_$target.log" ) &
+        pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p"; done
+    for f in bin/*_fuzzer; do
+        target=$(basename "$f"); target=${target%_fuzzer}
+        runs=$(grep -E "stat::number_of_executed_units" "$OUT/logs/fuzz_$target.log" | awk '{print $2}')
+        st=$(grep -q "<failure" "$OUT/xml/fuzz_$target.xml" && echo FAILED || echo ok)
+        printf '%-48s %s (%s executions in %ss)\n' "fuzz_$target" "$st" "${runs:-?}" "$FUZZ_SECONDS"
     done
 fi
 
