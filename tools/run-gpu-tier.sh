@@ -73,7 +73,7 @@ done
 
 # 3. GPU fuzzing (libFuzzer + ASan; CUDA needs protect_shadow_gap=0): every target at once, for
 #    FUZZ_SECONDS each (small kernels share the device well), then one JUnit case per target.
-if [ "$FUZZ_SECONDS" -gt 0 ]; then
+fuzz_all() {
     pids=()
     for f in bin/*_fuzzer; do
         name=$(basename "$f"); target=${name%_fuzzer}
@@ -95,18 +95,30 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
         st=$(grep -q "<failure" "$OUT/xml/fuzz_$target.xml" && echo FAILED || echo ok)
         printf '%-48s %s (%s executions in %ss)\n' "fuzz_$target" "$st" "${runs:-?}" "$FUZZ_SECONDS"
     done
-fi
+}
 
-# 4. compute-sanitizer over the GPU suites (every tool must report 0 errors).
-if [ "$SANITIZE" -eq 1 ]; then
+# 4. compute-sanitizer over the GPU suites (every tool must report 0 errors), concurrently with
+#    the fuzzers above when both are asked for. SANITIZE_FILTER narrows the cases (Criterion
+#    --filter glob); SANITIZE_TESTS the binaries (default: every *gpu* test binary).
+sanitize_all() {
+    local CS t name tool
     CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-    for t in bin/*gpu*_test; do
+    for t in ${SANITIZE_TESTS:-bin/*gpu*_test}; do
         name=$(basename "$t")
         for tool in memcheck racecheck initcheck synccheck; do
             step "sanitize_${tool}_${name}" "$CS" --tool "$tool" --error-exitcode 1 \
                 --target-processes all "$t" --jobs 1 --filter "${SANITIZE_FILTER:-*}"
         done
     done
+}
+if [ "$FUZZ_SECONDS" -gt 0 ] && [ "$SANITIZE" -eq 1 ]; then
+    fuzz_all & fpid=$!
+    sanitize_all
+    wait "$fpid"
+elif [ "$FUZZ_SECONDS" -gt 0 ]; then
+    fuzz_all
+elif [ "$SANITIZE" -eq 1 ]; then
+    sanitize_all
 fi
 
 # 5. Benchmarks.
