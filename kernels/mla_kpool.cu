@@ -176,10 +176,9 @@ static int kpool_pool_keys_launch(const float *state, const float *ape, float *k
     return 0;
 }
 
-extern "C" int memra_mla_kpool_pool_keys_f32(const float *state, const float *ape,
-                                             float *pool_keys, int32_t pool_begin,
-                                             int32_t n_pools, int32_t pool, int32_t d,
-                                             int32_t state_rows, void *stream)
+extern "C" int memra_mla_kpool_pool_keys_f32(const float *state, const float *ape, float *pool_keys,
+                                             int32_t pool_begin, int32_t n_pools, int32_t pool,
+                                             int32_t d, int32_t state_rows, void *stream)
 {
     int rc = mla_validate_kpool_pool_keys(state, ape, pool_keys, pool_begin, n_pools, pool, d,
                                           state_rows);
@@ -187,8 +186,8 @@ extern "C" int memra_mla_kpool_pool_keys_f32(const float *state, const float *ap
         return rc;
     if (pool_begin == n_pools)
         return 0; /* mla.h: builds nothing and returns 0 */
-    return kpool_pool_keys_launch(state, ape, pool_keys, pool_begin, n_pools, pool, d,
-                                  state_rows, (cudaStream_t)stream);
+    return kpool_pool_keys_launch(state, ape, pool_keys, pool_begin, n_pools, pool, d, state_rows,
+                                  (cudaStream_t)stream);
 }
 
 /* ================================================================ scoring ================== */
@@ -199,9 +198,9 @@ extern "C" int memra_mla_kpool_pool_keys_f32(const float *state, const float *ap
  *   (5) t = __fmul_rn(w, r)            (6) acc = __fadd_rn(acc, t), h ascending from +0 */
 static __device__ __forceinline__ float kpool_head_term(float dot, float w, float qk_scale)
 {
-    const float s = __fmul_rn(dot, qk_scale);  /* (2) */
-    const float r = (s < 0.0f) ? 0.0f : s;     /* (3) NaN and -0 pass through */
-    return __fmul_rn(w, r);                    /* (5) */
+    const float s = __fmul_rn(dot, qk_scale); /* (2) */
+    const float r = (s < 0.0f) ? 0.0f : s;    /* (3) NaN and -0 pass through */
+    return __fmul_rn(w, r);                   /* (5) */
 }
 
 static __device__ __forceinline__ bool kpool_pool_visible(int64_t p, int64_t pool, int64_t q_row)
@@ -230,23 +229,23 @@ static __global__ void kpool_score_ref_f32(const float *q, const float *keys, co
         const float *key = keys + p * d;
         float dot = 0.0f;
         for (int c = 0; c < d; c++)
-            dot = __fmaf_rn(qh[c], key[c], dot);                    /* (1) */
-        const float w = __fmul_rn(hw[i * heads + h], head_scale);  /* (4) */
+            dot = __fmaf_rn(qh[c], key[c], dot);                  /* (1) */
+        const float w = __fmul_rn(hw[i * heads + h], head_scale); /* (4) */
         term[h] = kpool_head_term(dot, w, qk_scale);
     }
     __syncthreads();
     if (threadIdx.x == 0) {
         float acc = 0.0f;
         for (int hh = 0; hh < heads; hh++)
-            acc = __fadd_rn(acc, term[hh]);                         /* (6) */
+            acc = __fadd_rn(acc, term[hh]); /* (6) */
         score[blk] = acc;
     }
 }
 
-static int kpool_score_ref_launch(const float *q, const float *keys, const float *hw,
-                                  float *score, int32_t t_q, int32_t heads, int32_t d,
-                                  int32_t n_pools, int32_t pool, int32_t first_pos,
-                                  float qk_scale, float head_scale, cudaStream_t st)
+static int kpool_score_ref_launch(const float *q, const float *keys, const float *hw, float *score,
+                                  int32_t t_q, int32_t heads, int32_t d, int32_t n_pools,
+                                  int32_t pool, int32_t first_pos, float qk_scale, float head_scale,
+                                  cudaStream_t st)
 {
     const int nt = (heads + 31) / 32 * 32;
     const int64_t blocks = (int64_t)t_q * n_pools; /* <= MLA_MAX_GRID_X (40012) */
@@ -272,10 +271,10 @@ static int kpool_score_ref_launch(const float *q, const float *keys, const float
  * Inner step per 4 channels: TM + TN LDS.128 for 4*TM*TN FFMA (8x8: 16 loads, 256 FMA).
  * Tiles whose pools are all invisible to all their queries are written -inf without compute. */
 #define KS_NT 256
-#define KS_KC 64          /* channels per pipeline step */
-#define KS_LDQ 68         /* padded q / streamed-key row (KS_KC + 4) */
-#define KS_KRES_D 128     /* largest d whose key tile stays resident */
-#define KS_LDK_RES 132    /* padded resident key row (KS_KRES_D + 4) */
+#define KS_KC 64       /* channels per pipeline step */
+#define KS_LDQ 68      /* padded q / streamed-key row (KS_KC + 4) */
+#define KS_KRES_D 128  /* largest d whose key tile stays resident */
+#define KS_LDK_RES 132 /* padded resident key row (KS_KRES_D + 4) */
 #define KS_STAGES 3
 
 template <int BM, int BN, bool KRES> struct ks_smem {
@@ -407,8 +406,8 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
                     dot[r][j] = 0.0f;
         }
         const float *qs = Qs + (s % KS_STAGES) * BM * KS_LDQ + ty * KS_LDQ;
-        const float *ks = KRES ? Ks + tx * KS_LDK_RES + c0
-                               : Ks + (s % KS_STAGES) * BN * KS_LDQ + tx * KS_LDQ;
+        const float *ks =
+            KRES ? Ks + tx * KS_LDK_RES + c0 : Ks + (s % KS_STAGES) * BN * KS_LDQ + tx * KS_LDQ;
         const int rem = (d - c0 < KS_KC) ? d - c0 : KS_KC;
 
         /* (1): four channels per group, c ascending within every chain. */
@@ -456,10 +455,12 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
 #pragma unroll
             for (int r = 0; r < TM; r++) {
                 const int64_t i = i0 + ty + r * TY;
-                const float w = (i < t_q) ? __fmul_rn(hw[i * heads + h], head_scale) : 0.0f; /* (4) */
+                const float w =
+                    (i < t_q) ? __fmul_rn(hw[i * heads + h], head_scale) : 0.0f; /* (4) */
 #pragma unroll
                 for (int j = 0; j < TN; j++)
-                    acc[r][j] = __fadd_rn(acc[r][j], kpool_head_term(dot[r][j], w, qk_scale)); /* (6) */
+                    acc[r][j] =
+                        __fadd_rn(acc[r][j], kpool_head_term(dot[r][j], w, qk_scale)); /* (6) */
             }
         }
     }
@@ -488,8 +489,8 @@ static int kpool_score_tiled_launch(const float *q, const float *keys, const flo
 {
     const size_t smem = ks_smem<BM, BN, KRES>::bytes;
     auto kern = kpool_score_tiled_f32<BM, BN, TM, TN, MINB, KRES, VEC4>;
-    MLA_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)smem));
+    MLA_CUDA_CHECK(
+        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const int64_t nqt = ((int64_t)t_q + BM - 1) / BM, npt = ((int64_t)n_pools + BN - 1) / BN;
     /* pool tiles fastest: co-resident blocks share one query tile's q rows in L2 */
     kern<<<(unsigned)(nqt * npt), KS_NT, smem, st>>>(q, keys, hw, score, t_q, heads, d, n_pools,
@@ -517,9 +518,8 @@ static int kpool_score_pick(const float *q, const float *keys, const float *hw, 
 }
 
 static int kpool_score_launch(const float *q, const float *keys, const float *hw, float *score,
-                              int32_t t_q, int32_t heads, int32_t d, int32_t n_pools,
-                              int32_t pool, int32_t first_pos, float qk_scale, float head_scale,
-                              cudaStream_t st)
+                              int32_t t_q, int32_t heads, int32_t d, int32_t n_pools, int32_t pool,
+                              int32_t first_pos, float qk_scale, float head_scale, cudaStream_t st)
 {
     const bool vec4 = d % 4 == 0 && (((uintptr_t)q | (uintptr_t)keys) & 15) == 0;
     const bool kres = d <= KS_KRES_D;
@@ -563,8 +563,8 @@ extern "C" int memra_mla_kpool_score_ref_f32(const float *q, const float *pool_k
         return rc;
     if (n_pools == 0)
         return 0;
-    return kpool_score_ref_launch(q, pool_keys, hw, score, t_q, heads, d, n_pools, pool,
-                                  first_pos, qk_scale, head_scale, (cudaStream_t)stream);
+    return kpool_score_ref_launch(q, pool_keys, hw, score, t_q, heads, d, n_pools, pool, first_pos,
+                                  qk_scale, head_scale, (cudaStream_t)stream);
 }
 
 /* ================================================================ selection ================ */
@@ -912,39 +912,35 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
     kpool_write_tail_pad(out, n_sel * pool, q_row, pool, always_tail, width);
 }
 
-static int kpool_select_radix_launch(const float *score, int32_t *idx, int32_t t_q,
-                                     int32_t n_pools, int32_t pool, int32_t select_k,
-                                     int32_t width, int32_t first_pos, int32_t always_tail,
-                                     cudaStream_t st)
+static int kpool_select_radix_launch(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
+                                     int32_t pool, int32_t select_k, int32_t width,
+                                     int32_t first_pos, int32_t always_tail, cudaStream_t st)
 {
-    MLA_CUDA_CHECK(cudaFuncSetAttribute(kpool_select_radix_f32,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)SEL_SMEM));
+    MLA_CUDA_CHECK(cudaFuncSetAttribute(
+        kpool_select_radix_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SEL_SMEM));
     kpool_select_radix_f32<<<(unsigned)t_q, SEL_NT, SEL_SMEM, st>>>(
         score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail);
     MLA_CUDA_CHECK(cudaGetLastError());
     return 0;
 }
 
-static int kpool_select_ref_launch(const float *score, int32_t *idx, int32_t t_q,
-                                   int32_t n_pools, int32_t pool, int32_t select_k,
-                                   int32_t width, int32_t first_pos, int32_t always_tail,
-                                   cudaStream_t st)
+static int kpool_select_ref_launch(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
+                                   int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
+                                   int32_t always_tail, cudaStream_t st)
 {
-    kpool_select_ref_f32<<<(unsigned)t_q, SEL_REF_NT, 0, st>>>(score, idx, t_q, n_pools, pool,
-                                                           select_k, width, first_pos,
-                                                           always_tail);
+    kpool_select_ref_f32<<<(unsigned)t_q, SEL_REF_NT, 0, st>>>(
+        score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail);
     MLA_CUDA_CHECK(cudaGetLastError());
     return 0;
 }
 
 extern "C" int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int32_t t_q,
                                           int32_t n_pools, int32_t pool, int32_t select_k,
-                                          int32_t width, int32_t first_pos,
-                                          int32_t always_tail, void *stream)
+                                          int32_t width, int32_t first_pos, int32_t always_tail,
+                                          void *stream)
 {
-    int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width,
-                                       first_pos, always_tail);
+    int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
+                                       always_tail);
     if (rc)
         return rc;
     return kpool_select_radix_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
@@ -953,11 +949,11 @@ extern "C" int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int3
 
 extern "C" int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q,
                                               int32_t n_pools, int32_t pool, int32_t select_k,
-                                              int32_t width, int32_t first_pos,
-                                              int32_t always_tail, void *stream)
+                                              int32_t width, int32_t first_pos, int32_t always_tail,
+                                              void *stream)
 {
-    int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width,
-                                       first_pos, always_tail);
+    int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
+                                       always_tail);
     if (rc)
         return rc;
     return kpool_select_ref_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
@@ -969,19 +965,20 @@ extern "C" int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, 
 /* Block per (query, group of AG_HG heads), HPW heads per warp; the query's index list is walked
  * in tiles of AG_BR slots whose cache rows ([c_kv | k_pe], D = kv_rank + d_rope floats) are
  * cp.async'd into a double-buffered shared tile, read once from global per head group (MQA:
- * every head of the group attends to the same rows). Each float4 of a row read from shared
- * memory feeds HPW heads (the kernel is shared-memory-bandwidth bound at HPW = 1). Per head:
- * lane-strided float4 dot products (q in registers), a fixed xor-butterfly reduction, f32 online
- * softmax with accurate expf, o accumulated in registers (lane owns float4 groups lane + 32u of
- * c_kv). Fixed order throughout: deterministic. Negative slots are skipped; repeats count per
+ * every head of the group attends to the same rows); skipped slots land as zero rows, so the
+ * row loops carry no branch. Each float4 of a row read from shared memory feeds HPW heads. Per
+ * head: lane-strided float4 dot products (q in registers), a fixed xor-butterfly reduction, f32
+ * online softmax with accurate expf, o accumulated in registers (lane owns float4 groups lane + 32u
+ * of c_kv). Fixed order throughout: deterministic. Negative slots are skipped; repeats count per
  * occurrence. Edge semantics match the oracle's max-then-exp: a NaN logit poisons the output;
  * if every valid logit is -inf the output is NaN (exp(-inf - -inf)); no valid slot gives 0. */
 #define AG_HG 16
 #define AG_BR 16
 /* MAXG: float4 groups of a [c_kv | k_pe] row per lane (ceil(D / 128)); MAXO: float4 groups of
  * c_kv per lane (ceil(kv_rank / 128)). Two instantiations: D <= 640 (glm5: 576 -> 5 and 4;
- * MAXO = MAXG covers kv_rank <= D) with 2 heads per warp, and the contract maximum (9 and 8)
- * with 1 head per warp (register budget). */
+ * MAXO = MAXG covers kv_rank <= D) and the contract maximum (9 and 8). HPW (heads per warp)
+ * is 1 in both: HPW = 2 measured no faster at glm5 (the kernel is latency-bound, not
+ * shared-memory-bound). */
 #define AG_SMALL_D 640
 
 template <int AG_MAXG, int AG_MAXO, int HPW, bool VEC4>
@@ -993,7 +990,7 @@ static __global__ void __launch_bounds__(AG_HG / HPW * 32, 1)
 {
     constexpr int NT = AG_HG / HPW * 32;
     extern __shared__ float4 ag_smem4[];
-    __shared__ int32_t rows_s[2][AG_BR];
+    __shared__ int32_t rows_s[3][AG_BR]; /* slot -> row of tiles t, t+1, t+2 (mod 3) */
     const int D = kv_rank + d_rope, G = (D + 3) >> 2, LDD = G * 4;
     float *tile = reinterpret_cast<float *>(ag_smem4); /* [2][AG_BR][LDD] */
 
@@ -1021,25 +1018,29 @@ static __global__ void __launch_bounds__(AG_HG / HPW * 32, 1)
             qv[hh][u] = make_float4(t[0], t[1], t[2], t[3]);
         }
 
-    auto issue_tile = [&](int t, int buf) {
-        const int s0 = t * AG_BR;
+    /* rows_s[t % 3] is filled two tiles ahead, so the copies below read their row from shared
+     * memory instead of waiting on a dependent global load of idx */
+    auto stage_rows = [&](int t) {
+        const int64_t s0 = (int64_t)t * AG_BR;
         if (tid < AG_BR)
-            rows_s[buf][tid] = s0 + tid < n_slots ? irow[s0 + tid] : -1;
+            rows_s[t % 3][tid] = s0 + tid < n_slots ? irow[s0 + tid] : -1;
+    };
+    auto issue_tile = [&](int t, int buf) {
+        const int32_t *rt = rows_s[t % 3];
         float *dst = tile + (size_t)buf * AG_BR * LDD;
         if (VEC4) {
             for (int e = tid; e < AG_BR * G; e += NT) {
                 const int r = e / G, g = e - r * G;
-                const int32_t rw = s0 + r < n_slots ? irow[s0 + r] : -1;
-                if (rw >= 0)
-                    cp_async16(dst + r * LDD + 4 * g, cache + (int64_t)rw * D + 4 * g, true);
+                const int32_t rw = rt[r];
+                cp_async16(dst + r * LDD + 4 * g, rw >= 0 ? cache + (int64_t)rw * D + 4 * g : cache,
+                           rw >= 0); /* skipped slots: zero rows, so the row loops need no branch */
             }
         } else {
             for (int e = tid; e < AG_BR * LDD; e += NT) {
                 const int r = e / LDD, c = e - r * LDD;
-                const int32_t rw = s0 + r < n_slots ? irow[s0 + r] : -1;
-                if (rw >= 0)
-                    cp_async4(dst + r * LDD + c, c < D ? cache + (int64_t)rw * D + c : cache,
-                              c < D);
+                const int32_t rw = rt[r];
+                const bool ok = rw >= 0 && c < D;
+                cp_async4(dst + r * LDD + c, ok ? cache + (int64_t)rw * D + c : cache, ok);
             }
         }
     };
@@ -1060,16 +1061,20 @@ static __global__ void __launch_bounds__(AG_HG / HPW * 32, 1)
     const int go = (kv_rank + 3) >> 2; /* float4 groups holding c_kv */
 
     const int ntiles = (n_slots + AG_BR - 1) / AG_BR;
+    stage_rows(0);
+    stage_rows(1);
+    __syncthreads();
     issue_tile(0, 0);
     cp_async_commit();
     for (int t = 0; t < ntiles; t++) {
         if (t + 1 < ntiles)
-            issue_tile(t + 1, (t + 1) & 1);
+            issue_tile(t + 1, (t + 1) & 1); /* rows staged before the previous barrier */
+        stage_rows(t + 2);                  /* slot (t+2) % 3 was last read at step t - 1 */
         cp_async_commit();
         cp_async_wait<1>();
         __syncthreads();
         const float *tb = tile + (size_t)(t & 1) * AG_BR * LDD;
-        const int32_t *rs = rows_s[t & 1];
+        const int32_t *rs = rows_s[t % 3];
         int nv = 0;
 #pragma unroll
         for (int r = 0; r < AG_BR; r++)
@@ -1079,24 +1084,24 @@ static __global__ void __launch_bounds__(AG_HG / HPW * 32, 1)
             float lg[HPW][AG_BR];
 #pragma unroll
             for (int r = 0; r < AG_BR; r++) {
+                /* every row, valid or not (skipped rows are zeros): no branch, so the 16 rows'
+                 * chains interleave */
                 float a[HPW];
 #pragma unroll
                 for (int hh = 0; hh < HPW; hh++)
                     a[hh] = 0.0f;
-                if (rs[r] >= 0) {
-                    const float4 *kr = reinterpret_cast<const float4 *>(tb + r * LDD);
+                const float4 *kr = reinterpret_cast<const float4 *>(tb + r * LDD);
 #pragma unroll
-                    for (int u = 0; u < AG_MAXG; u++) {
-                        const int g = lane + 32 * u;
-                        if (g < G) {
-                            const float4 kv = kr[g];
+                for (int u = 0; u < AG_MAXG; u++) {
+                    const int g = lane + 32 * u;
+                    if (g < G) {
+                        const float4 kv = kr[g];
 #pragma unroll
-                            for (int hh = 0; hh < HPW; hh++) {
-                                a[hh] = __fmaf_rn(qv[hh][u].x, kv.x, a[hh]);
-                                a[hh] = __fmaf_rn(qv[hh][u].y, kv.y, a[hh]);
-                                a[hh] = __fmaf_rn(qv[hh][u].z, kv.z, a[hh]);
-                                a[hh] = __fmaf_rn(qv[hh][u].w, kv.w, a[hh]);
-                            }
+                        for (int hh = 0; hh < HPW; hh++) {
+                            a[hh] = __fmaf_rn(qv[hh][u].x, kv.x, a[hh]);
+                            a[hh] = __fmaf_rn(qv[hh][u].y, kv.y, a[hh]);
+                            a[hh] = __fmaf_rn(qv[hh][u].z, kv.z, a[hh]);
+                            a[hh] = __fmaf_rn(qv[hh][u].w, kv.w, a[hh]);
                         }
                     }
                 }
@@ -1139,12 +1144,11 @@ static __global__ void __launch_bounds__(AG_HG / HPW * 32, 1)
             }
 #pragma unroll
             for (int r = 0; r < AG_BR; r++) {
-                if (rs[r] < 0)
-                    continue;
+                const bool valid = rs[r] >= 0; /* skipped rows: weight 0 on zero data */
                 float pr[HPW];
 #pragma unroll
                 for (int hh = 0; hh < HPW; hh++) {
-                    pr[hh] = live[hh] ? expf(lg[hh][r] - m_new[hh]) : 0.0f;
+                    pr[hh] = (live[hh] && valid) ? expf(lg[hh][r] - m_new[hh]) : 0.0f;
                     lsum[hh] += pr[hh];
                 }
                 const float4 *kr = reinterpret_cast<const float4 *>(tb + r * LDD);
@@ -1197,50 +1201,48 @@ static __global__ void __launch_bounds__(AG_HG / HPW * 32, 1)
 
 template <int MAXG, int MAXO, int HPW, bool VEC4>
 static int attn_gathered_launch_t(const float *q_lat, const float *q_pe, const float *cache,
-                                  const int32_t *idx, float *o_lat, int32_t n_head,
-                                  int32_t kv_rank, int32_t d_rope, int32_t t_q, int32_t n_slots,
-                                  float scale, cudaStream_t st)
+                                  const int32_t *idx, float *o_lat, int32_t n_head, int32_t kv_rank,
+                                  int32_t d_rope, int32_t t_q, int32_t n_slots, float scale,
+                                  cudaStream_t st)
 {
     const int D = kv_rank + d_rope, LDD = (D + 3) / 4 * 4;
     const size_t smem = (size_t)2 * AG_BR * LDD * sizeof(float);
     const int n_hgroups = (n_head + AG_HG - 1) / AG_HG;
     const int64_t blocks = (int64_t)t_q * n_hgroups;
     auto kern = attn_gathered_f32<MAXG, MAXO, HPW, VEC4>;
-    MLA_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)smem));
-    kern<<<(unsigned)blocks, AG_HG / HPW * 32, smem, st>>>(q_lat, q_pe, cache, idx, o_lat,
-                                                           n_head, kv_rank, d_rope, t_q, n_slots,
-                                                           scale, n_hgroups);
+    MLA_CUDA_CHECK(
+        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kern<<<(unsigned)blocks, AG_HG / HPW * 32, smem, st>>>(
+        q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank, d_rope, t_q, n_slots, scale, n_hgroups);
     MLA_CUDA_CHECK(cudaGetLastError());
     return 0;
 }
 
 static int attn_gathered_launch(const float *q_lat, const float *q_pe, const float *cache,
-                                const int32_t *idx, float *o_lat, int32_t n_head,
-                                int32_t kv_rank, int32_t d_rope, int32_t t_q, int32_t n_slots,
-                                float scale, cudaStream_t st)
+                                const int32_t *idx, float *o_lat, int32_t n_head, int32_t kv_rank,
+                                int32_t d_rope, int32_t t_q, int32_t n_slots, float scale,
+                                cudaStream_t st)
 {
     const int D = kv_rank + d_rope;
     const bool vec4 = D % 4 == 0 && (((uintptr_t)cache) & 15) == 0;
     const bool small = D <= AG_SMALL_D;
     if (small && vec4)
-        return attn_gathered_launch_t<5, 5, 2, true>(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank,
-                                                  d_rope, t_q, n_slots, scale, st);
+        return attn_gathered_launch_t<5, 5, 1, true>(q_lat, q_pe, cache, idx, o_lat, n_head,
+                                                     kv_rank, d_rope, t_q, n_slots, scale, st);
     if (small)
-        return attn_gathered_launch_t<5, 5, 2, false>(q_lat, q_pe, cache, idx, o_lat, n_head,
-                                                   kv_rank, d_rope, t_q, n_slots, scale, st);
+        return attn_gathered_launch_t<5, 5, 1, false>(q_lat, q_pe, cache, idx, o_lat, n_head,
+                                                      kv_rank, d_rope, t_q, n_slots, scale, st);
     if (vec4)
-        return attn_gathered_launch_t<9, 8, 1, true>(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank,
-                                                  d_rope, t_q, n_slots, scale, st);
+        return attn_gathered_launch_t<9, 8, 1, true>(q_lat, q_pe, cache, idx, o_lat, n_head,
+                                                     kv_rank, d_rope, t_q, n_slots, scale, st);
     return attn_gathered_launch_t<9, 8, 1, false>(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank,
-                                               d_rope, t_q, n_slots, scale, st);
+                                                  d_rope, t_q, n_slots, scale, st);
 }
 
 extern "C" int memra_mla_attn_gathered_f32(const float *q_lat, const float *q_pe,
                                            const float *cache, const int32_t *idx, float *o_lat,
                                            int32_t n_head, int32_t kv_rank, int32_t d_rope,
-                                           int32_t t_q, int32_t n_slots, float scale,
-                                           void *stream)
+                                           int32_t t_q, int32_t n_slots, float scale, void *stream)
 {
     int rc = mla_validate_attn_gathered(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank, d_rope,
                                         t_q, n_slots, scale);

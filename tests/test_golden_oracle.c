@@ -54,7 +54,12 @@ static void check_case(const char *name) {
     X(glm5_prefill)                                                                           \
     X(glm5_rope_maxpos)                                                                       \
     X(glm5_next_decode)                                                                       \
-    X(glm5_next_verify)
+    X(glm5_next_verify)                                                                       \
+    X(glm5_kpool_decode)                                                                      \
+    X(glm5_kpool_verify)                                                                      \
+    X(glm5_next_kpool_decode)                                                                 \
+    X(glm5_next_kpool_verify)                                                                 \
+    X(glm5_next_kpool_ring)
 
 #define DEFINE_TEST(name)                                                                     \
     Test(golden_oracle, name, .timeout = 300) { check_case(#name); }

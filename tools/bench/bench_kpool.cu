@@ -28,24 +28,24 @@
 #include <algorithm>
 #include <vector>
 
-#define CK(stmt)                                                                               \
-    do {                                                                                       \
-        cudaError_t e_ = (stmt);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "CUDA failure %d (%s) in `%s` at %s:%d\n", (int)e_,                \
-                    cudaGetErrorString(e_), #stmt, __FILE__, __LINE__);                        \
-            exit(1);                                                                           \
-        }                                                                                      \
+#define CK(stmt)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (stmt);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "CUDA failure %d (%s) in `%s` at %s:%d\n", (int)e_,                    \
+                    cudaGetErrorString(e_), #stmt, __FILE__, __LINE__);                            \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
-#define RC(call)                                                                               \
-    do {                                                                                       \
-        int rc_ = (call);                                                                      \
-        if (rc_ != 0) {                                                                        \
-            fprintf(stderr, "launcher returned %d in `%s` at %s:%d\n", rc_, #call, __FILE__,   \
-                    __LINE__);                                                                 \
-            exit(1);                                                                           \
-        }                                                                                      \
+#define RC(call)                                                                                   \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_ != 0) {                                                                            \
+            fprintf(stderr, "launcher returned %d in `%s` at %s:%d\n", rc_, #call, __FILE__,       \
+                    __LINE__);                                                                     \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static int g_fail = 0;
@@ -66,7 +66,10 @@ static uint32_t rnd_u32(void)
     g_rng ^= g_rng << 17;
     return (uint32_t)(g_rng >> 16);
 }
-static float rnd_f(float lo, float hi) { return lo + (hi - lo) * (rnd_u32() & 0xFFFFFF) / 16777216.0f; }
+static float rnd_f(float lo, float hi)
+{
+    return lo + (hi - lo) * (rnd_u32() & 0xFFFFFF) / 16777216.0f;
+}
 static void fill(std::vector<float> &v, float lo, float hi)
 {
     for (auto &x : v)
@@ -211,7 +214,8 @@ static void check_pool_keys(int pool, int d, int n_pools)
           *k_ring = dev_alloc<float>(n_pools * d);
     RC(memra_mla_kpool_pool_keys_f32(ds, da, k_full, 0, n_pools, pool, d, 0, 0));
     for (int p = 0; p < n_pools; p += 3)
-        RC(memra_mla_kpool_pool_keys_f32(ds, da, k_inc, p, std::min(p + 3, n_pools), pool, d, 0, 0));
+        RC(memra_mla_kpool_pool_keys_f32(ds, da, k_inc, p, std::min(p + 3, n_pools), pool, d, 0,
+                                         0));
     /* ring build: the last ring/pool pools are resident */
     const int rb = std::max(0, n_pools - ring / pool);
     RC(memra_mla_kpool_pool_keys_f32(dr, da, k_ring, rb, n_pools, pool, d, ring, 0));
@@ -238,8 +242,10 @@ static void check_pool_keys(int pool, int d, int n_pools)
     char msg[200];
     snprintf(msg, sizeof msg, "pool keys pool=%d d=%d: full == incremental bytes", pool, d);
     check(same_bytes(full, inc), msg);
-    snprintf(msg, sizeof msg, "pool keys pool=%d d=%d: ring (pools >= %d) == flat bytes", pool, d, rb);
-    check(memcmp(&rng[(size_t)rb * d], &full[(size_t)rb * d], (size_t)(n_pools - rb) * d * 4) == 0, msg);
+    snprintf(msg, sizeof msg, "pool keys pool=%d d=%d: ring (pools >= %d) == flat bytes", pool, d,
+             rb);
+    check(memcmp(&rng[(size_t)rb * d], &full[(size_t)rb * d], (size_t)(n_pools - rb) * d * 4) == 0,
+          msg);
     snprintf(msg, sizeof msg,
              "pool keys pool=%d d=%d: vs oracle worst err / pool_key bound = %.3f (max %lld ulp)",
              pool, d, worst_ratio, (long long)worst);
@@ -250,7 +256,8 @@ static void check_pool_keys(int pool, int d, int n_pools)
 static void check_score(int t_q, int heads, int d, int n_pools, int pool, int first_pos,
                         int specials, int misalign)
 {
-    std::vector<float> q((size_t)t_q * heads * d), keys((size_t)n_pools * d), hw((size_t)t_q * heads);
+    std::vector<float> q((size_t)t_q * heads * d), keys((size_t)n_pools * d),
+        hw((size_t)t_q * heads);
     fill(q, -1, 1);
     fill(keys, -1, 1);
     fill(hw, -1, 1);
@@ -302,14 +309,20 @@ static void make_scores(std::vector<float> &s, int mode)
 {
     for (auto &x : s) {
         switch (mode) {
-        case 0: x = rnd_f(-2, 10); break;
-        case 1: x = (float)(rnd_u32() % 5); break;
+        case 0:
+            x = rnd_f(-2, 10);
+            break;
+        case 1:
+            x = (float)(rnd_u32() % 5);
+            break;
         case 2: {
             const float v[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1.0f, -1.0f, 3.5f};
             x = v[rnd_u32() % 9];
             break;
         }
-        default: x = 2.0f; break;
+        default:
+            x = 2.0f;
+            break;
         }
     }
 }
@@ -342,8 +355,10 @@ static void check_select(int t_q, int n_pools, int pool, int select_k, int first
     oracle_select_ascending(oref, t_q, n_pools, pool, select_k, width, first_pos, &sorted);
     float *ds = dev_from(s);
     int32_t *i_fast = dev_alloc<int32_t>(oref.size()), *i_ref = dev_alloc<int32_t>(oref.size());
-    RC(memra_mla_kpool_select_f32(ds, i_fast, t_q, n_pools, pool, select_k, width, first_pos, tail, 0));
-    RC(memra_mla_kpool_select_ref_f32(ds, i_ref, t_q, n_pools, pool, select_k, width, first_pos, tail, 0));
+    RC(memra_mla_kpool_select_f32(ds, i_fast, t_q, n_pools, pool, select_k, width, first_pos, tail,
+                                  0));
+    RC(memra_mla_kpool_select_ref_f32(ds, i_ref, t_q, n_pools, pool, select_k, width, first_pos,
+                                      tail, 0));
     auto f = dev_to(i_fast, oref.size()), r = dev_to(i_ref, oref.size());
     char msg[240];
     snprintf(msg, sizeof msg,
@@ -383,8 +398,10 @@ static void check_gathered(int n_head, int kv_rank, int d_rope, int t_q, int n_s
     float *dql = dev_from(ql), *dqp = dev_from(qp), *dc = dev_from(cache);
     int32_t *di = dev_from(idx);
     float *o1 = dev_alloc<float>(oref.size()), *o2 = dev_alloc<float>(oref.size());
-    RC(memra_mla_attn_gathered_f32(dql, dqp, dc, di, o1, n_head, kv_rank, d_rope, t_q, n_slots, scale, 0));
-    RC(memra_mla_attn_gathered_f32(dql, dqp, dc, di, o2, n_head, kv_rank, d_rope, t_q, n_slots, scale, 0));
+    RC(memra_mla_attn_gathered_f32(dql, dqp, dc, di, o1, n_head, kv_rank, d_rope, t_q, n_slots,
+                                   scale, 0));
+    RC(memra_mla_attn_gathered_f32(dql, dqp, dc, di, o2, n_head, kv_rank, d_rope, t_q, n_slots,
+                                   scale, 0));
     auto a = dev_to(o1, oref.size()), b = dev_to(o2, oref.size());
     double worst = 0;
     int nan_bad = 0;
@@ -516,27 +533,52 @@ int main(int argc, char **argv)
     const float qk = 1.0f / sqrtf((float)d), hs = 1.0f / sqrtf((float)heads);
     const int reps = quick ? 5 : 20;
 
-    double t_keys = time_ms([&] { RC(memra_mla_kpool_pool_keys_f32(state, ape, keys, 0, n_pools, pool, d, 0, 0)); }, 2, reps);
-    double t_score = time_ms([&] { RC(memra_mla_kpool_score_f32(q, keys, hw, score, t_q, heads, d, n_pools, pool, first_pos, qk, hs, 0)); }, 2, reps);
-    RC(memra_mla_kpool_score_f32(q, keys, hw, score2, t_q, heads, d, n_pools, pool, first_pos, qk, hs, 0));
-    int score_det = same_bytes(dev_to(score, (size_t)t_q * n_pools), dev_to(score2, (size_t)t_q * n_pools));
+    double t_keys = time_ms(
+        [&] { RC(memra_mla_kpool_pool_keys_f32(state, ape, keys, 0, n_pools, pool, d, 0, 0)); }, 2,
+        reps);
+    double t_score = time_ms(
+        [&] {
+            RC(memra_mla_kpool_score_f32(q, keys, hw, score, t_q, heads, d, n_pools, pool,
+                                         first_pos, qk, hs, 0));
+        },
+        2, reps);
+    RC(memra_mla_kpool_score_f32(q, keys, hw, score2, t_q, heads, d, n_pools, pool, first_pos, qk,
+                                 hs, 0));
+    int score_det =
+        same_bytes(dev_to(score, (size_t)t_q * n_pools), dev_to(score2, (size_t)t_q * n_pools));
     /* reference rows: queries 0..3 and 508..511 */
     int score_same = 1;
     double t_score_ref = 0;
     for (int i0 : {0, t_q - ref_q}) {
-        auto run = [&] { RC(memra_mla_kpool_score_ref_f32(q + (size_t)i0 * heads * d, keys, hw + (size_t)i0 * heads, score_ref, ref_q, heads, d, n_pools, pool, first_pos + i0, qk, hs, 0)); };
+        auto run = [&] {
+            RC(memra_mla_kpool_score_ref_f32(q + (size_t)i0 * heads * d, keys,
+                                             hw + (size_t)i0 * heads, score_ref, ref_q, heads, d,
+                                             n_pools, pool, first_pos + i0, qk, hs, 0));
+        };
         t_score_ref = time_ms(run, 1, quick ? 3 : 20);
         auto r = dev_to(score_ref, (size_t)ref_q * n_pools);
         std::vector<float> f(r.size());
-        CK(cudaMemcpy(f.data(), score + (size_t)i0 * n_pools, r.size() * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(f.data(), score + (size_t)i0 * n_pools, r.size() * 4,
+                      cudaMemcpyDeviceToHost));
         score_same &= same_bytes(f, r);
     }
     printf("checks at the shipped shape:\n");
-    check(score_same, "score fast == ref bytes (memcmp, queries 0..3 and 508..511, all 262144 pools)");
+    check(score_same,
+          "score fast == ref bytes (memcmp, queries 0..3 and 508..511, all 262144 pools)");
     check(score_det, "score fast run-to-run bytes equal (whole 512 MiB plane)");
 
-    double t_sel = time_ms([&] { RC(memra_mla_kpool_select_f32(score, idx_fast, t_q, n_pools, pool, select_k, width, first_pos, 1, 0)); }, 2, reps);
-    double t_sel_ref = time_ms([&] { RC(memra_mla_kpool_select_ref_f32(score, idx_ref, t_q, n_pools, pool, select_k, width, first_pos, 1, 0)); }, 1, 3);
+    double t_sel = time_ms(
+        [&] {
+            RC(memra_mla_kpool_select_f32(score, idx_fast, t_q, n_pools, pool, select_k, width,
+                                          first_pos, 1, 0));
+        },
+        2, reps);
+    double t_sel_ref = time_ms(
+        [&] {
+            RC(memra_mla_kpool_select_ref_f32(score, idx_ref, t_q, n_pools, pool, select_k, width,
+                                              first_pos, 1, 0));
+        },
+        1, 3);
     check(same_bytes(dev_to(idx_fast, (size_t)t_q * width), dev_to(idx_ref, (size_t)t_q * width)),
           "select radix == ref bytes (memcmp, all 512 queries, realistic scores)");
     /* tie-heavy plane at the same shape: scores quantised to 8 levels (radix fallback path) */
@@ -546,8 +588,14 @@ int main(int argc, char **argv)
             x = (float)(rnd_u32() % 8);
         CK(cudaMemcpy(score2, h.data(), b_score, cudaMemcpyHostToDevice));
     }
-    double t_sel_ties = time_ms([&] { RC(memra_mla_kpool_select_f32(score2, idx_fast, t_q, n_pools, pool, select_k, width, first_pos, 1, 0)); }, 2, reps);
-    RC(memra_mla_kpool_select_ref_f32(score2, idx_ref, t_q, n_pools, pool, select_k, width, first_pos, 1, 0));
+    double t_sel_ties = time_ms(
+        [&] {
+            RC(memra_mla_kpool_select_f32(score2, idx_fast, t_q, n_pools, pool, select_k, width,
+                                          first_pos, 1, 0));
+        },
+        2, reps);
+    RC(memra_mla_kpool_select_ref_f32(score2, idx_ref, t_q, n_pools, pool, select_k, width,
+                                      first_pos, 1, 0));
     check(same_bytes(dev_to(idx_fast, (size_t)t_q * width), dev_to(idx_ref, (size_t)t_q * width)),
           "select radix == ref bytes (memcmp, all 512 queries, 8-level tie-heavy scores)");
     cudaFree(state), cudaFree(ape), cudaFree(score_ref), cudaFree(idx_ref), cudaFree(score2);
@@ -576,11 +624,26 @@ int main(int argc, char **argv)
             x = (int32_t)(rnd_u32() % g_kv);
         CK(cudaMemcpy(gidx, hi.data(), hi.size() * 4, cudaMemcpyHostToDevice));
     }
-    double t_g512 = time_ms([&] { RC(memra_mla_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, t_q, g_slots, 1.0f / 16, 0)); }, 2, reps);
-    double t_g1 = time_ms([&] { RC(memra_mla_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, 1, g_slots, 1.0f / 16, 0)); }, 2, reps);
+    double t_g512 = time_ms(
+        [&] {
+            RC(memra_mla_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, t_q,
+                                           g_slots, 1.0f / 16, 0));
+        },
+        2, reps);
+    double t_g1 = time_ms(
+        [&] {
+            RC(memra_mla_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, 1,
+                                           g_slots, 1.0f / 16, 0));
+        },
+        2, reps);
     cudaFree(ql), cudaFree(qp), cudaFree(cache), cudaFree(o), cudaFree(gidx);
 
-    double t_score_small = time_ms([&] { RC(memra_mla_kpool_score_f32(q, keys, hw, score, 1, heads, d, n_pools, pool, rows - 1, qk, hs, 0)); }, 2, reps);
+    double t_score_small = time_ms(
+        [&] {
+            RC(memra_mla_kpool_score_f32(q, keys, hw, score, 1, heads, d, n_pools, pool, rows - 1,
+                                         qk, hs, 0));
+        },
+        2, reps);
 
     /* floors */
     const double fma_score = (double)t_q * n_pools * heads * d;
@@ -589,19 +652,36 @@ int main(int argc, char **argv)
     const double keys_floor = ((double)b_state + b_keys) / (copy_gbs * 1e9) * 1e3;
     const double g_fma = (double)t_q * g_heads * g_slots * (g_rank + g_rope + g_rank);
     const double g_floor = g_fma / (fma_tfma * 1e12) * 1e3;
-    printf("\n| kernel (shipped shape unless noted) | time ms | floor ms | floor basis | of floor |\n");
+    printf("\n| kernel (shipped shape unless noted) | time ms | floor ms | floor basis | of floor "
+           "|\n");
     printf("|---|---|---|---|---|\n");
-    printf("| pool_keys full build (262144 x 128, pool 4) | %.3f | %.3f | read state 1 GiB + write keys at copy BW | %.0f%% |\n", t_keys, keys_floor, 100 * keys_floor / t_keys);
-    printf("| score fast (t_q 512) | %.3f | %.3f | %.0f GFMA at measured FMA rate | %.0f%% |\n", t_score, score_floor, fma_score / 1e9, 100 * score_floor / t_score);
-    printf("| score ref (t_q %d subset; x%d = %.0f ms extrapolated) | %.3f | - | not a serving path | - |\n", ref_q, t_q / ref_q, t_score_ref * t_q / ref_q, t_score_ref);
-    printf("| score fast decode (t_q 1) | %.3f | %.3f | read keys 128 MiB at copy BW | %.0f%% |\n", t_score_small, (double)b_keys / (copy_gbs * 1e9) * 2e3 / 2, 100 * ((double)b_keys / (copy_gbs * 1e9) * 1e3) / t_score_small);
-    printf("| select radix (realistic scores) | %.3f | %.3f | one read of the 512 MiB score plane | %.0f%% |\n", t_sel, score_plane_read, 100 * score_plane_read / t_sel);
-    printf("| select radix (8-level ties: fallback path) | %.3f | %.3f | same | %.0f%% |\n", t_sel_ties, score_plane_read, 100 * score_plane_read / t_sel_ties);
+    printf("| pool_keys full build (262144 x 128, pool 4) | %.3f | %.3f | read state 1 GiB + write "
+           "keys at copy BW | %.0f%% |\n",
+           t_keys, keys_floor, 100 * keys_floor / t_keys);
+    printf("| score fast (t_q 512) | %.3f | %.3f | %.0f GFMA at measured FMA rate | %.0f%% |\n",
+           t_score, score_floor, fma_score / 1e9, 100 * score_floor / t_score);
+    printf("| score ref (t_q %d subset; x%d = %.0f ms extrapolated) | %.3f | - | not a serving "
+           "path | - |\n",
+           ref_q, t_q / ref_q, t_score_ref * t_q / ref_q, t_score_ref);
+    printf("| score fast decode (t_q 1) | %.3f | %.3f | read keys 128 MiB at copy BW | %.0f%% |\n",
+           t_score_small, (double)b_keys / (copy_gbs * 1e9) * 2e3 / 2,
+           100 * ((double)b_keys / (copy_gbs * 1e9) * 1e3) / t_score_small);
+    printf("| select radix (realistic scores) | %.3f | %.3f | one read of the 512 MiB score plane "
+           "| %.0f%% |\n",
+           t_sel, score_plane_read, 100 * score_plane_read / t_sel);
+    printf("| select radix (8-level ties: fallback path) | %.3f | %.3f | same | %.0f%% |\n",
+           t_sel_ties, score_plane_read, 100 * score_plane_read / t_sel_ties);
     printf("| select ref (rounds, median of 3) | %.3f | - | not a serving path | - |\n", t_sel_ref);
-    printf("| attn_gathered glm5 t_q 512, 2048 slots | %.3f | %.3f | %.0f GFMA at measured FMA rate | %.0f%% |\n", t_g512, g_floor, g_fma / 1e9, 100 * g_floor / t_g512);
-    printf("| attn_gathered glm5 t_q 1, 2048 slots | %.3f | - | decode, latency-bound | - |\n", t_g1);
-    printf("| machine: copy BW / f32 FMA | %.0f GB/s | %.2f TFMA/s | measured in this run | - |\n", copy_gbs, fma_tfma);
-    printf("| indexer step device memory | %.1f MiB | - | buffers summed (cudaMemGetInfo %.1f MiB), no workspace | - |\n", step_bytes / 1048576.0, (free0 - free1) / 1048576.0);
+    printf("| attn_gathered glm5 t_q 512, 2048 slots | %.3f | %.3f | %.0f GFMA at measured FMA "
+           "rate | %.0f%% |\n",
+           t_g512, g_floor, g_fma / 1e9, 100 * g_floor / t_g512);
+    printf("| attn_gathered glm5 t_q 1, 2048 slots | %.3f | - | decode, latency-bound | - |\n",
+           t_g1);
+    printf("| machine: copy BW / f32 FMA | %.0f GB/s | %.2f TFMA/s | measured in this run | - |\n",
+           copy_gbs, fma_tfma);
+    printf("| indexer step device memory | %.1f MiB | - | buffers summed (cudaMemGetInfo %.1f "
+           "MiB), no workspace | - |\n",
+           step_bytes / 1048576.0, (free0 - free1) / 1048576.0);
     printf("\nchecks: %s\n", g_fail ? "SOME FAILED" : "all passed");
     cudaFree(keys), cudaFree(q), cudaFree(hw), cudaFree(score), cudaFree(idx_fast);
     return g_fail;

@@ -305,6 +305,151 @@ static int stage_bf16_decompress(mla_ctx *ctx) {
     return 0;
 }
 
+/* ------------------------------------------------------------------ k-pool stages ---------- */
+/* Indexer inputs: idx_k, idx_gate [t_kv][idx_dim] (the rows [k | gate] appended to the state),
+ * idx_ape [pool][idx_dim], idx_q [t_q][heads][idx_dim], idx_hw [t_q][heads]. Fill scales: k, q,
+ * ape ~ U(-1, 1); gate ~ U(-4, 4) so the pool softmax is far from uniform; hw ~ U(-1, 1) (head
+ * weights of either sign, so scores are a signed mix and rarely tie). */
+#define KPOOL_GATE_SCALE 4.0f
+
+static int kpool_rows_inputs(mla_ctx *ctx, const float **k, const float **gate) {
+    *k = mla_ctx_input_f32(ctx, "idx_k", 2, SHAPE(G->t_kv, G->idx_dim), MLA_FILL_REALISTIC, 1.0f);
+    *gate = mla_ctx_input_f32(ctx, "idx_gate", 2, SHAPE(G->t_kv, G->idx_dim), MLA_FILL_REALISTIC,
+                              KPOOL_GATE_SCALE);
+    return *k && *gate ? 0 : -1;
+}
+
+/* index_append_ring: the state plane [k | gate] after appending every t_kv row.
+ * Flat (state_rows == 0): two calls, rows 0..t_kv-t_q-1 (the cached prefix) then the t_q rows
+ * of the queries at slot t_kv - t_q; output idx_state [t_kv][2 idx_dim].
+ * Ring (state_rows > 0): the chunks of mla_kpool_ring_chunk at slot = logical row (the call
+ * wraps it mod state_rows); output idx_state [state_rows][2 idx_dim], the ring's final content. */
+static int stage_index_append_ring(mla_ctx *ctx) {
+    const float *k, *gate;
+    if (kpool_rows_inputs(ctx, &k, &gate)) return -1;
+    int32_t d = G->idx_dim, rows = G->state_rows ? G->state_rows : G->t_kv;
+    float *plane = mla_ctx_output(ctx, "idx_state", ST_F32, 2, SHAPE(rows, 2 * d), MLA_TOL_EXACT);
+    if (!plane) return -1;
+    if (G->state_rows == 0) {
+        int32_t pre = G->t_kv - G->t_q;
+        if (pre > 0) oracle_index_append_ring_f32(plane, k, gate, 0, pre, d, d, 0);
+        oracle_index_append_ring_f32(plane, k + (size_t)pre * d, gate + (size_t)pre * d, pre,
+                                     G->t_q, d, d, 0);
+        return 0;
+    }
+    int32_t done = 0;
+    for (int32_t ck = 0; done < G->t_kv; ck++) {
+        int32_t n = mla_kpool_ring_chunk(ck, done, G->t_kv, G->state_rows, G->pool);
+        oracle_index_append_ring_f32(plane, k + (size_t)done * d, gate + (size_t)done * d, done,
+                                     n, d, d, G->state_rows);
+        done += n;
+    }
+    return 0;
+}
+
+/* pool_keys [n_pools][idx_dim], class pool_key. Flat: one full build over idx_state. Ring: the
+ * append schedule replayed on a ring with an incremental build (pool_begin = the pools complete
+ * before the chunk) after each chunk; the result must equal the flat full build bit for bit
+ * (docs/kpool.md), else the stage fails. */
+static int stage_pool_keys(mla_ctx *ctx) {
+    int32_t d = G->idx_dim, np = G->n_pools, pool = G->pool;
+    const float *ape = mla_ctx_input_f32(ctx, "idx_ape", 2, SHAPE(pool, d), MLA_FILL_REALISTIC,
+                                         1.0f);
+    const float *state = need_f32(ctx, "idx_state");
+    if (!ape || !state) return -1;
+    if ((int64_t)np * pool > G->t_kv) return mla_ctx_fail(ctx, "n_pools * pool > t_kv");
+    float *keys = mla_ctx_output(ctx, "pool_keys", ST_F32, 2, SHAPE(np, d), MLA_TOL_POOL_KEY);
+    if (!keys) return -1;
+    if (G->state_rows == 0) {
+        oracle_kpool_pool_keys_f32(state, ape, keys, 0, np, pool, d, 0);
+        return 0;
+    }
+    const float *k, *gate;
+    if (kpool_rows_inputs(ctx, &k, &gate)) return -1;
+    size_t wrow = (size_t)2 * d;
+    float *ring = calloc((size_t)G->state_rows * wrow, sizeof *ring);
+    float *flat = calloc((size_t)G->t_kv * wrow, sizeof *flat);
+    float *full = calloc((size_t)np * d + 1, sizeof *full);
+    if (!ring || !flat || !full) {
+        free(ring), free(flat), free(full);
+        return mla_ctx_fail(ctx, "out of memory");
+    }
+    int32_t done = 0, built = 0;
+    for (int32_t ck = 0; done < G->t_kv; ck++) {
+        int32_t n = mla_kpool_ring_chunk(ck, done, G->t_kv, G->state_rows, pool);
+        oracle_index_append_ring_f32(ring, k + (size_t)done * d, gate + (size_t)done * d, done, n,
+                                     d, d, G->state_rows);
+        done += n;
+        int32_t now = done / pool < np ? done / pool : np;
+        oracle_kpool_pool_keys_f32(ring, ape, keys, built, now, pool, d, G->state_rows);
+        built = now;
+    }
+    oracle_index_append_ring_f32(flat, k, gate, 0, G->t_kv, d, d, 0);
+    oracle_kpool_pool_keys_f32(flat, ape, full, 0, np, pool, d, 0);
+    int same = built == np && memcmp(full, keys, (size_t)np * d * sizeof *keys) == 0;
+    int ring_same = memcmp(ring, state, (size_t)G->state_rows * wrow * sizeof *ring) == 0;
+    free(ring), free(flat), free(full);
+    if (!ring_same) return mla_ctx_fail(ctx, "the replayed ring differs from idx_state");
+    if (!same)
+        return mla_ctx_fail(ctx, "oracle: incremental ring build (%d of %d pools) differs from "
+                            "the flat full build", built, np);
+    return 0;
+}
+
+/* score [t_q][n_pools], class exact (the six-step sequence, -inf on pools not yet complete). */
+static int stage_kpool_score(mla_ctx *ctx) {
+    int32_t d = G->idx_dim, H = G->idx_heads;
+    const float *q = mla_ctx_input_f32(ctx, "idx_q", 3, SHAPE(G->t_q, H, d), MLA_FILL_REALISTIC,
+                                       1.0f);
+    const float *hw = mla_ctx_input_f32(ctx, "idx_hw", 2, SHAPE(G->t_q, H), MLA_FILL_REALISTIC,
+                                        1.0f);
+    const float *keys = need_f32(ctx, "pool_keys");
+    if (!q || !hw || !keys) return -1;
+    float *score = mla_ctx_output(ctx, "score", ST_F32, 2, SHAPE(G->t_q, G->n_pools),
+                                  MLA_TOL_EXACT);
+    if (!score) return -1;
+    oracle_kpool_score_f32(q, keys, hw, score, G->t_q, H, d, G->n_pools, G->pool, G->first_pos,
+                           G->qk_scale, G->head_scale);
+    return 0;
+}
+
+/* idx [t_q][width] int32, class exact. */
+static int stage_kpool_select(mla_ctx *ctx) {
+    const float *score = need_f32(ctx, "score");
+    if (!score) return -1;
+    int32_t *idx = mla_ctx_output(ctx, "idx", ST_I32, 2, SHAPE(G->t_q, G->width), MLA_TOL_EXACT);
+    if (!idx) return -1;
+    oracle_kpool_select_f32(score, idx, G->t_q, G->n_pools, G->pool, G->select_k, G->width,
+                            G->first_pos, G->always_tail);
+    return 0;
+}
+
+/* attn_gathered at the dense geometry over the selected rows: q_lat [t_q][n_head][kv_rank],
+ * q_pe [t_q][n_head][d_rope] (glm5 only), cache [t_kv][kv_rank + d_rope] generated; idx = the
+ * select output, n_slots = width. o_lat_gathered [t_q][n_head][kv_rank], class attn. */
+static int stage_attn_gathered(mla_ctx *ctx) {
+    int32_t w = G->kv_rank + G->d_rope;
+    const float *q_lat = mla_ctx_input_f32(ctx, "q_lat", 3, SHAPE(G->t_q, G->n_head, G->kv_rank),
+                                           MLA_FILL_REALISTIC, 1.0f);
+    const float *q_pe = NULL;
+    if (G->d_rope > 0) {
+        q_pe = mla_ctx_input_f32(ctx, "q_pe", 3, SHAPE(G->t_q, G->n_head, G->d_rope),
+                                 MLA_FILL_REALISTIC, 1.0f);
+        if (!q_pe) return -1;
+    }
+    const float *cache =
+        mla_ctx_input_f32(ctx, "cache", 2, SHAPE(G->t_kv, w), MLA_FILL_REALISTIC, 1.0f);
+    mla_tensor *it = mla_ctx_get(ctx, "idx");
+    if (!q_lat || !cache) return -1;
+    if (!it || it->dtype != ST_I32) return mla_ctx_fail(ctx, "needs the select output 'idx'");
+    float *o = mla_ctx_output(ctx, "o_lat_gathered", ST_F32, 3,
+                              SHAPE(G->t_q, G->n_head, G->kv_rank), MLA_TOL_ATTN);
+    if (!o) return -1;
+    oracle_attn_gathered_f32(q_lat, q_pe, cache, it->data, o, G->n_head, G->kv_rank, G->d_rope,
+                             G->t_q, G->width, G->scale);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ the table -------------- */
 #define DENSE_STAGES                                                                          \
     {"rope", stage_rope}, {"split_latent", stage_split_latent},                               \
@@ -319,6 +464,20 @@ static int stage_bf16_decompress(mla_ctx *ctx) {
 #define GLM5_NEXT_GEOM(TQ, TKV)                                                               \
     .n_head = 64, .kv_rank = 512, .d_rope = 0, .d_nope = 256, .d_v = 256, .t_q = (TQ),        \
     .t_kv = (TKV), .rope_base = 1e6f, .scale = 0.0625f
+
+/* The k-pool cases: indexer 32 heads x 128, qk_scale = 128^-0.5, head_scale = 32^-0.5;
+ * n_pools = floor(t_kv / pool); queries at rows first_pos + i = t_kv - t_q + i. */
+#define KPOOL_STAGES                                                                          \
+    {"index_append_ring", stage_index_append_ring}, {"pool_keys", stage_pool_keys},           \
+        {"score", stage_kpool_score}, {"select", stage_kpool_select}, {                      \
+        "attn_gathered", stage_attn_gathered                                                  \
+    }
+#define KPOOL_IDX(TQ, TKV, POOL, SEL, WIDTH, TAIL)                                            \
+    .idx_heads = 32, .idx_dim = 128, .pool = (POOL), .select_k = (SEL), .width = (WIDTH),     \
+    .always_tail = (TAIL), .first_pos = (TKV) - (TQ), .n_pools = (TKV) / (POOL),              \
+    .qk_scale = 0.08838834764831845f, .head_scale = 0.17677669529663688f
+#define GLM5_KPOOL(TQ, TKV) GLM5_GEOM(TQ, TKV), KPOOL_IDX(TQ, TKV, 1, 2048, 2048, 0)
+#define GLM5_NEXT_KPOOL(TQ, TKV) GLM5_NEXT_GEOM(TQ, TKV), KPOOL_IDX(TQ, TKV, 4, 512, 2051, 1)
 
 static const mla_case k_cases[] = {
     {"glm5_decode", "glm5", {GLM5_GEOM(1, 4096)}, 0x474c0501u, {DENSE_STAGES}, 0, {0}},
@@ -343,6 +502,18 @@ static const mla_case k_cases[] = {
      {0}},
     {"glm5_next_verify", "glm5_next", {GLM5_NEXT_GEOM(4, 4096)}, 0x474c0602u, {DENSE_STAGES}, 0,
      {0}},
+    /* k-pool indexer (stored rows: the big idx_state / pool_keys planes keep a few rows; the
+     * manifest has the full SHA-256; the GPU tests recompute the full tensors). */
+    {"glm5_kpool_decode", "glm5", {GLM5_KPOOL(1, 8192)}, 0x474c0511u, {KPOOL_STAGES}, 8,
+     {0, 1, 2, 3, 2047, 4096, 8190, 8191}},
+    {"glm5_kpool_verify", "glm5", {GLM5_KPOOL(4, 8192)}, 0x474c0512u, {KPOOL_STAGES}, 8,
+     {0, 1, 2, 3, 2047, 4096, 8190, 8191}},
+    {"glm5_next_kpool_decode", "glm5_next", {GLM5_NEXT_KPOOL(1, 8195)}, 0x474c0611u,
+     {KPOOL_STAGES}, 6, {0, 1, 2, 1024, 2046, 2047}},
+    {"glm5_next_kpool_verify", "glm5_next", {GLM5_NEXT_KPOOL(4, 8195)}, 0x474c0612u,
+     {KPOOL_STAGES}, 6, {0, 1, 2, 1024, 2046, 2047}},
+    {"glm5_next_kpool_ring", "glm5_next", {GLM5_NEXT_KPOOL(3, 8194), .state_rows = 4096},
+     0x474c0613u, {KPOOL_STAGES}, 6, {0, 1, 2, 1024, 2046, 2047}},
 };
 
 size_t mla_case_count(void) { return sizeof k_cases / sizeof k_cases[0]; }
@@ -365,6 +536,7 @@ static const geom_field k_geom_fields[] = {
     GI(n_head), GI(kv_rank), GI(d_rope), GI(d_nope), GI(d_v), GI(t_q), GI(t_kv), GF(rope_base),
     GF(scale), GI(bf16), GI(n_positions), GI(idx_heads), GI(idx_dim), GI(pool), GI(select_k),
     GI(width), GI(always_tail), GI(first_pos), GI(n_pools), GF(qk_scale), GF(head_scale),
+    GI(state_rows),
 };
 static double geom_value(const mla_geom *g, const geom_field *f) {
     const char *p = (const char *)g + f->off;

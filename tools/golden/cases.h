@@ -55,7 +55,25 @@ typedef struct {
     /* DSA k-pool indexer (for the indexer cases) */
     int32_t idx_heads, idx_dim, pool, select_k, width, always_tail, first_pos, n_pools;
     float qk_scale, head_scale;
+    /* k-pool indexer state plane: 0 = flat (t_kv rows); > 0 = a ring of state_rows rows (a
+     * multiple of pool) filled by the append schedule mla_kpool_ring_chunk, pool keys built
+     * incrementally (pool_begin) after each chunk. */
+    int32_t state_rows;
 } mla_geom;
+
+/* The ring cases' append schedule (shared by cases.c, the GPU tests and the fuzzers): chunk k
+ * appends this many rows starting at logical row `done` (0 when done == total). Each chunk is at
+ * most state_rows - (done % pool) rows, so the rows of the first pool an incremental build after
+ * the chunk rebuilds (the one that was incomplete before it) are still resident in the ring. */
+static inline int32_t mla_kpool_ring_chunk(int32_t k, int32_t done, int32_t total,
+                                           int32_t state_rows, int32_t pool) {
+    static const int32_t pat[] = {1, 2, 1021, 4093, 3, 777, 4090, 5, 64, 2};
+    int32_t n = pat[k % (int32_t)(sizeof pat / sizeof pat[0])];
+    int32_t cap = state_rows - done % pool;
+    if (n > cap) n = cap;
+    if (n > total - done) n = total - done;
+    return n < 0 ? 0 : n;
+}
 
 typedef struct mla_ctx mla_ctx;
 

@@ -1,0 +1,222 @@
+/* split_invariance: aborts when absorb_q_split / decompress_v_split at a drawn split give bytes
+ * different from the unsplit launcher or from the oracle, for a random small shape and inputs.
+ *
+ * Without a GPU (cudaGetDeviceCount fails or finds none) the kernel side is skipped: the target
+ * then checks that the validator accepts the drawn tuple, that every launcher returns the CUDA
+ * band (10000 + cudaError_t) for it, and runs the oracle (so the corpus replays in CPU CI).
+ *
+ * Draws (from the input's end): t_q 1..8, n_head 1..80, d_nope and d_v 1..300, kv_rank
+ * 1..1024 (= MLA_MAX_RANK), split 1..out_dim per kernel, a fill seed and kind (Philox fill of
+ * tools/golden/mla_fill.h keyed by the drawn seed). Each dimension is drawn small most of the
+ * time and at its edges sometimes; then n_head and t_q are shrunk until t_q * n_head *
+ * head_dim * kv_rank <= 2^20 per kernel, so one execution stays in the milliseconds (a 2-minute
+ * run does thousands). The property is byte equality (class exact: one fmaf chain per output).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "fuzz/fuzz_helpers.h"
+#include "kernels/mla.h"
+#include "kernels/mla_status.h"
+#include "kernels/mla_validate.h"
+#include "oracle/mla_oracle.h"
+#include "tools/golden/mla_fill.h"
+
+FUZZ_TARGET_NAME("split_invariance");
+
+#define WORK_BUDGET (1LL << 20)
+
+static int device_present(void) {
+    static int cached = -1;
+    if (cached < 0) {
+        int n = 0;
+        cached = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    }
+    return cached;
+}
+
+/* A dimension in lo..hi: small most of the time, the edges sometimes. */
+static int32_t draw_dim(fuzz_producer *p, int32_t lo, int32_t hi, int32_t small) {
+    switch (fuzz_range(p, 0, 7)) {
+    case 0: return lo;
+    case 1: return hi;
+    case 2: return (int32_t)fuzz_range(p, lo, hi);
+    default: return (int32_t)fuzz_range(p, lo, small < hi ? small : hi);
+    }
+}
+
+/* Grow-only device buffers reused across executions (cudaMalloc per input would dominate). */
+typedef struct {
+    void *ptr;
+    size_t cap;
+} dev_buf;
+
+static void *dev_reserve(dev_buf *b, size_t bytes) {
+    if (bytes > b->cap) {
+        if (b->ptr) cudaFree(b->ptr);
+        b->ptr = NULL;
+        cudaError_t e = cudaMalloc(&b->ptr, bytes);
+        FUZZ_ASSERT_MSG(e == cudaSuccess, "cudaMalloc(%zu): %d (%s)", bytes, (int)e,
+                        cudaGetErrorString(e));
+        b->cap = bytes;
+    }
+    return b->ptr;
+}
+
+static dev_buf d_in, d_w, d_out;
+
+typedef struct {
+    int absorb;
+    int32_t t_q, n_head, head_dim, kv_rank, split;
+    uint32_t seed;
+    int small_int;
+} draw;
+
+static void describe(const draw *d, char *buf, size_t n) {
+    snprintf(buf, n,
+             "%s t_q=%d n_head=%d %s=%d kv_rank=%d split=%d fill=%s seed=0x%08X",
+             d->absorb ? "absorb_q" : "decompress_v", d->t_q, d->n_head,
+             d->absorb ? "d_nope" : "d_v", d->head_dim, d->kv_rank, d->split,
+             d->small_int ? "small_int" : "realistic", d->seed);
+}
+
+/* First differing f32 element of a and b (n elements), or -1. */
+static long long first_diff(const float *a, const float *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&a[i], &b[i], 4) != 0) return (long long)i;
+    return -1;
+}
+
+static float at(const float *x, long long i) { return i < 0 ? 0.0f : x[i]; }
+static uint32_t bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static void check_one(const draw *d) {
+    char what[256];
+    describe(d, what, sizeof what);
+    int32_t out_dim = d->absorb ? d->kv_rank : d->head_dim;
+    size_t n_in = (size_t)d->t_q * d->n_head * (d->absorb ? d->head_dim : d->kv_rank);
+    size_t n_w = (size_t)d->n_head * d->head_dim * d->kv_rank;
+    size_t n_out = (size_t)d->t_q * d->n_head * out_dim;
+    float *in = malloc(n_in * 4), *w = malloc(n_w * 4), *ref = malloc(n_out * 4);
+    FUZZ_ASSERT_MSG(in && w && ref, "out of memory (%s)", what);
+    mla_fill_kind kind = d->small_int ? MLA_FILL_SMALL_INT : MLA_FILL_REALISTIC;
+    mla_fill_host_f32(in, n_in, kind, d->seed, d->absorb ? "q_nope" : "o_lat",
+                      d->small_int ? 0.25f : 1.0f);
+    mla_fill_host_f32(w, n_w, kind, d->seed, d->absorb ? "wk_b" : "wv_b",
+                      d->small_int ? 0.0625f : 0.125f);
+    if (d->absorb)
+        oracle_absorb_q_f32(in, w, ref, d->t_q, d->n_head, d->head_dim, d->kv_rank);
+    else
+        oracle_decompress_v_f32(in, w, ref, d->t_q, d->n_head, d->head_dim, d->kv_rank);
+
+    int v = d->absorb ? mla_validate_absorb_q(in, w, ref, d->t_q, d->n_head, d->head_dim,
+                                              d->kv_rank, d->split)
+                      : mla_validate_decompress_v(in, w, ref, d->t_q, d->n_head, d->head_dim,
+                                                  d->kv_rank, d->split);
+    FUZZ_ASSERT_MSG(v == 0, "%s: the validator refused a valid tuple: %d (%s)", what, v,
+                    mla_status_message(v));
+
+    if (!device_present()) {
+        /* Host pointers are fine here: with no device nothing is dereferenced. */
+        int rc1 = d->absorb ? memra_mla_absorb_q_f32(in, w, ref, d->t_q, d->n_head, d->head_dim,
+                                                     d->kv_rank, NULL)
+                            : memra_mla_decompress_v_f32(in, w, ref, d->t_q, d->n_head,
+                                                         d->head_dim, d->kv_rank, NULL);
+        int rc2 = d->absorb
+                      ? memra_mla_absorb_q_split_f32(in, w, ref, d->t_q, d->n_head, d->head_dim,
+                                                     d->kv_rank, d->split, NULL)
+                      : memra_mla_decompress_v_split_f32(in, w, ref, d->t_q, d->n_head,
+                                                         d->head_dim, d->kv_rank, d->split, NULL);
+        FUZZ_ASSERT_MSG(rc1 > 10000 && rc1 < 20000 && rc2 > 10000 && rc2 < 20000,
+                        "%s without a device: unsplit returned %d (%s), split %d (%s); want the "
+                        "CUDA band", what, rc1, mla_status_message(rc1), rc2,
+                        mla_status_message(rc2));
+        free(in);
+        free(w);
+        free(ref);
+        return;
+    }
+
+    float *dev_in = dev_reserve(&d_in, n_in * 4), *dev_w = dev_reserve(&d_w, n_w * 4);
+    float *dev_out = dev_reserve(&d_out, n_out * 4);
+    float *got[2] = {malloc(n_out * 4), malloc(n_out * 4)};
+    FUZZ_ASSERT_MSG(got[0] && got[1], "out of memory (%s)", what);
+    cudaError_t e = cudaMemcpy(dev_in, in, n_in * 4, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) e = cudaMemcpy(dev_w, w, n_w * 4, cudaMemcpyHostToDevice);
+    FUZZ_ASSERT_MSG(e == cudaSuccess, "%s: upload: %d (%s)", what, (int)e, cudaGetErrorString(e));
+    for (int k = 0; k < 2; k++) { /* k = 0: unsplit launcher, k = 1: split twin */
+        e = cudaMemset(dev_out, 0xFF, n_out * 4); /* poison: NaN words, never an output */
+        FUZZ_ASSERT_MSG(e == cudaSuccess, "%s: poison: %d", what, (int)e);
+        int rc;
+        if (d->absorb)
+            rc = k ? memra_mla_absorb_q_split_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
+                                                  d->head_dim, d->kv_rank, d->split, NULL)
+                   : memra_mla_absorb_q_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
+                                            d->head_dim, d->kv_rank, NULL);
+        else
+            rc = k ? memra_mla_decompress_v_split_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
+                                                      d->head_dim, d->kv_rank, d->split, NULL)
+                   : memra_mla_decompress_v_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
+                                                d->head_dim, d->kv_rank, NULL);
+        FUZZ_ASSERT_MSG(rc == 0, "%s: %s launcher returned %d (%s)", what, k ? "split" : "unsplit",
+                        rc, mla_status_message(rc));
+        e = cudaMemcpy(got[k], dev_out, n_out * 4, cudaMemcpyDeviceToHost); /* syncs */
+        FUZZ_ASSERT_MSG(e == cudaSuccess, "%s: %s kernel failed: %d (%s)", what,
+                        k ? "split" : "unsplit", (int)e, cudaGetErrorString(e));
+    }
+    long long i = first_diff(got[0], ref, n_out);
+    FUZZ_ASSERT_MSG(i < 0, "%s: unsplit != oracle at flat index %lld (of %zu): got %.9g (0x%08X) "
+                    "oracle %.9g (0x%08X)", what, i, n_out, (double)at(got[0], i),
+                    bits(at(got[0], i)), (double)at(ref, i), bits(at(ref, i)));
+    i = first_diff(got[1], got[0], n_out);
+    FUZZ_ASSERT_MSG(i < 0, "%s: split != unsplit at flat index %lld (of %zu): split %.9g "
+                    "(0x%08X) unsplit %.9g (0x%08X)", what, i, n_out, (double)at(got[1], i),
+                    bits(at(got[1], i)), (double)at(got[0], i), bits(at(got[0], i)));
+    free(got[0]);
+    free(got[1]);
+    free(in);
+    free(w);
+    free(ref);
+}
+
+int fuzz_one_input(const uint8_t *data, size_t size) {
+    fuzz_producer p = fuzz_producer_init(data, size);
+    int32_t t_q = draw_dim(&p, 1, 8, 4), n_head = draw_dim(&p, 1, 80, 8);
+    int32_t d_nope = draw_dim(&p, 1, 300, 64), d_v = draw_dim(&p, 1, 300, 64);
+    int32_t kv_rank = draw_dim(&p, 1, 1024, 128);
+    uint32_t seed = fuzz_u32(&p);
+    int small_int = (int)fuzz_range(&p, 0, 3) == 0;
+    int64_t split_pick[2] = {fuzz_range(&p, 0, 7), fuzz_range(&p, 1, 1024)};
+    int64_t split_pick_v[2] = {fuzz_range(&p, 0, 7), fuzz_range(&p, 1, 300)};
+    for (int absorb = 1; absorb >= 0; absorb--) {
+        draw d = {absorb, t_q, n_head, absorb ? d_nope : d_v, kv_rank, 1, seed, small_int};
+        while ((int64_t)d.t_q * d.n_head * d.head_dim * d.kv_rank > WORK_BUDGET) {
+            if (d.n_head > 1)
+                d.n_head = (d.n_head + 1) / 2;
+            else if (d.t_q > 1)
+                d.t_q = (d.t_q + 1) / 2;
+            else
+                break; /* 300 * 1024 < 2^20: one (token, head) always fits */
+        }
+        int32_t out_dim = absorb ? d.kv_rank : d.head_dim;
+        const int64_t *pick = absorb ? split_pick : split_pick_v;
+        /* 1, 2, out_dim, out_dim - 1 at the edges; else anything in 1..out_dim. */
+        switch (pick[0]) {
+        case 0: d.split = 1; break;
+        case 1: d.split = out_dim; break;
+        case 2: d.split = out_dim > 1 ? out_dim - 1 : 1; break;
+        case 3: d.split = out_dim >= 2 ? 2 : 1; break;
+        default: d.split = (int32_t)((pick[1] - 1) % out_dim) + 1; break;
+        }
+        check_one(&d);
+    }
+    return 0;
+}
