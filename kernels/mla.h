@@ -121,6 +121,11 @@ int memra_mla_index_append_ring_f32(float *plane, const float *a, const float *b
  * 40025 pool_begin > n_pools, 40016 state_rows % pool != 0, 40018 state_rows > 0 and a pool to
  * build has rows the ring already overwrote (pool_begin * pool < n_pools * pool - state_rows).
  * Also 40022 (pool_begin, n_pools, state_rows < 0), 40024, 40020, 40028.
+ * Caller obligation the launcher cannot check (it is not told how many rows were appended):
+ * every row of pools [pool_begin, n_pools) must still be in the ring, i.e. rows appended past
+ * n_pools * pool (the incomplete tail pool) count too: appended_rows - state_rows <=
+ * pool_begin * pool. 40018 enforces the part visible from the arguments (appended_rows taken as
+ * n_pools * pool).
  * pool_begin == n_pools builds nothing and returns 0. Promise: class pool_key against the
  * oracle; bit-identical between flat and ring planes and between one full build and any
  * sequence of incremental builds. */
