@@ -14,10 +14,13 @@ DIR=${1:-bundle}
 rm -rf "$DIR"
 mkdir -p "$DIR/bin" "$DIR/lib" "$DIR/fuzz" "$DIR/docs" "$DIR/tools"
 
-TESTS=$(bazel query 'kind("cc_test", //tests/... + //fuzz/...)' 2>/dev/null)
+# Corpus replays on the GPU host use the libFuzzer binaries themselves (-runs=0), so the
+# regression drivers (the CPU tier's replays) and the CPU-only fuzzers stay out of the bundle.
+TESTS=$(bazel query 'kind("cc_test", //tests/...)' 2>/dev/null)
 BENCH=$(bazel query 'kind("cc_binary", //tools/bench/...)' 2>/dev/null || true)
 bazel build $TESTS $BENCH //tools/golden:golden //tools:gpu_probe
-FUZZERS=$(bazel query 'attr(name, "_fuzzer$", kind("cc_binary", //fuzz/...))' 2>/dev/null)
+FUZZERS=$(bazel query 'attr(name, "_fuzzer$", kind("cc_binary", //fuzz/...))' 2>/dev/null |
+          grep -v -e contract_codes_fuzzer -e golden_loader_fuzzer)
 bazel build --config=fuzz $FUZZERS
 
 copy_bin() { # label, output dir of the config

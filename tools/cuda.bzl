@@ -11,14 +11,15 @@ API (after rules_cuda's, reduced to what this project needs):
     host_copts: extra host-compiler flags (passed through -Xcompiler)
   The result links statically (linkstatic = True) and depends on @cuda//:cudart.
 
-Architecture: CUDA_GENCODE below (Hopper, sm_90 SASS plus compute_90 PTX), overridable with
---define=cuda_gencode=... . Objects are position independent so they can also land in shared
-libraries.
+Architecture: CUDA_GENCODE below (Hopper: sm_90 machine code only; no PTX is embedded, so the
+binaries stay small and nothing is JIT-compiled at start), overridable per build with
+`--action_env=CUDA_GENCODE_OVERRIDE="-gencode=..."` (e.g. to add PTX for a newer GPU). Objects are
+position independent so they can also land in shared libraries.
 """
 
 NVCC = "/usr/local/cuda/bin/nvcc"
 
-CUDA_GENCODE = "-gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90"
+CUDA_GENCODE = "-gencode=arch=compute_90,code=sm_90"
 
 def cuda_library(name, srcs, hdrs = [], deps = [], cuda_hdrs = [], copts = [], host_copts = [], **kwargs):
     objs = []

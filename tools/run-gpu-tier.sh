@@ -65,10 +65,11 @@ for t in bin/*_test; do
     [ -s "$OUT/xml/$name.xml" ] || junit_step "$name" 99 $((SECONDS - t0)) "$OUT/logs/$name.log"
 done
 
-# 2. Fuzz corpus replays.
-for r in bin/*_regression; do
-    name=$(basename "$r")
-    step "$name" "$r" "fuzz/corpus/${name%_regression}"
+# 2. Fuzz corpus replays: each GPU fuzzer runs its committed corpus once (-runs=0), under ASan.
+for f in bin/*_fuzzer; do
+    name=$(basename "$f"); target=${name%_fuzzer}
+    ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 \
+        step "${target}_replay" "$f" -runs=0 -artifact_prefix="$OUT/repro/" "fuzz/corpus/$target"
 done
 
 # 3. GPU fuzzing (libFuzzer + ASan; CUDA needs protect_shadow_gap=0): every target at once, for
