@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # tools/bundle.sh [DIR]: packs the GPU tier for a CUDA host without Bazel, clang or Criterion.
 #
-# DIR (default bundle/) gets: bin/ (every Criterion test binary, the fuzz regression drivers,
-# the libFuzzer+ASan GPU fuzzers, the benchmarks, the golden tool), lib/ (the shared libraries
-# those binaries need that a plain CUDA host lacks: Criterion and its dependencies; never
-# libcuda or cuBLASLt, which the host provides), golden/, fuzz/corpus/, docs/contract.md,
+# DIR (default bundle/) gets: bin/ (every Criterion test binary, the libFuzzer+ASan GPU fuzzers,
+# the benchmarks, the golden tool), lib.tar.xz (the shared libraries those binaries need that a
+# plain CUDA host lacks: Criterion and its dependencies; never libcuda or cuBLASLt, which the
+# host provides), golden/, the fuzzers' corpora under fuzz/corpus/, docs/contract.md,
 # tools/summarize.py and run-gpu-tier.sh, which runs the GPU tier there and prints the same
 # summary as `tools/harness run`.
 set -euo pipefail
@@ -48,12 +48,18 @@ chmod u+w "$DIR"/bin/* "$DIR"/lib/*
 strip --strip-debug "$DIR"/bin/* "$DIR"/lib/* 2>/dev/null || true
 
 cp -r golden "$DIR/golden"
-cp -r fuzz/corpus "$DIR/fuzz/corpus"
+mkdir -p "$DIR/fuzz/corpus"
+for f in "$DIR"/bin/*_fuzzer; do
+    t=$(basename "$f"); t=${t%_fuzzer}
+    cp -r "fuzz/corpus/$t" "$DIR/fuzz/corpus/$t"
+done
 cp fuzz/*.options "$DIR/fuzz/" 2>/dev/null || true
 cp docs/contract.md "$DIR/docs/"
 cp tools/summarize.py "$DIR/tools/"
 cp tools/run-gpu-tier.sh "$DIR/run-gpu-tier.sh"
 chmod +x "$DIR/run-gpu-tier.sh"
+# The packed libraries travel compressed (run-gpu-tier.sh unpacks them on start).
+tar -C "$DIR" -cJf "$DIR/lib.tar.xz" lib && rm -rf "$DIR/lib"
 git rev-parse HEAD > "$DIR/COMMIT" 2>/dev/null || echo unknown > "$DIR/COMMIT"
 size_mib=$(du -sm "$DIR" | cut -f1)
 echo "bundle size: ${size_mib} MiB"

@@ -22,9 +22,11 @@ while [ $# -gt 0 ]; do
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
-export LD_LIBRARY_PATH="$HERE/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export MLA_GOLDEN_DIR="$HERE/golden"
 OUT=${OUT:-$HERE/out}
+mkdir -p "$OUT/lib"
+tar -C "$OUT" -xJf lib.tar.xz
+export LD_LIBRARY_PATH="$OUT/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export MLA_GOLDEN_DIR="$HERE/golden"
 mkdir -p "$OUT/xml" "$OUT/logs" "$OUT/repro"
 export FUZZ_REPRO_DIR="$OUT/repro"
 
