@@ -96,7 +96,8 @@ int memra_mla_decompress_v_split_f32(const float *o_lat, const float *wv_b, floa
  * row; logit_j = scale * (q_lat . c_kv_j + q_pe . k_pe_j); o_lat = softmax(logits) . c_kv.
  * Shape codes: 40001 odd d_rope, 40002 kv_rank > MLA_MAX_RANK, 40003 d_rope > MLA_MAX_ROPE,
  * 40004 t_q > t_kv. Also 40021, 40022 (d_rope < 0), 40035 (scale not finite), 40024, 40020,
- * 40028 (o_lat vs q_lat / q_pe / cache). Promise: class attn. */
+ * 40028 (o_lat vs q_lat / q_pe / cache). Promise: class attn.
+ * walk: R = ceil(N / 16), D = min(16, N) + ceil(N / 16) + 1 (N = t_kv - t_q + i + 1). */
 int memra_mla_attn_absorbed_f32(const float *q_lat, const float *q_pe, const float *cache,
                                 float *o_lat, int32_t n_head, int32_t kv_rank, int32_t d_rope,
                                 int32_t t_q, int32_t t_kv, float scale, void *stream);
@@ -190,7 +191,8 @@ int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q
  * occurrence. The caller guarantees every non-negative entry is a row of `cache`. A query with
  * no valid entry gets o_lat = 0 (an empty softmax contributes nothing).
  * Shape codes: 40015 n_slots == 0, 40001, 40002, 40003. Also 40021 (n_head, kv_rank, t_q < 1),
- * 40022 (d_rope, n_slots < 0), 40035, 40024, 40020, 40028. Promise: class attn. */
+ * 40022 (d_rope, n_slots < 0), 40035, 40024, 40020, 40028. Promise: class attn.
+ * walk: R = min(N, ceil(n_slots / 16)), D = min(16, N) + min(N, ceil(n_slots / 16)) + 1. */
 int memra_mla_attn_gathered_f32(const float *q_lat, const float *q_pe, const float *cache,
                                 const int32_t *idx, float *o_lat, int32_t n_head,
                                 int32_t kv_rank, int32_t d_rope, int32_t t_q, int32_t n_slots,

@@ -1,0 +1,713 @@
+/* mla_attn.cu: the two attention launchers of kernels/mla.h, memra_mla_attn_absorbed_f32 and
+ * memra_mla_attn_gathered_f32, on ONE kernel body (attn_walk_f32) templated on the cache walk.
+ *
+ * Layering (ggml): `static __global__` kernels with the dtype suffix, a `static` launcher that
+ * only picks the launch shape, and the `extern "C"` entry that validates (mla_validate.h) before
+ * touching the device, launches and returns 0 or 10000 + cudaError_t (MLA_CUDA_CHECK).
+ *
+ * ---------------------------------------------------------------------------- the walk ------
+ * Query i's walk is a sequence of W slots, each naming a cache row or nothing:
+ *   absorbed (walk_causal): W = t_kv - t_q + i + 1 slots, slot s = row s (all valid);
+ *   gathered (walk_list):   W = n_slots, slot s = row idx[i][s], valid iff idx[i][s] >= 0
+ *                           (repeats count once per occurrence; invalid slots are never loaded).
+ * N = the number of valid slots (the softmax terms; absorbed N = W).
+ *
+ * Tiles. Block = (chunk c, tile (i, g)): query i, heads g*HT .. g*HT+HT-1 (HT = 32 when
+ * kv_rank <= 512, else 8); every block reads each cache row of its chunk ONCE for all its heads
+ * (MQA). The chunk's slots are walked in row tiles of T = 16 slots, double-buffered with cp.async
+ * (invalid slots and slots past the chunk end land as zero rows and get weight exactly 0: no row
+ * that is not listed is ever read, so NaN-filled unselected rows cannot leak, not even as 0*NaN).
+ * Per row tile, 256 threads (8 warps):
+ *  1. logits: S[16 rows][HT heads] = [q_lat | q_pe] . [c_kv | k_pe]. Warp w owns the float4
+ *     columns [w*C4/8, (w+1)*C4/8) of the padded row (C4 = ceil((kv_rank + d_rope) / 4)) and
+ *     the whole 16 x HT tile; lane (rg, hg) holds rows {t*4 + rg} x heads {u*8 + hg}
+ *     (4 x 4 at HT 32, 4 x 1 at HT 8): each LDS.128 of K or Q feeds 4 (or 16) FMAs and a warp's
+ *     loads touch 4 rows + 8 heads (broadcast, conflict-free with row strides = 4 mod 8 float4).
+ *     The 8 per-warp partial dots go to shared memory; logit = scale * (((p0 + p1) + p2) .. + p7).
+ *  2. online softmax (thread per (head, 2 rows) at HT 32): tile max over the valid, non-NaN
+ *     logits; m' = max(m, tile max); alpha = expf(m - m') (1 while m' = -inf: nothing seen yet);
+ *     p_j = expf(l_j - m') for valid rows (0 otherwise, and 0 while m' = -inf); tile sum
+ *     ls = sum of the per-thread pair sums in ascending row-group order; l' = fmaf(l, alpha, ls).
+ *  3. P . V: each thread owns HV = 16 (8) heads x 4 c_kv columns; the tile's partial
+ *     o_t[h][r] = sum_j p_j * c_kv_j[r] is a fresh fmaf chain over the 16 rows (j ascending,
+ *     from 0), then O = fmaf(O, alpha, o_t) (one rounding merges rescale and add).
+ * Accurate expf throughout (never __expf); every reduction has a fixed order, so the bytes are a
+ * function of the inputs and the shape only.
+ *
+ * Chunks (a function of the shape only, never of the device):
+ *   tiles     = t_q * ceil(n_head / HT);   Wmax = t_kv (absorbed) or n_slots (gathered)
+ *   want      = clamp(132 / tiles, 1, min(256, ceil(Wmax / 32)))    (132: one block per SM)
+ *   C         = roundup(ceil(Wmax / want), 16)  slots per chunk;  chunks = ceil(Wmax / C)
+ *   (chunk c = slots [c*C, (c+1)*C) of every query's walk, clipped to the query's W).
+ * glm5 decode (t_q 1, 64 heads, t_kv 32768 or 2048 slots): 2 tiles x 64 chunks = 128 blocks.
+ * With one chunk the block normalises and writes o_lat. Otherwise every block writes its
+ * (m, l, flags, O) partial to a stream-ordered workspace (cudaMallocAsync / cudaFreeAsync on the
+ * caller's stream; an empty chunk writes m = -inf, l = 0, O = 0) and attn_combine_f32 merges
+ * them in ASCENDING chunk order: M = max over non-empty chunks, w_c = expf(m_c - M) (0 for an
+ * empty chunk), L = sum_c fmaf(w_c, l_c), o = sum_c fmaf(w_c, O_c[r]), out = o / L.
+ *
+ * Edge semantics (the oracle's double max-then-exp): a NaN logit on a valid row makes the
+ * (query, head) output NaN; all valid logits -inf (max -inf) or any +inf logit gives NaN;
+ * -inf logits among finite ones weigh 0; a gathered query with no valid slot gets +0.0f.
+ *
+ * Tolerance-class walk parameters (docs/tolerances.md, class attn), T = 16, for a query with
+ * N valid terms over W walk slots:
+ *   R = min(N, ceil(W / 16))          rescales on a term's path: the alpha of each later tile of
+ *                                     its chunk that holds a valid row (a tile without one has
+ *                                     alpha = expf(0) = 1, exact) plus the combine weight;
+ *   D = min(16, N) + min(N, ceil(W / 16)) + 1
+ *                                     f32 roundings into the numerator or denominator on a
+ *                                     term's path: <= 16 in its tile (fmaf chain / sum tree),
+ *                                     one merge per later non-empty tile of its chunk, one per
+ *                                     non-empty chunk in the combine (adding exact zeros of empty
+ *                                     tiles and chunks does not round). Absorbed: W = N.
+ * Tighter, with the plan's chunk length C: R <= min(N, C/16), D <= 16 + min(N, C/16) +
+ * min(N, ceil(W / C)) (glm5 decode t_kv 32768: C = 512, R <= 32, D <= 112).
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include <mutex>
+
+#include "kernels/mla.h"
+#include "kernels/mla_cuda_check.h"
+#include "kernels/mla_validate.h"
+
+/* ------------------------------------------------------------------ device helpers -------- */
+
+static __device__ __forceinline__ void at_cp_async16(float *dst, const float *src, bool valid)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    int n = valid ? 16 : 0; /* src-size 0: nothing read, 16 zero bytes written */
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(n)
+                 : "memory");
+}
+
+static __device__ __forceinline__ void at_cp_async4(float *dst, const float *src, bool valid)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    int n = valid ? 4 : 0;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(n)
+                 : "memory");
+}
+
+static __device__ __forceinline__ void at_cp_async_commit(void)
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+static __device__ __forceinline__ void at_cp_async_wait_all(void)
+{
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+}
+
+/* ------------------------------------------------------------------ configuration --------- */
+
+#define AT_NT 256            /* threads per block */
+#define AT_NW (AT_NT / 32)   /* warps: the logit reduction is split over them */
+#define AT_JT 16             /* T: slots per row tile */
+#define AT_TARGET_BLOCKS 132 /* one wave of H200-class SMs at one block per SM */
+#define AT_MIN_CHUNK 32      /* slots: at least two row tiles per chunk */
+#define AT_MAX_CHUNKS 256
+#define AC_NT 128 /* combine: threads (= columns) per block */
+
+template <int HT> struct at_cfg {
+    static constexpr int TR = AT_JT / 4;               /* logit rows per lane */
+    static constexpr int TH = HT / 8;                  /* logit heads per lane */
+    static constexpr int HV = HT < 16 ? HT : 16;       /* P . V heads per thread */
+    static constexpr int NCOL = AT_NT / (HT / HV);     /* P . V float4 columns */
+    static constexpr int MAX_RANK = 4 * NCOL;          /* kv_rank the layout covers */
+    static constexpr int HTP = HT == 8 ? 8 : HT + 8;   /* [row][head] plane stride (8 mod 32) */
+    static constexpr int NRG = AT_NT / HT;             /* softmax row groups */
+    static constexpr int RPT = (AT_JT + NRG - 1) / NRG; /* softmax rows per thread */
+    static_assert(HT % 8 == 0 && HT % HV == 0 && HV % 4 == 0, "head tile");
+    static_assert(AT_NT % HT == 0 && TR * 4 == AT_JT, "thread layouts");
+};
+
+/* Row stride (floats) of the shared query / cache tiles: the row padded to whole float4s, plus
+ * one float4 when that count is even, so consecutive rows start in different float4 banks. */
+static __host__ __device__ __forceinline__ int32_t at_ld(int32_t width)
+{
+    int32_t wpad = (width + 3) & ~3;
+    return ((wpad >> 2) & 1) ? wpad : wpad + 4;
+}
+
+/* Shared-memory floats (the int32 row ring included), in kernel order. */
+template <int HT> static size_t at_smem_bytes(int32_t ld)
+{
+    typedef at_cfg<HT> C;
+    size_t f = (size_t)HT * ld                   /* qs   [HT][ld] */
+               + 2 * (size_t)AT_JT * ld          /* ks   [2][T][ld] */
+               + (size_t)AT_NW * AT_JT * C::HTP  /* sp   [NW][T][HTP] */
+               + (size_t)AT_JT * C::HTP          /* ps   [T][HTP] */
+               + 2 * (size_t)C::NRG * HT         /* lmax, psum [NRG][HT] */
+               + (size_t)HT                      /* alpha */
+               + 3 * (size_t)HT                  /* final m, l, poison */
+               + 3 * (size_t)AT_JT;              /* rows_s [3][T] (int32) */
+    return f * sizeof(float);
+}
+
+/* --------------------------------------------------------------------------- walks -------- */
+
+/* attn_absorbed: query i sees rows 0 ..= t_kv - t_q + i, slot s is row s. */
+struct walk_causal {
+    int32_t t_kv, t_q;
+    __device__ __forceinline__ int64_t length(int64_t i) const
+    {
+        return (int64_t)t_kv - t_q + i + 1;
+    }
+    __device__ __forceinline__ int32_t row(int64_t, int64_t s) const { return (int32_t)s; }
+};
+
+/* attn_gathered: slot s of query i is idx[i][s]; negative entries are skipped (-1). */
+struct walk_list {
+    const int32_t *idx;
+    int32_t n_slots;
+    __device__ __forceinline__ int64_t length(int64_t) const { return n_slots; }
+    __device__ __forceinline__ int32_t row(int64_t i, int64_t s) const
+    {
+        int32_t r = idx[i * n_slots + s];
+        return r < 0 ? -1 : r;
+    }
+};
+
+/* ---------------------------------------------------------------------- the kernel -------- */
+
+/* See the file comment. Block b = chunk * n_tiles + tile, tile = i * n_hg + g. */
+template <int HT, class Walk, bool VEC>
+static __global__ void __launch_bounds__(AT_NT, 1)
+    attn_walk_f32(const float *__restrict__ q_lat, const float *__restrict__ q_pe,
+                  const float *__restrict__ cache, Walk walk, float *__restrict__ o_lat,
+                  float *__restrict__ ws_o, float *__restrict__ ws_ml, int32_t n_head,
+                  int32_t kv_rank, int32_t d_rope, int32_t t_q, float scale, int32_t n_hg,
+                  int64_t chunk_slots, int32_t n_chunks)
+{
+    typedef at_cfg<HT> C;
+    constexpr int JT = AT_JT;
+    extern __shared__ __align__(16) float smem[];
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int32_t width = kv_rank + d_rope;
+    const int32_t wpad = (width + 3) & ~3, wp4 = wpad >> 2;
+    const int32_t ld = at_ld(width);
+
+    float *qs = smem;                                   /* [HT][ld] */
+    float *ks = qs + (size_t)HT * ld;                   /* [2][JT][ld] */
+    float *sp = ks + 2 * (size_t)JT * ld;               /* [NW][JT][HTP] */
+    float *ps = sp + (size_t)AT_NW * JT * C::HTP;       /* [JT][HTP] */
+    float *lmax_s = ps + (size_t)JT * C::HTP;           /* [NRG][HT] */
+    float *psum_s = lmax_s + (size_t)C::NRG * HT;       /* [NRG][HT] */
+    float *alpha_s = psum_s + (size_t)C::NRG * HT;      /* [HT] */
+    float *fin_m = alpha_s + HT, *fin_l = fin_m + HT, *fin_p = fin_l + HT;
+    int32_t *rows_s = (int32_t *)(fin_p + HT);          /* [3][JT] */
+
+    const int64_t n_tiles = (int64_t)t_q * n_hg;
+    const int64_t tile = (int64_t)blockIdx.x % n_tiles;
+    const int32_t chunk = (int32_t)((int64_t)blockIdx.x / n_tiles);
+    const int64_t i = tile / n_hg;
+    const int32_t h0 = (int32_t)(tile - i * n_hg) * HT;
+    const int64_t n_qh = (int64_t)t_q * n_head;
+    const int64_t c_begin = (int64_t)chunk * chunk_slots;
+    int64_t c_end = c_begin + chunk_slots;
+    const int64_t w_len = walk.length(i);
+    if (c_end > w_len)
+        c_end = w_len;
+    const int32_t n_k = c_end > c_begin ? (int32_t)((c_end - c_begin + JT - 1) / JT) : 0;
+
+    /* P . V ownership: heads hv0 .. hv0 + HV of the tile, c_kv columns 4*vcol .. 4*vcol + 3 */
+    const int vcol = tid % C::NCOL, hv0 = (tid / C::NCOL) * C::HV;
+    const bool v_on = 4 * vcol < kv_rank;
+
+    if (n_k == 0) {
+        /* The chunk holds none of this query's slots (only with several chunks): an empty
+         * partial, weight 0 in the combine. */
+        if (v_on) {
+            for (int hh = 0; hh < C::HV; hh++) {
+                int32_t h = h0 + hv0 + hh;
+                if (h >= n_head)
+                    break;
+                float *dst = ws_o + ((int64_t)chunk * n_qh + i * n_head + h) * kv_rank;
+                for (int x = 0; x < 4 && 4 * vcol + x < kv_rank; x++)
+                    dst[4 * vcol + x] = 0.0f;
+            }
+        }
+        if (tid < HT && h0 + tid < n_head) {
+            float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + h0 + tid) * 3;
+            ml[0] = -INFINITY;
+            ml[1] = 0.0f;
+            ml[2] = 0.0f;
+        }
+        return;
+    }
+
+    /* Query tile [q_lat | q_pe], zero rows for heads past n_head, zero pad columns. */
+    for (int32_t e = tid; e < HT * wpad; e += AT_NT) {
+        int32_t hh = e / wpad, c = e - hh * wpad;
+        int32_t h = h0 + hh;
+        float v = 0.0f;
+        if (h < n_head) {
+            int64_t qh = i * n_head + h;
+            if (c < kv_rank)
+                v = q_lat[qh * kv_rank + c];
+            else if (c < width)
+                v = q_pe[qh * d_rope + (c - kv_rank)];
+        }
+        qs[(size_t)hh * ld + c] = v;
+    }
+
+    /* rows_s[k % 3]: the cache row of each slot of row tile k (-1: none), staged two tiles
+     * ahead so the copies never wait on a dependent global load of idx. */
+    auto stage = [&](int32_t k) {
+        if (tid < JT) {
+            int64_t s = c_begin + (int64_t)k * JT + tid;
+            rows_s[(k % 3) * JT + tid] = (k < n_k && s < c_end) ? walk.row(i, s) : -1;
+        }
+    };
+    /* Row tile k into buffer k & 1; slots without a row are zero-filled, never read. */
+    auto issue = [&](int32_t k) {
+        float *buf = ks + (size_t)(k & 1) * JT * ld;
+        const int32_t *rt = rows_s + (k % 3) * JT;
+        if (VEC) {
+            for (int32_t e = tid; e < JT * wp4; e += AT_NT) {
+                int32_t jr = e / wp4, c4 = e - jr * wp4;
+                int32_t row = rt[jr];
+                bool ok = row >= 0;
+                const float *src = ok ? cache + (int64_t)row * width + 4 * c4 : cache;
+                at_cp_async16(buf + jr * ld + 4 * c4, src, ok);
+            }
+        } else {
+            for (int32_t e = tid; e < JT * wpad; e += AT_NT) {
+                int32_t jr = e / wpad, c = e - jr * wpad;
+                int32_t row = rt[jr];
+                bool ok = row >= 0 && c < width;
+                const float *src = ok ? cache + (int64_t)row * width + c : cache;
+                at_cp_async4(buf + jr * ld + c, src, ok);
+            }
+        }
+        at_cp_async_commit();
+    };
+
+    /* Logit ownership: k-slice of this warp, rows t*4 + rg, heads u*8 + hg. */
+    const int rg = lane & 3, hg = lane >> 2;
+    const int32_t c4a = warp * wp4 / AT_NW, c4b = (warp + 1) * wp4 / AT_NW;
+    /* Softmax ownership: head sh, rows sg*RPT .. sg*RPT + RPT. */
+    const int sh = tid % HT, sg = tid / HT;
+
+    float acc[C::HV][4];
+#pragma unroll
+    for (int hh = 0; hh < C::HV; hh++)
+        acc[hh][0] = acc[hh][1] = acc[hh][2] = acc[hh][3] = 0.0f;
+    float m_run = -INFINITY, l_run = 0.0f; /* head sh's running stats (same in every row group) */
+    bool poison = false;                   /* head sh saw a NaN logit on a valid row */
+    bool any_valid = false;                /* this thread saw a valid slot */
+
+    stage(0);
+    stage(1);
+    __syncthreads(); /* rows_s[0], rows_s[1] */
+    issue(0);
+
+    for (int32_t k = 0; k < n_k; k++) {
+        at_cp_async_wait_all(); /* tile k (the only group in flight) */
+        __syncthreads();        /* (a) tile k visible; every thread is done with tile k - 1 */
+        if (k + 1 < n_k)
+            issue(k + 1); /* buffer (k+1) & 1 was last read in tile k - 1 */
+        stage(k + 2);     /* slot (k+2) % 3 was last read in tile k - 1 */
+        const float *buf = ks + (size_t)(k & 1) * JT * ld;
+        const int32_t *rt = rows_s + (k % 3) * JT;
+
+        /* 1. partial logits of this warp's k-slice */
+        {
+            float s[C::TR][C::TH];
+#pragma unroll
+            for (int t = 0; t < C::TR; t++)
+#pragma unroll
+                for (int u = 0; u < C::TH; u++)
+                    s[t][u] = 0.0f;
+            const float *kb = buf + (size_t)rg * ld;
+            const float *qb = qs + (size_t)hg * ld;
+#pragma unroll 2
+            for (int32_t c4 = c4a; c4 < c4b; c4++) {
+                float4 kf[C::TR], qf[C::TH];
+#pragma unroll
+                for (int t = 0; t < C::TR; t++)
+                    kf[t] = *(const float4 *)(kb + (size_t)(t * 4) * ld + 4 * c4);
+#pragma unroll
+                for (int u = 0; u < C::TH; u++)
+                    qf[u] = *(const float4 *)(qb + (size_t)(u * 8) * ld + 4 * c4);
+#pragma unroll
+                for (int t = 0; t < C::TR; t++)
+#pragma unroll
+                    for (int u = 0; u < C::TH; u++) {
+                        s[t][u] = __fmaf_rn(qf[u].x, kf[t].x, s[t][u]);
+                        s[t][u] = __fmaf_rn(qf[u].y, kf[t].y, s[t][u]);
+                        s[t][u] = __fmaf_rn(qf[u].z, kf[t].z, s[t][u]);
+                        s[t][u] = __fmaf_rn(qf[u].w, kf[t].w, s[t][u]);
+                    }
+            }
+            float *spw = sp + (size_t)warp * JT * C::HTP;
+#pragma unroll
+            for (int t = 0; t < C::TR; t++)
+#pragma unroll
+                for (int u = 0; u < C::TH; u++)
+                    spw[(t * 4 + rg) * C::HTP + u * 8 + hg] = s[t][u];
+        }
+        __syncthreads(); /* (b) partials */
+
+        /* 2a. logits of my rows, tile max over valid non-NaN logits */
+        float lg[C::RPT];
+        bool vd[C::RPT];
+        {
+            float lm = -INFINITY;
+            bool nan_here = false;
+#pragma unroll
+            for (int q = 0; q < C::RPT; q++) {
+                const int j = sg * C::RPT + q;
+                lg[q] = 0.0f;
+                vd[q] = false;
+                if (j < JT) {
+                    float d = sp[j * C::HTP + sh];
+#pragma unroll
+                    for (int w = 1; w < AT_NW; w++)
+                        d = __fadd_rn(d, sp[((size_t)w * JT + j) * C::HTP + sh]);
+                    lg[q] = __fmul_rn(scale, d);
+                    vd[q] = rt[j] >= 0;
+                    if (vd[q]) {
+                        any_valid = true;
+                        if (lg[q] != lg[q])
+                            nan_here = true;
+                        else
+                            lm = fmaxf(lm, lg[q]);
+                    }
+                }
+            }
+            lmax_s[sg * HT + sh] = nan_here ? NAN : lm;
+        }
+        __syncthreads(); /* (c) row-group maxima */
+
+        /* 2b. running max, weights, rescale factor (every row group computes the same m', alpha
+         * for its head: same inputs, same order) */
+        float alpha = 1.0f;
+        {
+            float mt = -INFINITY;
+            bool pz = false;
+#pragma unroll 8
+            for (int g2 = 0; g2 < C::NRG; g2++) {
+                float x = lmax_s[g2 * HT + sh];
+                if (x != x)
+                    pz = true;
+                else
+                    mt = fmaxf(mt, x);
+            }
+            poison = poison || pz;
+            const float m_new = fmaxf(m_run, mt);
+            const bool live = m_new != -INFINITY;
+            if (live)
+                alpha = expf(m_run - m_new); /* m_run = -inf: 0; unchanged max: exactly 1 */
+            float part = 0.0f;
+#pragma unroll
+            for (int q = 0; q < C::RPT; q++) {
+                const int j = sg * C::RPT + q;
+                if (j < JT) {
+                    float p = (live && vd[q] && lg[q] == lg[q]) ? expf(lg[q] - m_new) : 0.0f;
+                    ps[j * C::HTP + sh] = p;
+                    part = q == 0 ? p : __fadd_rn(part, p);
+                }
+            }
+            psum_s[sg * HT + sh] = part;
+            if (sg == 0)
+                alpha_s[sh] = alpha;
+            m_run = m_new;
+        }
+        __syncthreads(); /* (d) P, row-group sums, alpha */
+
+        /* 2c. denominator: l' = fmaf(l, alpha, tile sum), row groups ascending */
+        {
+            float ls = psum_s[sh];
+#pragma unroll 8
+            for (int g2 = 1; g2 < C::NRG; g2++)
+                ls = __fadd_rn(ls, psum_s[g2 * HT + sh]);
+            l_run = __fmaf_rn(l_run, alpha, ls);
+        }
+
+        /* 3. O = fmaf(O, alpha, P . c_kv) */
+        if (v_on) {
+            float ta[C::HV][4];
+#pragma unroll
+            for (int hh = 0; hh < C::HV; hh++)
+                ta[hh][0] = ta[hh][1] = ta[hh][2] = ta[hh][3] = 0.0f;
+            const float *vb = buf + 4 * vcol;
+#pragma unroll
+            for (int j = 0; j < JT; j++) {
+                const float4 v = *(const float4 *)(vb + (size_t)j * ld);
+                const float *pr = ps + j * C::HTP + hv0;
+#pragma unroll
+                for (int u = 0; u < C::HV / 4; u++) {
+                    const float4 p4 = *(const float4 *)(pr + 4 * u);
+                    const float pj[4] = {p4.x, p4.y, p4.z, p4.w};
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        float *a = ta[4 * u + e];
+                        a[0] = __fmaf_rn(pj[e], v.x, a[0]);
+                        a[1] = __fmaf_rn(pj[e], v.y, a[1]);
+                        a[2] = __fmaf_rn(pj[e], v.z, a[2]);
+                        a[3] = __fmaf_rn(pj[e], v.w, a[3]);
+                    }
+                }
+            }
+#pragma unroll
+            for (int hh = 0; hh < C::HV; hh++) {
+                const float a = alpha_s[hv0 + hh];
+#pragma unroll
+                for (int x = 0; x < 4; x++)
+                    acc[hh][x] = __fmaf_rn(acc[hh][x], a, ta[hh][x]);
+            }
+        }
+        /* no barrier here: the next tile's barrier (a) orders these reads of buf, ps, psum_s and
+         * alpha_s before their next writes */
+    }
+    at_cp_async_wait_all(); /* nothing is in flight (the last tile issued none); kept for safety */
+
+    if (sg == 0) {
+        fin_m[sh] = m_run;
+        fin_l[sh] = l_run;
+        fin_p[sh] = poison ? 1.0f : 0.0f;
+    }
+    const bool nonempty = __syncthreads_or(any_valid) != 0; /* also orders fin_* */
+
+    if (v_on) {
+#pragma unroll
+        for (int hh = 0; hh < C::HV; hh++) {
+            const int32_t h = h0 + hv0 + hh;
+            if (h >= n_head)
+                continue;
+            const int64_t qh = i * n_head + h;
+            if (n_chunks == 1) {
+                const float m = fin_m[hv0 + hh], l = fin_l[hv0 + hh];
+                const bool nan_out = fin_p[hv0 + hh] != 0.0f || fabsf(m) == INFINITY;
+                float *dst = o_lat + qh * kv_rank;
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    const int32_t r = 4 * vcol + x;
+                    if (r < kv_rank)
+                        dst[r] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(acc[hh][x], l);
+                }
+            } else {
+                float *dst = ws_o + ((int64_t)chunk * n_qh + qh) * kv_rank;
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    const int32_t r = 4 * vcol + x;
+                    if (r < kv_rank)
+                        dst[r] = acc[hh][x]; /* 0 when the chunk had no valid slot */
+                }
+            }
+        }
+    }
+    if (n_chunks > 1 && sg == 0 && h0 + sh < n_head) {
+        float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + h0 + sh) * 3;
+        ml[0] = m_run;
+        ml[1] = l_run;
+        ml[2] = !nonempty ? 0.0f : poison ? 2.0f : 1.0f;
+    }
+}
+
+/* Block (qh, column block): merges the n_chunks partials of (query, head) qh in ascending chunk
+ * order (see the file comment). Flags: 0 empty, 1 non-empty, 2 non-empty with a NaN logit. */
+static __global__ void __launch_bounds__(AC_NT)
+    attn_combine_f32(const float *__restrict__ ws_o, const float *__restrict__ ws_ml,
+                     float *__restrict__ o_lat, int64_t n_qh, int32_t kv_rank, int32_t n_chunks)
+{
+    __shared__ float m_s[AT_MAX_CHUNKS], l_s[AT_MAX_CHUNKS], w_s[AT_MAX_CHUNKS];
+    __shared__ float red_s[AC_NT / 32];
+    const int tid = threadIdx.x;
+    const int64_t qh = blockIdx.x;
+
+    float m_loc = -INFINITY;
+    int nonempty = 0, poison = 0;
+    for (int32_t c = tid; c < n_chunks; c += AC_NT) {
+        const float *ml = ws_ml + ((int64_t)c * n_qh + qh) * 3;
+        const float m = ml[0], l = ml[1], f = ml[2];
+        const bool ne = f != 0.0f;
+        nonempty |= ne;
+        poison |= f == 2.0f;
+        if (ne && m == m)
+            m_loc = fmaxf(m_loc, m);
+        m_s[c] = ne ? m : -INFINITY;
+        l_s[c] = ne ? l : 0.0f;
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        m_loc = fmaxf(m_loc, __shfl_xor_sync(0xffffffffu, m_loc, off));
+    if ((tid & 31) == 0)
+        red_s[tid >> 5] = m_loc;
+    nonempty = __syncthreads_or(nonempty);
+    poison = __syncthreads_or(poison);
+    float M = red_s[0];
+#pragma unroll
+    for (int w = 1; w < AC_NT / 32; w++)
+        M = fmaxf(M, red_s[w]);
+    const bool live = M != -INFINITY;
+    for (int32_t c = tid; c < n_chunks; c += AC_NT)
+        w_s[c] = (live && m_s[c] != -INFINITY) ? expf(m_s[c] - M) : 0.0f;
+    __syncthreads();
+
+    const int32_t r = blockIdx.y * AC_NT + tid;
+    if (r >= kv_rank)
+        return;
+    float L = 0.0f, o = 0.0f;
+    const float *src = ws_o + qh * kv_rank + r;
+    const int64_t stride = n_qh * kv_rank;
+#pragma unroll 8
+    for (int32_t c = 0; c < n_chunks; c++) {
+        const float w = w_s[c];
+        L = __fmaf_rn(w, l_s[c], L);
+        o = __fmaf_rn(w, src[(int64_t)c * stride], o);
+    }
+    float out;
+    if (!nonempty)
+        out = 0.0f;
+    else if (poison || fabsf(M) == INFINITY)
+        out = NAN;
+    else
+        out = __fdiv_rn(o, L);
+    o_lat[qh * kv_rank + r] = out;
+}
+
+/* ------------------------------------------------------------------------ launchers ------- */
+
+/* The chunk plan (file comment): a function of the shape only. */
+static void at_plan(int64_t n_tiles, int64_t w_max, int64_t *chunk_slots, int32_t *n_chunks)
+{
+    int64_t want = AT_TARGET_BLOCKS / n_tiles;
+    int64_t by_len = (w_max + AT_MIN_CHUNK - 1) / AT_MIN_CHUNK;
+    if (want > by_len)
+        want = by_len;
+    if (want > AT_MAX_CHUNKS)
+        want = AT_MAX_CHUNKS;
+    if (want < 1)
+        want = 1;
+    int64_t cs = (w_max + want - 1) / want;
+    cs = (cs + AT_JT - 1) / AT_JT * AT_JT;
+    *chunk_slots = cs;
+    *n_chunks = (int32_t)((w_max + cs - 1) / cs);
+}
+
+/* Dynamic shared memory above 48 KiB: set once per device for every instantiation, to the
+ * largest request that instantiation can make (so concurrent callers never race on it). */
+template <int HT, class Walk> static cudaError_t at_set_attrs(void)
+{
+    const int32_t max_w = HT == 32 ? at_cfg<32>::MAX_RANK + MLA_MAX_ROPE
+                                   : MLA_MAX_RANK + MLA_MAX_ROPE;
+    const int bytes = (int)at_smem_bytes<HT>(at_ld(max_w));
+    cudaError_t e = cudaFuncSetAttribute(attn_walk_f32<HT, Walk, true>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if (e != cudaSuccess)
+        return e;
+    return cudaFuncSetAttribute(attn_walk_f32<HT, Walk, false>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+
+static int at_ensure_attrs(void)
+{
+    static std::mutex mu;
+    static uint64_t done_mask; /* bit d: device d configured */
+    int dev = 0;
+    MLA_CUDA_CHECK(cudaGetDevice(&dev));
+    std::lock_guard<std::mutex> lock(mu);
+    if (dev < 64 && ((done_mask >> dev) & 1u))
+        return 0;
+    MLA_CUDA_CHECK((at_set_attrs<32, walk_causal>()));
+    MLA_CUDA_CHECK((at_set_attrs<8, walk_causal>()));
+    MLA_CUDA_CHECK((at_set_attrs<32, walk_list>()));
+    MLA_CUDA_CHECK((at_set_attrs<8, walk_list>()));
+    if (dev < 64)
+        done_mask |= (uint64_t)1 << dev;
+    return 0;
+}
+
+template <int HT, class Walk>
+static int attn_walk_launch(const float *q_lat, const float *q_pe, const float *cache, Walk walk,
+                            int64_t w_max, float *o_lat, int32_t n_head, int32_t kv_rank,
+                            int32_t d_rope, int32_t t_q, float scale, cudaStream_t st)
+{
+    const int32_t n_hg = (n_head + HT - 1) / HT;
+    const int64_t n_tiles = (int64_t)t_q * n_hg;
+    const int64_t n_qh = (int64_t)t_q * n_head;
+    int64_t chunk_slots;
+    int32_t n_chunks;
+    at_plan(n_tiles, w_max, &chunk_slots, &n_chunks);
+    const int32_t width = kv_rank + d_rope;
+    const size_t smem = at_smem_bytes<HT>(at_ld(width));
+    const bool vec = (width & 3) == 0 && (((uintptr_t)cache) & 15) == 0;
+
+    float *ws = NULL;
+    size_t o_floats = 0;
+    if (n_chunks > 1) {
+        o_floats = (size_t)n_chunks * (size_t)n_qh * (size_t)kv_rank;
+        size_t bytes = (o_floats + 3 * (size_t)n_chunks * (size_t)n_qh) * sizeof(float);
+        MLA_CUDA_CHECK(cudaMallocAsync((void **)&ws, bytes, st));
+    }
+    float *ws_ml = ws ? ws + o_floats : NULL;
+    const unsigned blocks = (unsigned)(n_tiles * n_chunks);
+    if (vec)
+        attn_walk_f32<HT, Walk, true><<<blocks, AT_NT, smem, st>>>(
+            q_lat, q_pe, cache, walk, o_lat, ws, ws_ml, n_head, kv_rank, d_rope, t_q, scale,
+            n_hg, chunk_slots, n_chunks);
+    else
+        attn_walk_f32<HT, Walk, false><<<blocks, AT_NT, smem, st>>>(
+            q_lat, q_pe, cache, walk, o_lat, ws, ws_ml, n_head, kv_rank, d_rope, t_q, scale,
+            n_hg, chunk_slots, n_chunks);
+    cudaError_t launch = cudaGetLastError();
+    if (launch == cudaSuccess && n_chunks > 1) {
+        dim3 grid((unsigned)n_qh, (unsigned)((kv_rank + AC_NT - 1) / AC_NT));
+        attn_combine_f32<<<grid, AC_NT, 0, st>>>(ws, ws_ml, o_lat, n_qh, kv_rank, n_chunks);
+        launch = cudaGetLastError();
+    }
+    if (ws)
+        MLA_CUDA_CHECK(cudaFreeAsync(ws, st)); /* stream-ordered: after both kernels */
+    MLA_CUDA_CHECK(launch);
+    return 0;
+}
+
+extern "C" int memra_mla_attn_absorbed_f32(const float *q_lat, const float *q_pe,
+                                           const float *cache, float *o_lat, int32_t n_head,
+                                           int32_t kv_rank, int32_t d_rope, int32_t t_q,
+                                           int32_t t_kv, float scale, void *stream)
+{
+    int rc = mla_validate_attn_absorbed(q_lat, q_pe, cache, o_lat, n_head, kv_rank, d_rope, t_q,
+                                        t_kv, scale);
+    if (rc)
+        return rc;
+    rc = at_ensure_attrs();
+    if (rc)
+        return rc;
+    walk_causal walk = {t_kv, t_q};
+    cudaStream_t st = (cudaStream_t)stream;
+    if (kv_rank <= at_cfg<32>::MAX_RANK)
+        return attn_walk_launch<32>(q_lat, q_pe, cache, walk, t_kv, o_lat, n_head, kv_rank,
+                                    d_rope, t_q, scale, st);
+    return attn_walk_launch<8>(q_lat, q_pe, cache, walk, t_kv, o_lat, n_head, kv_rank, d_rope,
+                               t_q, scale, st);
+}
+
+extern "C" int memra_mla_attn_gathered_f32(const float *q_lat, const float *q_pe,
+                                           const float *cache, const int32_t *idx, float *o_lat,
+                                           int32_t n_head, int32_t kv_rank, int32_t d_rope,
+                                           int32_t t_q, int32_t n_slots, float scale,
+                                           void *stream)
+{
+    int rc = mla_validate_attn_gathered(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank, d_rope,
+                                        t_q, n_slots, scale);
+    if (rc)
+        return rc;
+    rc = at_ensure_attrs();
+    if (rc)
+        return rc;
+    walk_list walk = {idx, n_slots};
+    cudaStream_t st = (cudaStream_t)stream;
+    if (kv_rank <= at_cfg<32>::MAX_RANK)
+        return attn_walk_launch<32>(q_lat, q_pe, cache, walk, n_slots, o_lat, n_head, kv_rank,
+                                    d_rope, t_q, scale, st);
+    return attn_walk_launch<8>(q_lat, q_pe, cache, walk, n_slots, o_lat, n_head, kv_rank, d_rope,
+                               t_q, scale, st);
+}
