@@ -56,6 +56,13 @@ static __device__ __forceinline__ void cp_async4(float *dst, const float *src, b
                  : "memory");
 }
 
+/* 16-byte copy: both addresses 16-byte aligned (the callers check). */
+static __device__ __forceinline__ void cp_async16(float *dst, const float *src)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+}
+
 static __device__ __forceinline__ void cp_async_commit(void)
 {
     asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -230,6 +237,8 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
     const int32_t n_dc = (d_nope + dc_rows - 1) / dc_rows;
     const int32_t n_slabs = n_ct * n_dc;
     const float *wh = wk_b + (int64_t)h * d_nope * kv_rank;
+    /* 16-byte staging needs 16-byte aligned weight rows (slab buffers always are). */
+    const bool vec = (kv_rank & 3) == 0 && ((uintptr_t)wk_b & 15) == 0;
 
     auto issue = [&](int32_t k) {
         int32_t ct = k / n_dc, dc = k - ct * n_dc;
@@ -238,9 +247,17 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
         int32_t d0 = dc * dc_rows;
         int32_t dw = min(dc_rows, d_nope - d0);
         float *buf = slabs + (k % nbuf) * slab_floats;
-        for (int32_t e = tid; e < dw * cw; e += DENSE_THREADS) {
-            int32_t d = e / cw, c = e - d * cw;
-            cp_async4(buf + e, wh + (int64_t)(d0 + d) * kv_rank + c0 + c, true);
+        if (vec && ((c0 | cw) & 3) == 0) { /* whole float4s: a quarter of the copy instructions */
+            const int32_t cw4 = cw >> 2;
+            for (int32_t e = tid; e < dw * cw4; e += DENSE_THREADS) {
+                int32_t d = e / cw4, c4 = e - d * cw4;
+                cp_async16(buf + d * cw + 4 * c4, wh + (int64_t)(d0 + d) * kv_rank + c0 + 4 * c4);
+            }
+        } else {
+            for (int32_t e = tid; e < dw * cw; e += DENSE_THREADS) {
+                int32_t d = e / cw, c = e - d * cw;
+                cp_async4(buf + e, wh + (int64_t)(d0 + d) * kv_rank + c0 + c, true);
+            }
         }
         cp_async_commit();
     };
@@ -301,12 +318,24 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
         os[r] = o_lat[ih * kv_rank + r];
 
     const int32_t vw_max = range < DENSE_THREADS ? range : DENSE_THREADS;
-    int32_t rc_cols = slab_floats / vw_max - 1;
+    /* Two slab layouts, the same chain: with 16-byte aligned rows (vec) a row chunk of rc_cols
+     * (a multiple of 8) has stride rc_cols + 4, which is 4 (mod 8): the eight threads of a
+     * quarter-warp reading float4s at row starts t * stride hit distinct bank quads (4 times an
+     * odd number, mod 32), and the copies are 16 bytes wide. Otherwise scalar copies and an odd
+     * stride (one float per thread per step, distinct banks). */
+    const bool vec = (kv_rank & 3) == 0 && ((uintptr_t)wv_b & 15) == 0;
+    int32_t rc_cols = slab_floats / vw_max - (vec ? 4 : 1);
     if (rc_cols >= kv_rank)
         rc_cols = kv_rank;
     else if (rc_cols >= 64)
         rc_cols &= ~31; /* whole 128-byte segments per row when the row does not fit */
-    const int32_t stride = rc_cols | 1;
+    else if (vec)
+        rc_cols &= ~7;
+    /* A whole row of kv_rank % 8 == 4 floats pads to a stride of kv_rank + 8: shrink the chunk
+     * to multiples of 8 while that does not fit the slab. */
+    while (vec && (int64_t)vw_max * (((rc_cols + 7) & ~7) + 4) > slab_floats)
+        rc_cols = (rc_cols - 1) & ~7;
+    const int32_t stride = vec ? ((rc_cols + 7) & ~7) + 4 : (rc_cols | 1);
     const int32_t n_vt = (range + DENSE_THREADS - 1) / DENSE_THREADS;
     const int32_t n_rc = (kv_rank + rc_cols - 1) / rc_cols;
     const int32_t n_slabs = n_vt * n_rc;
@@ -319,9 +348,17 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
         int32_t r0 = rc * rc_cols;
         int32_t rw = min(rc_cols, kv_rank - r0);
         float *buf = slabs + (k % nbuf) * slab_floats;
-        for (int32_t e = tid; e < vw * rw; e += DENSE_THREADS) {
-            int32_t v = e / rw, c = e - v * rw;
-            cp_async4(buf + v * stride + c, wh + (int64_t)(c0 + v) * kv_rank + r0 + c, true);
+        if (vec) { /* r0 and rw are multiples of 4 here */
+            const int32_t rw4 = rw >> 2;
+            for (int32_t e = tid; e < vw * rw4; e += DENSE_THREADS) {
+                int32_t v = e / rw4, c4 = e - v * rw4;
+                cp_async16(buf + v * stride + 4 * c4, wh + (int64_t)(c0 + v) * kv_rank + r0 + 4 * c4);
+            }
+        } else {
+            for (int32_t e = tid; e < vw * rw; e += DENSE_THREADS) {
+                int32_t v = e / rw, c = e - v * rw;
+                cp_async4(buf + v * stride + c, wh + (int64_t)(c0 + v) * kv_rank + r0 + c, true);
+            }
         }
         cp_async_commit();
     };
@@ -349,9 +386,20 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
         if (tid < vw) {
             if (rc == 0)
                 acc = 0.0f;
+            if (vec) { /* float4 reads, the same ascending chain */
+#pragma unroll 2
+                for (int32_t c = 0; c < rw; c += 4) {
+                    float4 w4 = *reinterpret_cast<const float4 *>(row + c);
+                    acc = __fmaf_rn(w4.x, os[r0 + c], acc);
+                    acc = __fmaf_rn(w4.y, os[r0 + c + 1], acc);
+                    acc = __fmaf_rn(w4.z, os[r0 + c + 2], acc);
+                    acc = __fmaf_rn(w4.w, os[r0 + c + 3], acc);
+                }
+            } else {
 #pragma unroll 8
-            for (int32_t c = 0; c < rw; c++)
-                acc = __fmaf_rn(row[c], os[r0 + c], acc);
+                for (int32_t c = 0; c < rw; c++)
+                    acc = __fmaf_rn(row[c], os[r0 + c], acc);
+            }
             if (rc == n_rc - 1)
                 out[ih * d_v + c0 + tid] = acc;
         }
@@ -394,7 +442,10 @@ static void decompress_v_f32_launch(const float *o_lat, const float *wv_b, float
                                     int32_t split, cudaStream_t st)
 {
     int32_t slab_floats, nbuf;
-    dense_slab_plan(kv_rank, d_v, split, 1, &slab_floats, &nbuf);
+    /* Row padding of the slab: the kernel's stride (4 mod 8 for 16-byte rows, else odd). */
+    const bool vec = (kv_rank & 3) == 0 && ((uintptr_t)wv_b & 15) == 0;
+    const int pad = vec ? ((kv_rank + 7) & ~7) + 4 - kv_rank : 1;
+    dense_slab_plan(kv_rank, d_v, split, pad, &slab_floats, &nbuf);
     size_t smem = ((size_t)((kv_rank + 3) & ~3) + (size_t)nbuf * slab_floats) * sizeof(float);
     unsigned blocks = (unsigned)((int64_t)t_q * n_head * split);
     decompress_v_f32<<<blocks, DENSE_THREADS, smem, st>>>(o_lat, wv_b, out, n_head, d_v, kv_rank,
