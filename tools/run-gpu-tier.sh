@@ -2,6 +2,7 @@
 # run-gpu-tier.sh: the GPU tier on a CUDA host without Bazel (packed by tools/harness bundle).
 #
 #   ./run-gpu-tier.sh [--fuzz-seconds N] [--sanitize] [--bench] [--filter GLOB] [--jobs N]
+#                     [--parallel]
 #
 # Runs every Criterion test binary (GPU suites run; CPU suites run too), the fuzz corpus
 # replays, each GPU fuzzer for N seconds (default 0: skipped), compute-sanitizer (memcheck,
@@ -11,7 +12,7 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 HERE=$PWD
-FUZZ_SECONDS=0 SANITIZE=0 BENCH=0 FILTER='*' JOBS=4
+FUZZ_SECONDS=0 SANITIZE=0 BENCH=0 FILTER='*' JOBS=4 PARALLEL=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --fuzz-seconds) FUZZ_SECONDS=$2; shift 2 ;;
@@ -19,6 +20,7 @@ while [ $# -gt 0 ]; do
         --bench) BENCH=1; shift ;;
         --filter) FILTER=$2; shift 2 ;;
         --jobs) JOBS=$2; shift 2 ;;
+        --parallel) PARALLEL=1; shift ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -55,17 +57,23 @@ step() { # name, command...
     return 0
 }
 
-# 1. Criterion test binaries (their own JUnit XML).
-for t in bin/*_test; do
+# 1. Criterion test binaries (their own JUnit XML); --parallel runs the binaries at once.
+run_test_binary() {
+    local t=$1 name t0 rc
     name=$(basename "$t")
-    case "$name" in $FILTER) ;; *) continue ;; esac
     t0=$SECONDS
     MLA_XML_OUTPUT="$OUT/xml/$name.xml" "$t" --jobs "$JOBS" > "$OUT/logs/$name.log" 2>&1
     rc=$?
     printf '%-48s %s (%ds)\n' "$name" "$([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)")" $((SECONDS - t0))
     # A crash that left no report is still a failure.
     [ -s "$OUT/xml/$name.xml" ] || junit_step "$name" 99 $((SECONDS - t0)) "$OUT/logs/$name.log"
+}
+pids=()
+for t in bin/*_test; do
+    case "$(basename "$t")" in $FILTER) ;; *) continue ;; esac
+    if [ "$PARALLEL" -eq 1 ]; then run_test_binary "$t" & pids+=($!); else run_test_binary "$t"; fi
 done
+for p in "${pids[@]}"; do wait "$p"; done
 
 # 2. Fuzz corpus replays: each GPU fuzzer runs its committed corpus once (-runs=0), under ASan.
 for f in bin/*_fuzzer; do
@@ -104,15 +112,18 @@ fuzz_all() {
 #    the fuzzers above when both are asked for. SANITIZE_FILTER narrows the cases (Criterion
 #    --filter glob); SANITIZE_TESTS the binaries (default: every *gpu* test binary).
 sanitize_all() {
-    local CS t name tool
+    local CS t name tool spids=()
     CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     for t in ${SANITIZE_TESTS:-bin/*gpu*_test}; do
         name=$(basename "$t")
         for tool in memcheck racecheck initcheck synccheck; do
-            step "sanitize_${tool}_${name}" "$CS" --tool "$tool" --error-exitcode 1 \
-                --target-processes all "$t" --jobs 1 --filter "${SANITIZE_FILTER:-*}"
+            step "sanitize_${tool}_${name}" timeout "${SANITIZE_TIMEOUT:-300}" "$CS" --tool "$tool" \
+                --error-exitcode 1 --target-processes all "$t" --jobs 1 \
+                --filter "${SANITIZE_FILTER:-*}" &
+            spids+=($!)
         done
     done
+    for p in "${spids[@]}"; do wait "$p"; done
 }
 if [ "$FUZZ_SECONDS" -gt 0 ] && [ "$SANITIZE" -eq 1 ]; then
     fuzz_all & fpid=$!
