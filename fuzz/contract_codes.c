@@ -17,7 +17,7 @@
 #include "kernels/mla.h"
 #include "kernels/mla_validate.h"
 
-#include <cuda_runtime_api.h>
+#include "fuzz/fuzz_gpu.h"
 
 FUZZ_TARGET_NAME("contract_codes");
 
@@ -252,14 +252,6 @@ static int spec_gemm(const void *w, const void *x, const void *y, int32_t m, int
 }
 
 /* ---- the property -------------------------------------------------------------------- */
-static int device_present(void) {
-    static int cached = -1;
-    if (cached < 0) {
-        int n = 0;
-        cached = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-    }
-    return cached;
-}
 
 /* The validator must say what the table says; the launcher too where it may be called. A valid
  * call returns 0 (a documented no-op) or the CUDA band when no device is present. */
@@ -268,7 +260,7 @@ static int device_present(void) {
         int want_ = (expected), got_ = (validate_call);                                        \
         FUZZ_ASSERT_MSG(got_ == want_, "%s: validator returned %d (%s), the table says %d (%s)", \
                         name, got_, mla_status_message(got_), want_, mla_status_message(want_)); \
-        if (want_ != 0 || !device_present()) {                                                 \
+        if (want_ != 0 || !fuzz_device_present()) {                                                 \
             int rc_ = (launch_call);                                                           \
             if (want_ != 0)                                                                    \
                 FUZZ_ASSERT_MSG(rc_ == want_, "%s: launcher returned %d (%s), the table says "  \

@@ -8,7 +8,7 @@
 """
 
 def mla_fuzz_target(name, srcs, deps = [], data = [], env = {}, size = "small", tags = []):
-    common = srcs + ["//fuzz:fuzz_entry.c", "//fuzz:fuzz_helpers.h"]
+    common = srcs + ["//fuzz:fuzz_entry.c", "//fuzz:fuzz_gpu.h", "//fuzz:fuzz_helpers.h"]
     native.cc_binary(
         name = name + "_fuzzer",
         srcs = common + select({

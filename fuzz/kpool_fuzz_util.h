@@ -13,20 +13,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include "fuzz/fuzz_gpu.h"
 #include "fuzz/fuzz_helpers.h"
 
-/* 1 when a CUDA device can run kernels (cached). */
-static inline int kf_have_gpu(void) {
-    static int cached = -1;
-    if (cached < 0) {
-        int n = 0;
-        cached = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-        if (!cached) (void)cudaGetLastError();
-        const char *off = getenv("MLA_FUZZ_NO_GPU"); /* force the CPU-only path */
-        if (off && *off == '1') cached = 0;
-    }
-    return cached;
-}
+/* 1 when the kernel side runs (fuzz_gpu.h: a device, and MLA_FUZZ_NO_GPU unset). */
+static inline int kf_have_gpu(void) { return fuzz_gpu_enabled(); }
 
 #define KF_CUDA(call)                                                                         \
     do {                                                                                      \

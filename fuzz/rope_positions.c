@@ -23,6 +23,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "fuzz/fuzz_gpu.h"
 #include "fuzz/fuzz_helpers.h"
 #include "kernels/mla.h"
 #include "kernels/mla_status.h"
@@ -35,14 +36,6 @@ FUZZ_TARGET_NAME("rope_positions");
 
 #define MAX_POS 16
 
-static int device_present(void) {
-    static int cached = -1;
-    if (cached < 0) {
-        int n = 0;
-        cached = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-    }
-    return cached;
-}
 
 static int32_t draw_position(fuzz_producer *p) {
     static const int32_t INTERESTING[] = {0, 1, 2, 202751, 202752, 1048575, 1048576,
@@ -110,7 +103,7 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     FUZZ_ASSERT_MSG(v == 0, "%s: the validator refused a valid tuple: %d (%s)", what, v,
                     mla_status_message(v));
 
-    if (!device_present()) {
+    if (!fuzz_gpu_enabled()) {
         float *scratch = malloc(n * 4); /* never touched without a device */
         int rc = memra_mla_rope_interleaved_f32(scratch, n_pos, n_vec, d_rope, pos, base, NULL);
         FUZZ_ASSERT_MSG(rc > 10000 && rc < 20000,

@@ -19,6 +19,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "fuzz/fuzz_gpu.h"
 #include "fuzz/fuzz_helpers.h"
 #include "kernels/mla.h"
 #include "kernels/mla_status.h"
@@ -30,14 +31,6 @@ FUZZ_TARGET_NAME("split_invariance");
 
 #define WORK_BUDGET (1LL << 20)
 
-static int device_present(void) {
-    static int cached = -1;
-    if (cached < 0) {
-        int n = 0;
-        cached = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-    }
-    return cached;
-}
 
 /* A dimension in lo..hi: small most of the time, the edges sometimes. */
 static int32_t draw_dim(fuzz_producer *p, int32_t lo, int32_t hi, int32_t small) {
@@ -124,7 +117,7 @@ static void check_one(const draw *d) {
     FUZZ_ASSERT_MSG(v == 0, "%s: the validator refused a valid tuple: %d (%s)", what, v,
                     mla_status_message(v));
 
-    if (!device_present()) {
+    if (!fuzz_gpu_enabled()) {
         /* Host pointers are fine here: with no device nothing is dereferenced. */
         int rc1 = d->absorb ? memra_mla_absorb_q_f32(in, w, ref, d->t_q, d->n_head, d->head_dim,
                                                      d->kv_rank, NULL)

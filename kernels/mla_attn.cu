@@ -72,35 +72,10 @@
 
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_check.h"
+#include "kernels/mla_cuda_util.cuh"
 #include "kernels/mla_validate.h"
 
 /* ------------------------------------------------------------------ device helpers -------- */
-
-static __device__ __forceinline__ void at_cp_async16(float *dst, const float *src, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    int n = valid ? 16 : 0; /* src-size 0: nothing read, 16 zero bytes written */
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(n)
-                 : "memory");
-}
-
-static __device__ __forceinline__ void at_cp_async4(float *dst, const float *src, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    int n = valid ? 4 : 0;
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(n)
-                 : "memory");
-}
-
-static __device__ __forceinline__ void at_cp_async_commit(void)
-{
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-static __device__ __forceinline__ void at_cp_async_wait_all(void)
-{
-    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-}
 
 /* ------------------------------------------------------------------ configuration --------- */
 
@@ -274,7 +249,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
                 int32_t row = rt[jr];
                 bool ok = row >= 0;
                 const float *src = ok ? cache + (int64_t)row * width + 4 * c4 : cache;
-                at_cp_async16(buf + jr * ld + 4 * c4, src, ok);
+                mla_cp_async16(buf + jr * ld + 4 * c4, src, ok);
             }
         } else {
             for (int32_t e = tid; e < JT * wpad; e += AT_NT) {
@@ -282,10 +257,10 @@ static __global__ void __launch_bounds__(AT_NT, 1)
                 int32_t row = rt[jr];
                 bool ok = row >= 0 && c < width;
                 const float *src = ok ? cache + (int64_t)row * width + c : cache;
-                at_cp_async4(buf + jr * ld + c, src, ok);
+                mla_cp_async4(buf + jr * ld + c, src, ok);
             }
         }
-        at_cp_async_commit();
+        mla_cp_async_commit();
     };
 
     /* Logit ownership: k-slice of this warp, rows t*4 + rg, heads u*8 + hg. */
@@ -308,7 +283,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
     issue(0);
 
     for (int32_t k = 0; k < n_k; k++) {
-        at_cp_async_wait_all(); /* tile k (the only group in flight) */
+        mla_cp_async_wait<0>(); /* tile k (the only group in flight) */
         __syncthreads();        /* (a) tile k visible; every thread is done with tile k - 1 */
         if (k + 1 < n_k)
             issue(k + 1); /* buffer (k+1) & 1 was last read in tile k - 1 */
@@ -466,7 +441,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
         /* no barrier here: the next tile's barrier (a) orders these reads of buf, ps, psum_s and
          * alpha_s before their next writes */
     }
-    at_cp_async_wait_all(); /* nothing is in flight (the last tile issued none); kept for safety */
+    mla_cp_async_wait<0>(); /* nothing is in flight (the last tile issued none); kept for safety */
 
     if (sg == 0) {
         fin_m[sh] = m_run;
@@ -609,20 +584,14 @@ template <int HT, class Walk> static cudaError_t at_set_attrs(void)
 
 static int at_ensure_attrs(void)
 {
-    static std::mutex mu;
-    static uint64_t done_mask; /* bit d: device d configured */
-    int dev = 0;
-    MLA_CUDA_CHECK(cudaGetDevice(&dev));
-    std::lock_guard<std::mutex> lock(mu);
-    if (dev < 64 && ((done_mask >> dev) & 1u))
+    static mla_device_once once;
+    return mla_device_once_run(once, [] {
+        MLA_CUDA_CHECK((at_set_attrs<32, walk_causal>()));
+        MLA_CUDA_CHECK((at_set_attrs<8, walk_causal>()));
+        MLA_CUDA_CHECK((at_set_attrs<32, walk_list>()));
+        MLA_CUDA_CHECK((at_set_attrs<8, walk_list>()));
         return 0;
-    MLA_CUDA_CHECK((at_set_attrs<32, walk_causal>()));
-    MLA_CUDA_CHECK((at_set_attrs<8, walk_causal>()));
-    MLA_CUDA_CHECK((at_set_attrs<32, walk_list>()));
-    MLA_CUDA_CHECK((at_set_attrs<8, walk_list>()));
-    if (dev < 64)
-        done_mask |= (uint64_t)1 << dev;
-    return 0;
+    });
 }
 
 template <int HT, class Walk>

@@ -25,6 +25,7 @@
 
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_check.h"
+#include "kernels/mla_cuda_util.cuh"
 #include "kernels/mla_validate.h"
 
 /* ------------------------------------------------------------------ failure record -------- */
@@ -47,31 +48,6 @@ extern "C" const char *mla_cuda_last_failure(void) { return mla_failure_text; }
  * a 32 x 256 decompress slab keeps its odd (bank-conflict-free) row stride 257. */
 #define DENSE_SLAB 8448
 #define DENSE_SLAB_PAYLOAD 8192
-
-static __device__ __forceinline__ void cp_async4(float *dst, const float *src, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    int n = valid ? 4 : 0; /* src-size 0: nothing read, destination zero-filled */
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(n)
-                 : "memory");
-}
-
-/* 16-byte copy: both addresses 16-byte aligned (the callers check). */
-static __device__ __forceinline__ void cp_async16(float *dst, const float *src)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
-}
-
-static __device__ __forceinline__ void cp_async_commit(void)
-{
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-template <int N> static __device__ __forceinline__ void cp_async_wait(void)
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
 
 static inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -251,15 +227,15 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
             const int32_t cw4 = cw >> 2;
             for (int32_t e = tid; e < dw * cw4; e += DENSE_THREADS) {
                 int32_t d = e / cw4, c4 = e - d * cw4;
-                cp_async16(buf + d * cw + 4 * c4, wh + (int64_t)(d0 + d) * kv_rank + c0 + 4 * c4);
+                mla_cp_async16(buf + d * cw + 4 * c4, wh + (int64_t)(d0 + d) * kv_rank + c0 + 4 * c4);
             }
         } else {
             for (int32_t e = tid; e < dw * cw; e += DENSE_THREADS) {
                 int32_t d = e / cw, c = e - d * cw;
-                cp_async4(buf + e, wh + (int64_t)(d0 + d) * kv_rank + c0 + c, true);
+                mla_cp_async4(buf + e, wh + (int64_t)(d0 + d) * kv_rank + c0 + c, true);
             }
         }
-        cp_async_commit();
+        mla_cp_async_commit();
     };
 
     float acc = 0.0f;
@@ -268,12 +244,12 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
     for (int32_t k = 0; k < n_slabs; k++) {
         if (nbuf == 1) {
             issue(k);
-            cp_async_wait<0>();
+            mla_cp_async_wait<0>();
         } else if (k + 1 < n_slabs) {
             issue(k + 1);
-            cp_async_wait<1>();
+            mla_cp_async_wait<1>();
         } else {
-            cp_async_wait<0>();
+            mla_cp_async_wait<0>();
         }
         __syncthreads();
         int32_t ct = k / n_dc, dc = k - ct * n_dc;
@@ -352,15 +328,15 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
             const int32_t rw4 = rw >> 2;
             for (int32_t e = tid; e < vw * rw4; e += DENSE_THREADS) {
                 int32_t v = e / rw4, c4 = e - v * rw4;
-                cp_async16(buf + v * stride + 4 * c4, wh + (int64_t)(c0 + v) * kv_rank + r0 + 4 * c4);
+                mla_cp_async16(buf + v * stride + 4 * c4, wh + (int64_t)(c0 + v) * kv_rank + r0 + 4 * c4);
             }
         } else {
             for (int32_t e = tid; e < vw * rw; e += DENSE_THREADS) {
                 int32_t v = e / rw, c = e - v * rw;
-                cp_async4(buf + v * stride + c, wh + (int64_t)(c0 + v) * kv_rank + r0 + c, true);
+                mla_cp_async4(buf + v * stride + c, wh + (int64_t)(c0 + v) * kv_rank + r0 + c, true);
             }
         }
-        cp_async_commit();
+        mla_cp_async_commit();
     };
 
     float acc = 0.0f;
@@ -369,12 +345,12 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
     for (int32_t k = 0; k < n_slabs; k++) {
         if (nbuf == 1) {
             issue(k);
-            cp_async_wait<0>();
+            mla_cp_async_wait<0>();
         } else if (k + 1 < n_slabs) {
             issue(k + 1);
-            cp_async_wait<1>();
+            mla_cp_async_wait<1>();
         } else {
-            cp_async_wait<0>();
+            mla_cp_async_wait<0>();
         }
         __syncthreads();
         int32_t vt = k / n_rc, rc = k - vt * n_rc;
@@ -521,19 +497,15 @@ extern "C" int memra_mla_decompress_v_split_f32(const float *o_lat, const float 
 
 static int ensure_smem_attrs(void)
 {
-    static std::mutex mu;
-    static uint64_t done_mask; /* bit d: device d configured */
-    int dev = 0;
-    MLA_CUDA_CHECK(cudaGetDevice(&dev));
-    std::lock_guard<std::mutex> lock(mu);
-    if (dev < 64 && ((done_mask >> dev) & 1u))
+    static mla_device_once once;
+    return mla_device_once_run(once, [] {
+        size_t dense = (MLA_MAX_HEAD_DIM + 2 * (size_t)DENSE_SLAB) * sizeof(float);
+        MLA_CUDA_CHECK(cudaFuncSetAttribute(absorb_q_f32,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)dense));
+        MLA_CUDA_CHECK(cudaFuncSetAttribute(decompress_v_f32,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)dense));
         return 0;
-    size_t dense = (MLA_MAX_HEAD_DIM + 2 * (size_t)DENSE_SLAB) * sizeof(float);
-    MLA_CUDA_CHECK(cudaFuncSetAttribute(absorb_q_f32, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)dense));
-    MLA_CUDA_CHECK(cudaFuncSetAttribute(decompress_v_f32,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dense));
-    if (dev < 64)
-        done_mask |= (uint64_t)1 << dev;
-    return 0;
+    });
 }

@@ -13,6 +13,7 @@
  */
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_check.h"
+#include "kernels/mla_cuda_util.cuh"
 #include "kernels/mla_validate.h"
 
 #include <cuda_runtime.h>
@@ -22,32 +23,6 @@
 #define FULL_MASK 0xFFFFFFFFu
 
 /* ------------------------------------------------------------------ small device helpers ---- */
-
-static __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    int n = valid ? 16 : 0; /* src-size 0: nothing read, 16 zero bytes written */
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n)
-                 : "memory");
-}
-
-static __device__ __forceinline__ void cp_async4(void *smem, const void *gmem, bool valid)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    int n = valid ? 4 : 0;
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(n)
-                 : "memory");
-}
-
-static __device__ __forceinline__ void cp_async_commit()
-{
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-template <int N> static __device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
 
 /* Exclusive prefix sum of one u32 per thread over the block (blockDim.x a multiple of 32);
  * *total gets the block sum. warp_sums: __shared__ u32[32]. Contains two __syncthreads. */
@@ -329,28 +304,28 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
                 const int r = e / (KS_KC / 4), cc = (e % (KS_KC / 4)) * 4;
                 const int64_t i = i0 + r;
                 const bool ok = i < t_q && c0 + cc < d;
-                cp_async16(qdst + r * KS_LDQ + cc, ok ? q + (i * heads + h) * d + c0 + cc : q, ok);
+                mla_cp_async16(qdst + r * KS_LDQ + cc, ok ? q + (i * heads + h) * d + c0 + cc : q, ok);
             }
             if (!KRES)
                 for (int e = tid; e < BN * (KS_KC / 4); e += KS_NT) {
                     const int r = e / (KS_KC / 4), cc = (e % (KS_KC / 4)) * 4;
                     const int64_t p = p0 + r;
                     const bool ok = p < n_pools && c0 + cc < d;
-                    cp_async16(kdst + r * KS_LDQ + cc, ok ? keys + p * d + c0 + cc : keys, ok);
+                    mla_cp_async16(kdst + r * KS_LDQ + cc, ok ? keys + p * d + c0 + cc : keys, ok);
                 }
         } else {
             for (int e = tid; e < BM * KS_KC; e += KS_NT) {
                 const int r = e / KS_KC, cc = e % KS_KC;
                 const int64_t i = i0 + r;
                 const bool ok = i < t_q && c0 + cc < d;
-                cp_async4(qdst + r * KS_LDQ + cc, ok ? q + (i * heads + h) * d + c0 + cc : q, ok);
+                mla_cp_async4(qdst + r * KS_LDQ + cc, ok ? q + (i * heads + h) * d + c0 + cc : q, ok);
             }
             if (!KRES)
                 for (int e = tid; e < BN * KS_KC; e += KS_NT) {
                     const int r = e / KS_KC, cc = e % KS_KC;
                     const int64_t p = p0 + r;
                     const bool ok = p < n_pools && c0 + cc < d;
-                    cp_async4(kdst + r * KS_LDQ + cc, ok ? keys + p * d + c0 + cc : keys, ok);
+                    mla_cp_async4(kdst + r * KS_LDQ + cc, ok ? keys + p * d + c0 + cc : keys, ok);
                 }
         }
     };
@@ -361,23 +336,23 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
                 const int r = e / (KS_KRES_D / 4), cc = (e % (KS_KRES_D / 4)) * 4;
                 const int64_t p = p0 + r;
                 const bool ok = p < n_pools && cc < d;
-                cp_async16(Ks + r * KS_LDK_RES + cc, ok ? keys + p * d + cc : keys, ok);
+                mla_cp_async16(Ks + r * KS_LDK_RES + cc, ok ? keys + p * d + cc : keys, ok);
             }
         } else {
             for (int e = tid; e < BN * KS_KRES_D; e += KS_NT) {
                 const int r = e / KS_KRES_D, cc = e % KS_KRES_D;
                 const int64_t p = p0 + r;
                 const bool ok = p < n_pools && cc < d;
-                cp_async4(Ks + r * KS_LDK_RES + cc, ok ? keys + p * d + cc : keys, ok);
+                mla_cp_async4(Ks + r * KS_LDK_RES + cc, ok ? keys + p * d + cc : keys, ok);
             }
         }
     }
-    cp_async_commit();
+    mla_cp_async_commit();
 #pragma unroll
     for (int s = 0; s < KS_STAGES - 1; s++) {
         if (s < nsteps)
             issue_step(s);
-        cp_async_commit();
+        mla_cp_async_commit();
     }
 
     /* Warps whose queries are all past t_q (small-t_q tiles) skip the arithmetic. */
@@ -390,11 +365,11 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
             acc[r][j] = 0.0f;
 
     for (int s = 0; s < nsteps; s++) {
-        cp_async_wait<KS_STAGES - 2>();
+        mla_cp_async_wait<KS_STAGES - 2>();
         __syncthreads();
         if (s + KS_STAGES - 1 < nsteps)
             issue_step(s + KS_STAGES - 1); /* into the stage consumed at step s - 1 */
-        cp_async_commit();
+        mla_cp_async_commit();
 
         const int h = s / nch, ch = s - h * nch, c0 = ch * KS_KC;
         if (!active)
@@ -465,7 +440,7 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
             }
         }
     }
-    cp_async_wait<0>();
+    mla_cp_async_wait<0>();
 
 #pragma unroll
     for (int r = 0; r < TM; r++) {

@@ -50,11 +50,6 @@ typedef struct {
     char rerun[600];
 } fx;
 
-static const char *golden_dir(void) {
-    const char *d = getenv("MLA_GOLDEN_DIR");
-    return d && *d ? d : "golden";
-}
-
 static void fx_open(fx *f, const char *case_name, const char *stage) {
     memset(f, 0, sizeof *f);
     snprintf(f->id, sizeof f->id, "%s__%s", case_name, stage);
@@ -80,7 +75,7 @@ static const mla_tensor *tensor(fx *f, const char *name) {
 /* The stored golden rows and the manifest's full SHA-256 equal the oracle's output. */
 static void golden_matches_oracle(fx *f, const mla_tensor *t) {
     char path[4096], err[1024], hex1[65], hex2[65];
-    snprintf(path, sizeof path, "%s/manifest.json", golden_dir());
+    snprintf(path, sizeof path, "%s/manifest.json", mla_golden_dir());
     mla_manifest m;
     cr_assert(mla_manifest_load(path, &m, err, sizeof err) == 0,
               "dense_gpu/%s: cannot load the golden manifest: %s (set MLA_GOLDEN_DIR)", f->id,
@@ -96,7 +91,7 @@ static void golden_matches_oracle(fx *f, const mla_tensor *t) {
                 "changed oracle: run golden_oracle_test)\n  re-run: %s",
                 f->id, t->name, hex1, hex2, f->rerun);
     }
-    snprintf(path, sizeof path, "%s/%s", golden_dir(), mc->file);
+    snprintf(path, sizeof path, "%s/%s", mla_golden_dir(), mc->file);
     st_file sf;
     int rc = st_read_file(path, &sf, err, sizeof err);
     if (rc != 0) {

@@ -83,9 +83,8 @@ Test(golden_loader, truncated_file) {
 }
 
 Test(golden_loader, truncated_real_fixture) {
-    const char *dir = getenv("MLA_GOLDEN_DIR");
     char src[4096];
-    snprintf(src, sizeof src, "%s/glm5_rope_maxpos.safetensors", dir && *dir ? dir : "golden");
+    snprintf(src, sizeof src, "%s/glm5_rope_maxpos.safetensors", mla_golden_dir());
     st_file f;
     char err[ST_ERR_LEN];
     cr_assert(st_read_file(src, &f, err, sizeof err) == 0, "%s", err);
@@ -186,9 +185,8 @@ static void copy_file(const char *src, const char *dst) {
 
 /* A manifest with one edit (first occurrence of `from` replaced by `to`), written to g_tmp. */
 static void write_edited_manifest(const char *from, const char *to) {
-    const char *dir = getenv("MLA_GOLDEN_DIR");
     char src[4096], dst[4400];
-    snprintf(src, sizeof src, "%s/manifest.json", dir && *dir ? dir : "golden");
+    snprintf(src, sizeof src, "%s/manifest.json", mla_golden_dir());
     size_t n;
     char *text = read_text(src, &n);
     char *at = strstr(text, from);
@@ -214,14 +212,13 @@ static const char *tmp_manifest(void) {
 Test(golden_loader, wrong_sha256_in_manifest) {
     const mla_case *c = mla_case_find("glm5_rope_maxpos");
     cr_assert(c != NULL);
-    const char *dir = getenv("MLA_GOLDEN_DIR");
     char src[4096], dst[4400], err[1024];
-    snprintf(src, sizeof src, "%s/glm5_rope_maxpos.safetensors", dir && *dir ? dir : "golden");
+    snprintf(src, sizeof src, "%s/glm5_rope_maxpos.safetensors", mla_golden_dir());
     snprintf(dst, sizeof dst, "%s/glm5_rope_maxpos.safetensors", g_tmp);
     copy_file(src, dst);
 
     /* find q_pe's sha in the real manifest and flip its first digit */
-    snprintf(src, sizeof src, "%s/manifest.json", dir && *dir ? dir : "golden");
+    snprintf(src, sizeof src, "%s/manifest.json", mla_golden_dir());
     mla_manifest m;
     cr_assert(mla_manifest_load(src, &m, err, sizeof err) == 0, "%s", err);
     const mla_mf_case *mc = mla_manifest_find(&m, "glm5_rope_maxpos");

@@ -17,16 +17,11 @@
 #include "tools/golden/cases.h"
 #include "tools/golden/manifest.h"
 
-static const char *golden_dir(void) {
-    const char *d = getenv("MLA_GOLDEN_DIR");
-    return d && *d ? d : "golden";
-}
-
 static void check_case(const char *name) {
     const mla_case *c = mla_case_find(name);
     cr_assert(c != NULL, "case %s is not in the case table", name);
     char mpath[4096], err[1024];
-    snprintf(mpath, sizeof mpath, "%s/manifest.json", golden_dir());
+    snprintf(mpath, sizeof mpath, "%s/manifest.json", mla_golden_dir());
     mla_manifest m;
     int rc = mla_manifest_load(mpath, &m, err, sizeof err);
     cr_assert(rc == 0, "cannot load the golden manifest: %s (set MLA_GOLDEN_DIR)", err);
@@ -35,12 +30,12 @@ static void check_case(const char *name) {
     snprintf(rerun, sizeof rerun,
              "bazel test //tests:golden_oracle_test --test_arg=--filter='golden_oracle/%s'"
              "   (or: golden verify --dir %s %s)",
-             name, golden_dir(), name);
+             name, mla_golden_dir(), name);
     char *buf = NULL;
     size_t len = 0;
     FILE *rep = open_memstream(&buf, &len);
     cr_assert(rep != NULL);
-    int problems = mla_golden_verify(c, golden_dir(), &m, rep, rerun);
+    int problems = mla_golden_verify(c, mla_golden_dir(), &m, rep, rerun);
     fclose(rep);
     mla_manifest_free(&m);
     cr_expect(problems == 0, "golden_oracle/%s: %d problem(s):\n%s", name, problems, buf);

@@ -45,11 +45,6 @@ typedef struct {
     mla_ctx ctx;
 } fx;
 
-static const char *golden_dir(void) {
-    const char *d = getenv("MLA_GOLDEN_DIR");
-    return d && *d ? d : "golden";
-}
-
 static void fx_open(fx *f, const char *case_name, const char *stage) {
     memset(f, 0, sizeof *f);
     char test[160];
@@ -71,7 +66,7 @@ static const mla_tensor *tensor(fx *f, const char *name) {
 /* The manifest's full-output SHA-256 equals the oracle's recomputation. */
 static void manifest_matches_oracle(fx *f, const mla_tensor *t) {
     char path[4096], err[1024], h1[65], h2[65];
-    snprintf(path, sizeof path, "%s/manifest.json", golden_dir());
+    snprintf(path, sizeof path, "%s/manifest.json", mla_golden_dir());
     mla_manifest m;
     cr_assert(mla_manifest_load(path, &m, err, sizeof err) == 0,
               "%s: cannot load the golden manifest: %s (set MLA_GOLDEN_DIR)", f->k.id, err);

@@ -53,8 +53,7 @@ static int cmd_list(void) {
 
 /* Parses [--dir DIR] [CASE|all]; returns the selected case (NULL = all) via *sel. */
 static int parse_sel(int argc, char **argv, const char **dir, const char **sel) {
-    const char *env = getenv("MLA_GOLDEN_DIR");
-    *dir = env && *env ? env : "golden";
+    *dir = mla_golden_dir();
     *sel = NULL;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)

@@ -509,3 +509,8 @@ int mla_manifest_put_case(mla_manifest *m, mla_mf_case *c) {
     memset(c, 0, sizeof *c);
     return 0;
 }
+
+const char *mla_golden_dir(void) {
+    const char *d = getenv("MLA_GOLDEN_DIR");
+    return d && *d ? d : "golden";
+}

@@ -99,6 +99,10 @@ void mla_sha256(const void *data, size_t n, uint8_t out[32]);
 void mla_sha256_hex(const uint8_t sha[32], char hex[65]);
 int mla_sha256_parse(const char *hex, uint8_t out[32]);
 
+/* The fixture folder: $MLA_GOLDEN_DIR when set and non-empty, else "golden" (relative to the
+ * working directory: the repository root, Bazel's runfiles root, or a GPU bundle). */
+const char *mla_golden_dir(void);
+
 #ifdef __cplusplus
 }
 #endif
