@@ -4,7 +4,11 @@
  * written; the f32 FMA rate of independent chains), then per kernel and width (decode t_q 1 /
  * t_kv 32768, verify t_q 4 / t_kv 32768, prefill t = 512): the median of REPS warm launches
  * (CUDA events), each after an L2 flush so the operands come from HBM, the bytes and FLOPs the kernel must move, GB/s and GFLOP/s with their fraction
- * of the ceilings. Every output is checked finite (a benchmark of garbage is worthless); a
+ * of the ceilings. The arms of one (kernel, width) form an A/B: the first arm (the plain
+ * launcher) is the base, the door arms (MEMRA_MLA_DECODE_SPLIT through mla_door_*, the
+ * MEMRA_MLA_TC_PREFILL door) say whether their bytes are identical to it, and the doors'
+ * dispatch counters (the receipts that the arm really ran) close the report. Every output is
+ * checked finite (a benchmark of garbage is worthless); a
  * non-finite output or a non-zero status fails the run (exit 1). The markdown table is last.
  *
  * Usage: bench_dense [reps]   (default 25)
@@ -128,7 +132,11 @@ struct row {
     std::string kernel, width, note;
     double us, bytes, flops;
     bool finite;
+    std::string vs_base; /* the A/B column: this arm's bytes against the width's first arm */
 };
+/* First arm's output per (kernel, width): the base every other arm (decode split, TC door) is
+ * compared with, so one run shows per case whether the door changed any byte. */
+static std::vector<std::pair<std::string, std::vector<float>>> g_base;
 static std::vector<row> g_rows;
 static double g_copy_gbs, g_fma_gflops;
 
@@ -148,9 +156,30 @@ static void bench(const char *kernel, const char *width, const char *note, doubl
         fprintf(stderr, "FAIL %s %s %s: non-finite output\n", kernel, width, note);
         g_failed = 1;
     }
+    std::vector<float> got((size_t)out_n);
+    CK(cudaMemcpy(got.data(), out, (size_t)out_n * sizeof(float), cudaMemcpyDeviceToHost));
+    std::string key = std::string(kernel) + "/" + width, vs = "base";
+    auto it = std::find_if(g_base.begin(), g_base.end(),
+                           [&](const std::pair<std::string, std::vector<float>> &b) {
+                               return b.first == key;
+                           });
+    if (it == g_base.end()) {
+        g_base.emplace_back(key, got);
+    } else if (memcmp(it->second.data(), got.data(), got.size() * sizeof(float)) == 0) {
+        vs = "bytes identical";
+    } else {
+        double worst = 0, scale = 0;
+        for (size_t i = 0; i < got.size(); i++) {
+            worst = std::max(worst, (double)fabsf(got[i] - it->second[i]));
+            scale = std::max(scale, (double)fabsf(it->second[i]));
+        }
+        char b[96];
+        snprintf(b, sizeof b, "differs: max abs %.3g (max |base| %.3g)", worst, scale);
+        vs = b;
+    }
     float ms = median_ms([&] { (void)fn(); }, 3, g_reps);
     CK(cudaGetLastError());
-    row r{kernel, width, note, ms * 1e3, bytes, flops, fin};
+    row r{kernel, width, note, ms * 1e3, bytes, flops, fin, vs};
     g_rows.push_back(r);
     fprintf(stderr, "  %-22s %-8s %-16s %9.2f us  %8.1f GB/s  %8.1f GFLOP/s\n", kernel, width,
             note, r.us, bytes / (r.us * 1e3), flops / (r.us * 1e3));
@@ -262,12 +291,15 @@ int main(int argc, char **argv)
         double ab_flops = 2.0 * t * H * DN * R;
         bench("absorb_q", w.name, "split off", ab_bytes, ab_flops, q_lat, (int64_t)t * H * R,
               [&] { return memra_mla_absorb_q_f32(q_nope, wk_b, q_lat, t, H, DN, R, NULL); });
-        int32_t sa = mla_decode_split_policy(1, (long)t * H, R);
+        /* The decode-split arm goes through the door, as the engine does: its receipt (the
+         * dispatch counter) is printed under the table. */
+        setenv("MEMRA_MLA_DECODE_SPLIT", "1", 1);
+        int32_t sa = mla_decode_split_for((long)t * H, R);
         if (sa > 0) {
             char note[32];
-            snprintf(note, sizeof note, "split %d", sa);
+            snprintf(note, sizeof note, "door: split %d", sa);
             bench("absorb_q", w.name, note, ab_bytes, ab_flops, q_lat, (int64_t)t * H * R, [&] {
-                return memra_mla_absorb_q_split_f32(q_nope, wk_b, q_lat, t, H, DN, R, sa, NULL);
+                return mla_door_absorb_q_f32(q_nope, wk_b, q_lat, t, H, DN, R, NULL);
             });
         }
         double dv_bytes = f4 * ((double)H * DV * R + (double)t * H * R + (double)t * H * DV);
@@ -276,16 +308,14 @@ int main(int argc, char **argv)
               (int64_t)t * H * DV, [&] {
                   return memra_mla_decompress_v_f32(o_lat, wv_b, out_v, t, H, DV, R, NULL);
               });
-        int32_t sd = mla_decode_split_policy(1, (long)t * H, DV);
+        int32_t sd = mla_decode_split_for((long)t * H, DV);
         if (sd > 0) {
             char note[32];
-            snprintf(note, sizeof note, "split %d", sd);
+            snprintf(note, sizeof note, "door: split %d", sd);
             bench("decompress_v", w.name, note, dv_bytes, dv_flops, out_v, (int64_t)t * H * DV,
-                  [&] {
-                      return memra_mla_decompress_v_split_f32(o_lat, wv_b, out_v, t, H, DV, R,
-                                                              sd, NULL);
-                  });
+                  [&] { return mla_door_decompress_v_f32(o_lat, wv_b, out_v, t, H, DV, R, NULL); });
         }
+        unsetenv("MEMRA_MLA_DECODE_SPLIT");
         if (t >= MLA_TC_PREFILL_MIN_TQ) {
             setenv("MEMRA_MLA_TC_PREFILL", "1", 1);
             uint64_t before = mla_tc_prefill_dispatches();
@@ -321,14 +351,18 @@ int main(int argc, char **argv)
            "cache), CUDA events.\n\n",
            prop.name, g_copy_gbs, g_fma_gflops, g_reps, g_flush_bytes >> 20);
     printf("| kernel | width | arm | median us | MB moved | GB/s | %% copy | GFLOP/s | %% FMA | "
-           "finite |\n");
-    printf("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+           "finite | vs first arm |\n");
+    printf("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
     for (const row &r : g_rows) {
         double gbs = r.bytes / (r.us * 1e3), gfl = r.flops / (r.us * 1e3);
-        printf("| %s | %s | %s | %.2f | %.2f | %.1f | %.1f | %.1f | %.1f | %s |\n",
+        printf("| %s | %s | %s | %.2f | %.2f | %.1f | %.1f | %.1f | %.1f | %s | %s |\n",
                r.kernel.c_str(), r.width.c_str(), r.note.c_str(), r.us, r.bytes / 1e6, gbs,
                100.0 * gbs / g_copy_gbs, gfl, 100.0 * gfl / g_fma_gflops,
-               r.finite ? "yes" : "NO");
+               r.finite ? "yes" : "NO", r.vs_base.c_str());
     }
+    printf("\nDoor receipts: MEMRA_MLA_DECODE_SPLIT dispatches %llu, MEMRA_MLA_TC_PREFILL "
+           "dispatches %llu (every call of the door arms above, warm-up included).\n",
+           (unsigned long long)mla_decode_split_dispatches(),
+           (unsigned long long)mla_tc_prefill_dispatches());
     return g_failed;
 }
