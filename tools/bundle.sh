@@ -56,6 +56,7 @@ done
 cp fuzz/*.options "$DIR/fuzz/" 2>/dev/null || true
 cp docs/contract.md "$DIR/docs/"
 cp tools/summarize.py "$DIR/tools/"
+cp tests/known_failures.txt "$DIR/known_failures.txt"
 cp tools/run-gpu-tier.sh "$DIR/run-gpu-tier.sh"
 chmod +x "$DIR/run-gpu-tier.sh"
 # The packed libraries travel compressed (run-gpu-tier.sh unpacks them on start).

@@ -3,13 +3,19 @@
 per suite, a machine-readable summary.json, one merged junit.xml, and the closing line
 `N passed, N failed, N skipped`.
 
-usage: summarize.py --out DIR [--tier NAME] [--note TEXT] REPORT.xml...
+usage: summarize.py --out DIR [--tier NAME] [--note TEXT] [--known-failures FILE] REPORT.xml...
 A test case counts once: passed, failed (failure, error or crash) or skipped. A report that
 cannot be parsed counts as one failed case named after its file (a crashed binary is a failure).
+
+Known-failure ledger (--known-failures, tests/known_failures.txt): one entry a line,
+`<suite>/<case>  #<issue>  <why>`; every entry must name its issue (an entry without one is an
+error). A listed case that fails is reported as known (with its issue) and does not fail the run;
+any other failure is new and does; a listed case that passes is reported so the entry can go.
 """
 import argparse
 import json
 import os
+import re
 import sys
 import xml.etree.ElementTree as ET
 
@@ -51,13 +57,32 @@ def read_cases(path):
     return cases
 
 
+def read_ledger(path):
+    """{"suite/case": "#issue why"}; exits 2 on an entry that names no issue."""
+    ledger = {}
+    if not path:
+        return ledger
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            m = re.match(r"^(\S+)\s+(#\d+)\s*(.*)$", line)
+            if not m:
+                sys.exit(f"{path}:{n}: a known failure must name its issue: '<suite>/<case> #<issue> <why>'")
+            ledger[m.group(1)] = f"{m.group(2)} {m.group(3)}".strip()
+    return ledger
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--tier", default="cpu")
     ap.add_argument("--note", action="append", default=[])
+    ap.add_argument("--known-failures", default=None)
     ap.add_argument("reports", nargs="*")
     a = ap.parse_args()
+    ledger = read_ledger(a.known_failures)
     os.makedirs(a.out, exist_ok=True)
     suites = {}
     for r in sorted(a.reports):
@@ -75,15 +100,28 @@ def main():
     for s, c in rows:
         print(f"{s:<{width}}  {c['passed']:>6}  {c['failed']:>6}  {c['skipped']:>7}")
     failed = [(s, n, m) for s, cases in sorted(suites.items()) for n, st, m in cases if st == "failed"]
-    if failed:
-        print("\nfailed cases:")
-        for s, n, m in failed:
+    known = [(s, n, m) for s, n, m in failed if f"{s}/{n}" in ledger]
+    new = [(s, n, m) for s, n, m in failed if f"{s}/{n}" not in ledger]
+    passing_known = sorted(k for k in ledger
+                           if any(f"{s}/{n}" == k and st == "passed"
+                                  for s, cases in suites.items() for n, st, _ in cases))
+    if new:
+        print("\nfailed cases (new):")
+        for s, n, m in new:
             print(f"  {s}: {n}" + (f"  -- {m.splitlines()[0]}" if m else ""))
+    if known:
+        print("\nknown failures (ledger):")
+        for s, n, m in known:
+            print(f"  {s}: {n}  [{ledger[f'{s}/{n}']}]")
+    for k in passing_known:
+        print(f"ledger entry now passes, remove it: {k} [{ledger[k]}]")
     for n in a.note:
         print(n)
     summary = {"tier": a.tier, "totals": total, "notes": a.note,
                "suites": {s: c for s, c in rows},
-               "failed": [{"suite": s, "case": n, "message": m} for s, n, m in failed]}
+               "failed": [{"suite": s, "case": n, "message": m, "known": ledger.get(f"{s}/{n}")}
+                          for s, n, m in failed],
+               "ledger_now_passing": passing_known}
     with open(os.path.join(a.out, f"summary-{a.tier}.json"), "w") as f:
         json.dump(summary, f, indent=2)
     # One merged JUnit file for CI systems.
@@ -97,11 +135,13 @@ def main():
             elif st == "skipped":
                 ET.SubElement(tc, "skipped", message=m[:500])
     ET.ElementTree(root).write(os.path.join(a.out, f"junit-{a.tier}.xml"), encoding="utf-8", xml_declaration=True)
+    if known:
+        print(f"{len(known)} of the failures are known (ledger), {len(new)} new")
     line = f"{total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped"
     with open(os.path.join(a.out, f"result-{a.tier}.txt"), "w") as f:
         f.write(line + "\n")
     print(line)
-    return 1 if total["failed"] else 0
+    return 1 if new else 0
 
 
 if __name__ == "__main__":
