@@ -202,8 +202,6 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
         return;
     float *qs = smem;
     float *slabs = smem + ((d_nope + 3) & ~3);
-    for (int32_t d = tid; d < d_nope; d += DENSE_THREADS)
-        qs[d] = q_nope[ih * d_nope + d];
 
     const int32_t cw_max = range < DENSE_THREADS ? range : DENSE_THREADS;
     int32_t dc_rows = slab_floats / cw_max;
@@ -238,12 +236,16 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
         mla_cp_async_commit();
     };
 
+    /* The first slab streams in while the q row is loaded (disjoint shared memory; the barrier
+     * after the first wait publishes both). */
+    issue(0);
+    for (int32_t d = tid; d < d_nope; d += DENSE_THREADS)
+        qs[d] = q_nope[ih * d_nope + d];
     float acc = 0.0f;
-    if (nbuf == 2)
-        issue(0);
     for (int32_t k = 0; k < n_slabs; k++) {
         if (nbuf == 1) {
-            issue(k);
+            if (k > 0)
+                issue(k);
             mla_cp_async_wait<0>();
         } else if (k + 1 < n_slabs) {
             issue(k + 1);
@@ -290,8 +292,6 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
         return;
     float *os = smem;
     float *slabs = smem + ((kv_rank + 3) & ~3);
-    for (int32_t r = tid; r < kv_rank; r += DENSE_THREADS)
-        os[r] = o_lat[ih * kv_rank + r];
 
     const int32_t vw_max = range < DENSE_THREADS ? range : DENSE_THREADS;
     /* Two slab layouts, the same chain: with 16-byte aligned rows (vec) a row chunk of rc_cols
@@ -339,12 +339,15 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
         mla_cp_async_commit();
     };
 
+    /* The first slab streams in while the o_lat row is loaded (as in absorb). */
+    issue(0);
+    for (int32_t r = tid; r < kv_rank; r += DENSE_THREADS)
+        os[r] = o_lat[ih * kv_rank + r];
     float acc = 0.0f;
-    if (nbuf == 2)
-        issue(0);
     for (int32_t k = 0; k < n_slabs; k++) {
         if (nbuf == 1) {
-            issue(k);
+            if (k > 0)
+                issue(k);
             mla_cp_async_wait<0>();
         } else if (k + 1 < n_slabs) {
             issue(k + 1);
