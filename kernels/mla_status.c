@@ -19,7 +19,9 @@ const mla_contract_entry mla_contract_table[] = {
      "k-pool size out of range (1..=MLA_MAX_POOL)"},
     {MLA_E_INDEX_HEADS_RANGE, "MLA_E_INDEX_HEADS_RANGE", "kpool_score(_ref)",
      "indexer head count out of range (1..=1024, one thread per head)"},
-    {MLA_E_GRID_CONTRACT, "MLA_E_GRID_CONTRACT", "kpool_score(_ref), kpool_select(_ref)",
+    {MLA_E_GRID_CONTRACT, "MLA_E_GRID_CONTRACT",
+     "kpool_score(_ref), kpool_select(_ref); mla_bf16_transpose_heads (door helper: batch or "
+     "row tiles over the grid.z / grid.y ceiling of 65535)",
      "t_q * n_pools exceeds the grid.x contract"},
     {MLA_E_EMPTY_CANDIDATES, "MLA_E_EMPTY_CANDIDATES", "kpool_select(_ref)",
      "always_select_tail=false: queries before the first complete pool would have an empty "
