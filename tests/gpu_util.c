@@ -106,32 +106,3 @@ int gpu_sync(void) {
     cudaError_t e = cudaDeviceSynchronize();
     return e == cudaSuccess ? 0 : 10000 + (int)e;
 }
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double gpu_time_median_ms(void (*fn)(void *ctx), void *ctx, int warm, int reps) {
-    for (int i = 0; i < warm; i++) fn(ctx);
-    GPU_CHECK(cudaDeviceSynchronize());
-    double *ms = malloc(sizeof(double) * (size_t)reps);
-    cudaEvent_t a, b;
-    GPU_CHECK(cudaEventCreate(&a));
-    GPU_CHECK(cudaEventCreate(&b));
-    for (int i = 0; i < reps; i++) {
-        GPU_CHECK(cudaEventRecord(a, 0));
-        fn(ctx);
-        GPU_CHECK(cudaEventRecord(b, 0));
-        GPU_CHECK(cudaEventSynchronize(b));
-        float t = 0;
-        GPU_CHECK(cudaEventElapsedTime(&t, a, b));
-        ms[i] = t;
-    }
-    GPU_CHECK(cudaEventDestroy(a));
-    GPU_CHECK(cudaEventDestroy(b));
-    qsort(ms, (size_t)reps, sizeof(double), cmp_double);
-    double med = ms[reps / 2];
-    free(ms);
-    return med;
-}

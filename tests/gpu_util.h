@@ -55,10 +55,6 @@ void gpu_buf_free(gpu_buf *b);
 /* cudaDeviceSynchronize; returns 0 or 10000 + cudaError_t. */
 int gpu_sync(void);
 
-/* A timer over CUDA events on the default stream: median of `reps` launches of fn(ctx) after
- * `warm` warm-up launches, in milliseconds. */
-double gpu_time_median_ms(void (*fn)(void *ctx), void *ctx, int warm, int reps);
-
 #ifdef __cplusplus
 }
 #endif
