@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "fuzz/fuzz_helpers.h"
-#include "tools/golden/manifest.h"
-#include "tools/golden/safetensors.h"
+#include "tests/lib/manifest.h"
+#include "tests/lib/safetensors.h"
 
 FUZZ_TARGET_NAME("golden_loader");
 

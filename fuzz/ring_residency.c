@@ -16,7 +16,7 @@
 #include "fuzz/kpool_fuzz_util.h"
 #include "kernels/mla.h"
 #include "oracle/mla_oracle.h"
-#include "tools/golden/compare.h"
+#include "tests/lib/compare.h"
 
 FUZZ_TARGET_NAME("ring_residency");
 

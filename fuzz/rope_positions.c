@@ -29,8 +29,8 @@
 #include "kernels/mla_status.h"
 #include "kernels/mla_validate.h"
 #include "oracle/mla_oracle.h"
-#include "tools/golden/compare.h"
-#include "tools/golden/mla_fill.h"
+#include "tests/lib/compare.h"
+#include "tests/lib/mla_fill.h"
 
 FUZZ_TARGET_NAME("rope_positions");
 

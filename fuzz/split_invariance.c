@@ -7,7 +7,7 @@
  *
  * Draws (from the input's end): t_q 1..8, n_head 1..80, d_nope and d_v 1..300, kv_rank
  * 1..1024 (= MLA_MAX_RANK), split 1..out_dim per kernel, a fill seed and kind (Philox fill of
- * tools/golden/mla_fill.h keyed by the drawn seed). Each dimension is drawn small most of the
+ * tests/lib/mla_fill.h keyed by the drawn seed). Each dimension is drawn small most of the
  * time and at its edges sometimes; then n_head and t_q are shrunk until t_q * n_head *
  * head_dim * kv_rank <= 2^20 per kernel, so one execution stays in the milliseconds (a 2-minute
  * run does thousands). The property is byte equality (class exact: one fmaf chain per output).
@@ -25,7 +25,7 @@
 #include "kernels/mla_status.h"
 #include "kernels/mla_validate.h"
 #include "oracle/mla_oracle.h"
-#include "tools/golden/mla_fill.h"
+#include "tests/lib/mla_fill.h"
 
 FUZZ_TARGET_NAME("split_invariance");
 

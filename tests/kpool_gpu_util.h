@@ -18,8 +18,8 @@
 #include "kernels/mla.h"
 #include "kernels/mla_status.h"
 #include "tests/gpu_util.h"
-#include "tools/golden/compare.h"
-#include "tools/golden/safetensors.h"
+#include "tests/lib/compare.h"
+#include "tests/lib/safetensors.h"
 
 typedef struct {
     char id[200];     /* "<suite>/<test>": the Criterion name, also the filter */

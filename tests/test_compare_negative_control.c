@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/golden/compare.h"
-#include "tools/golden/mla_fill.h"
+#include "tests/lib/compare.h"
+#include "tests/lib/mla_fill.h"
 
 #define N 4096
 

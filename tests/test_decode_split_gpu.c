@@ -23,9 +23,9 @@
 #include "kernels/mla_status.h"
 #include "oracle/mla_oracle.h"
 #include "tests/gpu_util.h"
-#include "tools/golden/compare.h"
-#include "tools/golden/mla_fill.h"
-#include "tools/golden/safetensors.h"
+#include "tests/lib/compare.h"
+#include "tests/lib/mla_fill.h"
+#include "tests/lib/safetensors.h"
 
 typedef struct {
     const char *name;

@@ -34,10 +34,10 @@
 #include "kernels/mla_status.h"
 #include "oracle/mla_oracle.h"
 #include "tests/gpu_util.h"
-#include "tools/golden/cases.h"
-#include "tools/golden/compare.h"
-#include "tools/golden/manifest.h"
-#include "tools/golden/safetensors.h"
+#include "tests/lib/case.h"
+#include "tests/lib/compare.h"
+#include "tests/lib/manifest.h"
+#include "tests/lib/safetensors.h"
 
 #define GEMM_WS_BYTES ((size_t)32 << 20)
 

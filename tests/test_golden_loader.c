@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tools/golden/cases.h"
-#include "tools/golden/manifest.h"
-#include "tools/golden/safetensors.h"
+#include "tests/lib/case.h"
+#include "tests/lib/manifest.h"
+#include "tests/lib/safetensors.h"
 
 static char g_tmp[4096];
 

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/golden/cases.h"
-#include "tools/golden/manifest.h"
+#include "tests/lib/case.h"
+#include "tests/lib/manifest.h"
 
 static void check_case(const char *name) {
     const mla_case *c = mla_case_find(name);

@@ -33,8 +33,8 @@
 #include "oracle/mla_oracle.h"
 #include "tests/gpu_util.h"
 #include "tests/kpool_gpu_util.h"
-#include "tools/golden/cases.h"
-#include "tools/golden/manifest.h"
+#include "tests/lib/case.h"
+#include "tests/lib/manifest.h"
 
 #define TARGET "kpool_gpu_goldens_test"
 

@@ -38,7 +38,7 @@
 #include "oracle/mla_oracle.h"
 #include "tests/gpu_util.h"
 #include "tests/kpool_gpu_util.h"
-#include "tools/golden/cases.h"
+#include "tests/lib/case.h"
 
 #define TARGET "kpool_identities_gpu_test"
 

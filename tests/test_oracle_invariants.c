@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "oracle/mla_oracle.h"
-#include "tools/golden/mla_fill.h"
+#include "tests/lib/mla_fill.h"
 
 static float *filled(size_t n, mla_fill_kind kind, uint32_t seed, const char *name, float scale) {
     float *p = malloc(n * sizeof *p);

@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "tools/golden/cases.h"
-#include "tools/golden/compare.h"
-#include "tools/golden/manifest.h"
-#include "tools/golden/safetensors.h"
+#include "tests/lib/case.h"
+#include "tests/lib/compare.h"
+#include "tests/lib/manifest.h"
+#include "tests/lib/safetensors.h"
 
 static void usage(FILE *fp) {
     fprintf(fp,

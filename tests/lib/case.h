@@ -2,7 +2,7 @@
  *
  * A case is { name, model, geometry, seed, stages[], stored_rows }. Running a case runs its
  * stages in order over one mla_ctx: each stage asks the context for its inputs (generated from
- * tools/golden/mla_fill.h with the case seed and the tensor's name, or taken from an earlier
+ * tests/lib/mla_fill.h with the case seed and the tensor's name, or taken from an earlier
  * stage's output by name) and registers its outputs (computed by the CPU oracle). Afterwards the
  * context holds every input (with its SHA-256; inputs are never stored in fixtures) and every
  * output (stored in golden/<case>.safetensors, whole or as case->stored_rows along axis 0 when
@@ -29,10 +29,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "tools/golden/compare.h"
-#include "tools/golden/manifest.h"
-#include "tools/golden/mla_fill.h"
-#include "tools/golden/safetensors.h"
+#include "tests/lib/compare.h"
+#include "tests/lib/geometry.h"
+#include "tests/lib/manifest.h"
+#include "tests/lib/mla_fill.h"
+#include "tests/lib/safetensors.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,24 +43,6 @@ extern "C" {
 #define MLA_MAX_STORED_ROWS 16
 #define MLA_STORE_ALL_BYTES ((size_t)1 << 20) /* outputs up to 1 MiB are always stored whole */
 
-typedef struct {
-    /* dense MLA core */
-    int32_t n_head, kv_rank, d_rope, d_nope, d_v;
-    int32_t t_q, t_kv;     /* query i sits at cache row t_kv - t_q + i */
-    float rope_base;
-    float scale;           /* softmax scale */
-    int32_t bf16;          /* 1: also run the bf16 GEMM stages (absorb + decompress) */
-    /* explicit rope positions (rope-only cases); 0 = derived as t_kv - t_q + i */
-    int32_t n_positions;
-    int32_t positions[16];
-    /* DSA k-pool indexer (for the indexer cases) */
-    int32_t idx_heads, idx_dim, pool, select_k, width, always_tail, first_pos, n_pools;
-    float qk_scale, head_scale;
-    /* k-pool indexer state plane: 0 = flat (t_kv rows); > 0 = a ring of state_rows rows (a
-     * multiple of pool) filled by the append schedule mla_kpool_ring_chunk, pool keys built
-     * incrementally (pool_begin) after each chunk. */
-    int32_t state_rows;
-} mla_geom;
 
 /* The ring cases' append schedule (shared by cases.c, the GPU tests and the fuzzers): chunk k
  * appends this many rows starting at logical row `done` (0 when done == total). Each chunk is at

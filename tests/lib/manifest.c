@@ -1,5 +1,5 @@
 /* manifest.c: see manifest.h. */
-#include "tools/golden/manifest.h"
+#include "tests/lib/manifest.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* cases.c: the golden case table, its stages, regeneration and verification. See cases.h. */
-#include "tools/golden/cases.h"
+#include "tests/lib/case.h"
 
 #include <math.h>
 #include <stdarg.h>

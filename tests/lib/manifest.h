@@ -15,7 +15,7 @@
  *                             "stored_rows": null | [0, 1, 2, 63, ...] }, ... }
  *   }, ... ] }
  *
- * Inputs are not stored (they regenerate from tools/golden/mla_fill.h); outputs are stored in
+ * Inputs are not stored (they regenerate from tests/lib/mla_fill.h); outputs are stored in
  * `file`, whole (stored_rows null) or as the listed rows along axis 0, in that order.
  * The loader refuses (message naming the file and the problem, never a crash or a leak):
  * invalid JSON, missing fields, wrong types, bad hex, bad shapes / dtypes / rows, duplicates.
@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tools/golden/safetensors.h"
+#include "tests/lib/safetensors.h"
 
 #ifdef __cplusplus
 extern "C" {

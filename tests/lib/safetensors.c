@@ -1,5 +1,5 @@
 /* safetensors.c: see safetensors.h. */
-#include "tools/golden/safetensors.h"
+#include "tests/lib/safetensors.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* compare.c: see compare.h. */
-#include "tools/golden/compare.h"
+#include "tests/lib/compare.h"
 
 #include <math.h>
 #include <stdlib.h>
