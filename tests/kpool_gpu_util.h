@@ -17,7 +17,7 @@
 
 #include "kernels/mla.h"
 #include "kernels/mla_status.h"
-#include "tests/gpu_util.h"
+#include "tests/lib/gpu_util.h"
 #include "tests/lib/compare.h"
 #include "tests/lib/safetensors.h"
 

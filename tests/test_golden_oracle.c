@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "tests/lib/case.h"
+#include "tests/lib/case_list.h"
 #include "tests/lib/manifest.h"
 
 static void check_case(const char *name) {
@@ -42,36 +43,8 @@ static void check_case(const char *name) {
     free(buf);
 }
 
-/* Keep in step with the case table (tools/golden/cases.c); the test below checks that. */
-#define GOLDEN_CASES(X)                                                                       \
-    X(glm5_decode)                                                                            \
-    X(glm5_verify)                                                                            \
-    X(glm5_prefill)                                                                           \
-    X(glm5_rope_maxpos)                                                                       \
-    X(glm5_next_decode)                                                                       \
-    X(glm5_next_verify)                                                                       \
-    X(glm5_kpool_decode)                                                                      \
-    X(glm5_kpool_verify)                                                                      \
-    X(glm5_next_kpool_decode)                                                                 \
-    X(glm5_next_kpool_verify)                                                                 \
-    X(glm5_next_kpool_ring)
-
-#define DEFINE_TEST(name)                                                                     \
-    Test(golden_oracle, name, .timeout = 300) { check_case(#name); }
-GOLDEN_CASES(DEFINE_TEST)
-
-/* Every case of the table has a test above (a case added to cases.c must be listed here). */
-Test(golden_oracle, every_case_has_a_test) {
-    static const char *listed[] = {
-#define NAME_OF(name) #name,
-        GOLDEN_CASES(NAME_OF)
-#undef NAME_OF
-    };
-    size_t nl = sizeof listed / sizeof listed[0];
-    for (size_t i = 0; i < mla_case_count(); i++) {
-        const char *cn = mla_case_at(i)->name;
-        int found = 0;
-        for (size_t k = 0; k < nl; k++) found |= strcmp(cn, listed[k]) == 0;
-        cr_expect(found, "case %s has no golden_oracle test: add it to GOLDEN_CASES", cn);
-    }
-}
+/* One test per case of the case lists (tests/lib/case_list.h). */
+#define ORACLE_TEST(c, set)                                                                   \
+    Test(golden_oracle, c, .timeout = 300) { check_case(#c); }
+MLA_DENSE_CASES(ORACLE_TEST)
+MLA_KPOOL_CASES(ORACLE_TEST)

@@ -36,7 +36,7 @@
 
 #include "kernels/mla.h"
 #include "oracle/mla_oracle.h"
-#include "tests/gpu_util.h"
+#include "tests/lib/gpu_util.h"
 #include "tests/kpool_gpu_util.h"
 #include "tests/lib/case.h"
 

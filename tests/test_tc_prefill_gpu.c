@@ -26,7 +26,7 @@
 #include "kernels/mla_door.h"
 #include "kernels/mla_status.h"
 #include "oracle/mla_oracle.h"
-#include "tests/gpu_util.h"
+#include "tests/lib/gpu_util.h"
 #include "tests/lib/case.h"
 #include "tests/lib/compare.h"
 #include "tests/lib/safetensors.h"

@@ -1,25 +1,25 @@
-/* cases.h: the golden case table and its recomputation.
+/* case.h: the golden cases and their stages, described once.
  *
- * A case is { name, model, geometry, seed, stages[], stored_rows }. Running a case runs its
- * stages in order over one mla_ctx: each stage asks the context for its inputs (generated from
- * tests/lib/mla_fill.h with the case seed and the tensor's name, or taken from an earlier
- * stage's output by name) and registers its outputs (computed by the CPU oracle). Afterwards the
+ * A STAGE is one kernel stage, described by one descriptor (mla_stage) holding both halves:
+ *  - oracle: builds the stage's inputs in the case's context (from the counter-based fill of
+ *    tests/lib/mla_fill.h keyed by the case seed and the tensor's name, or an earlier stage's
+ *    output by name) and registers its outputs, computed by the CPU oracle;
+ *  - gpu: runs the stage's kernel(s) on the testbed (tests/lib/testbed.h) over those same inputs
+ *    and checks the outputs against the oracle's (variant: which of the stage's GPU checks);
+ *  - outputs: the tensors it registers, each with its tolerance class (docs/tolerances.md),
+ *    stated here once: the manifest records it and the GPU comparison uses it.
+ * The descriptors live in stages_dense.c and stages_kpool.c, one family per file.
+ *
+ * A CASE is { name, model, geometry, seed, stages, stored rows }: one row in case_list.h.
+ * Running a case runs its stages' oracle halves in order over one mla_ctx. Afterwards the
  * context holds every input (with its SHA-256; inputs are never stored in fixtures) and every
- * output (stored in golden/<case>.safetensors, whole or as case->stored_rows along axis 0 when
- * the output is larger than MLA_STORE_ALL_BYTES; the manifest records the SHA-256 of the FULL
- * output either way).
+ * output (stored in golden/<case>.safetensors, whole or as the case's stored_rows along axis 0
+ * when larger than MLA_STORE_ALL_BYTES; the manifest records the SHA-256 of the FULL output).
+ * The Criterion suites (one test per (case, GPU check), e.g. dense_gpu/glm5_decode__rope) and the
+ * case table are generated from the same lists (case_list.h); docs/adding-a-kernel.md walks
+ * through adding a stage end to end.
  *
- * Adding a case (e.g. the k-pool indexer cases):
- *  1. add any geometry fields to mla_geom (and one line to the field table k_geom_fields in
- *     cases.c, so the manifest records it and verify checks it);
- *  2. write stage functions `static int stage_xxx(mla_ctx *ctx)` in cases.c: get inputs with
- *     mla_ctx_input_f32 (fill kind + scale; the name is the generator key, so keep names stable)
- *     or mla_ctx_input_i32 (explicit values), earlier outputs with mla_ctx_get, allocate outputs
- *     with mla_ctx_output (dtype, shape, tolerance class), call the oracle; return 0, or -1
- *     after mla_ctx_fail(ctx, ...);
- *  3. add a row to k_cases in cases.c: { "name", "model", {geometry}, seed, {stage list} }.
- *  4. `golden regen NAME` writes the fixture and its manifest entry; commit both.
- * Inputs and outputs must be read-only once registered (a stage never writes another stage's
+ * Inputs and outputs are read-only once registered (a stage never writes another stage's
  * tensors), and all names within a case are unique.
  */
 #ifndef MLA_GOLDEN_CASES_H
@@ -34,6 +34,7 @@
 #include "tests/lib/manifest.h"
 #include "tests/lib/mla_fill.h"
 #include "tests/lib/safetensors.h"
+#include "tests/lib/testbed.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,9 +61,23 @@ static inline int32_t mla_kpool_ring_chunk(int32_t k, int32_t done, int32_t tota
 
 typedef struct mla_ctx mla_ctx;
 
+#define MLA_STAGE_MAX_OUTPUTS 4
+
 typedef struct {
     const char *name;
-    int (*fn)(mla_ctx *ctx);
+    mla_tol_class tol;
+    /* exact class only: 1 when the comparison with the oracle is NaN-payload-free (any NaN
+     * equals any NaN: the k-pool kernels write the canonical NaN), 0 for bytes (-0 and NaN
+     * payloads count). */
+    int nan_any;
+} mla_stage_output;
+
+/* One kernel stage: both halves and its outputs (see the top of this file). */
+typedef struct mla_stage {
+    const char *name; /* also the manifest's "stage" of its outputs */
+    int (*oracle)(mla_ctx *ctx);                   /* 0, or -1 after mla_ctx_fail */
+    void (*gpu)(tb *t, mla_ctx *ctx, int variant); /* the GPU check `variant` (case_list.h) */
+    mla_stage_output outputs[MLA_STAGE_MAX_OUTPUTS];
 } mla_stage;
 
 typedef struct mla_case {
@@ -70,7 +85,7 @@ typedef struct mla_case {
     const char *model;     /* "glm5", "glm5_next" */
     mla_geom geom;
     uint32_t seed;
-    mla_stage stages[MLA_MAX_STAGES]; /* terminated by {NULL, NULL} */
+    const mla_stage *stages[MLA_MAX_STAGES]; /* terminated by NULL */
     int n_stored_rows;     /* 0: every output stored whole */
     int64_t stored_rows[MLA_MAX_STORED_ROWS];
 } mla_case;
@@ -94,7 +109,7 @@ typedef struct {
 
 struct mla_ctx {
     const mla_case *c;
-    const char *stage;     /* the stage running */
+    const mla_stage *stage; /* the stage running */
     mla_tensor *t;
     size_t n, cap;
     char err[512];
@@ -104,6 +119,8 @@ struct mla_ctx {
 size_t mla_case_count(void);
 const mla_case *mla_case_at(size_t i);
 const mla_case *mla_case_find(const char *name);
+/* The case's stage of that name, or NULL. */
+const mla_stage *mla_case_stage(const mla_case *c, const char *name);
 
 /* Runs every stage of c into a fresh ctx (free it with mla_ctx_free, also on failure) and
  * computes every tensor's SHA-256. 0, or -1 with ctx->err. */
@@ -114,9 +131,13 @@ void mla_ctx_free(mla_ctx *ctx);
 const float *mla_ctx_input_f32(mla_ctx *ctx, const char *name, int ndim, const int64_t *shape,
                                mla_fill_kind kind, float scale);
 int32_t *mla_ctx_input_i32(mla_ctx *ctx, const char *name, int ndim, const int64_t *shape);
+/* An output of the running stage: its tolerance class comes from the stage's descriptor (an
+ * output the descriptor does not list fails the stage). */
 void *mla_ctx_output(mla_ctx *ctx, const char *name, st_dtype dtype, int ndim,
-                     const int64_t *shape, mla_tol_class tol);
+                     const int64_t *shape);
 mla_tensor *mla_ctx_get(mla_ctx *ctx, const char *name);
+/* An f32 output of an earlier stage, or NULL after mla_ctx_fail. */
+const float *mla_ctx_need_f32(mla_ctx *ctx, const char *name);
 int mla_ctx_fail(mla_ctx *ctx, const char *fmt, ...);
 
 /* Rows of output t that a fixture stores (NULL / 0 when all rows): */
@@ -133,6 +154,25 @@ int mla_golden_regen(const mla_case *c, const char *dir, const char *command, ml
  * values, the rerun command) and returns the number of problems (0: pass). */
 int mla_golden_verify(const mla_case *c, const char *dir, const mla_manifest *m, FILE *report,
                       const char *rerun_cmd);
+
+/* ---- the GPU half's checks (tests/lib/stage_check.c) --------------------------------------- */
+/* Every output of the stage `st` of case c: the stored golden rows and the manifest's full
+ * SHA-256 equal the oracle's recomputation in ctx (the fixture is not stale). */
+void tb_fixture_matches_oracle(tb *t, const mla_case *c, mla_ctx *ctx, const mla_stage *st);
+/* A tensor of ctx, or a fatal failure naming it. */
+const mla_tensor *tb_tensor(tb *t, mla_ctx *ctx, const char *name);
+/* Run 1 == run 2, bytes (a, b: two launches' outputs with the layout of t). */
+int tb_same_runs(tb *t, const mla_tensor *ref, const void *a, const void *b);
+/* A kernel output (got_name: e.g. "kernel", "reference") against the oracle's tensor in its own class (atol: the per-element
+ * bounds, NULL for exact). Exact: bytes (or NaN-payload-free where the stage says so) and, for
+ * bytes, the SHA-256 of the kernel output against the oracle's. */
+int tb_against_oracle(tb *t, const mla_ctx *ctx, const mla_tensor *ref, const void *got,
+                      const char *got_name, const double *atol);
+
+/* One golden GPU check: runs case `case_name`, checks the stage's fixture outputs against the
+ * oracle, then the stage's GPU half (variant). Skips nothing: the caller skips without a
+ * device. */
+void mla_golden_gpu_check(tb *t, const char *case_name, const char *stage, int variant);
 
 #ifdef __cplusplus
 }

@@ -45,7 +45,7 @@ static int cmd_list(void) {
         const mla_case *c = mla_case_at(i);
         printf("%-22s model %-10s seed 0x%08x t_q %-4d t_kv %-5d stages:", c->name, c->model,
                c->seed, c->geom.t_q, c->geom.t_kv);
-        for (int s = 0; s < MLA_MAX_STAGES && c->stages[s].fn; s++) printf(" %s", c->stages[s].name);
+        for (int s = 0; s < MLA_MAX_STAGES && c->stages[s]; s++) printf(" %s", c->stages[s]->name);
         printf("\n");
     }
     return 0;

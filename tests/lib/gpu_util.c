@@ -1,5 +1,5 @@
 /* gpu_util.c: see gpu_util.h. Plain C against the CUDA runtime API. */
-#include "tests/gpu_util.h"
+#include "tests/lib/gpu_util.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>

@@ -1,0 +1,399 @@
+/* stages_kpool.c: the DSA k-pool indexer's stage descriptors (case.h), each with its oracle
+ * half (inputs from the fill, outputs from oracle/) and its GPU half (the kernels on the
+ * testbed). Tolerance classes: docs/tolerances.md; the rules: docs/kpool.md. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/mla.h"
+#include "kernels/mla_status.h"
+#include "oracle/mla_oracle.h"
+#include "tests/lib/case.h"
+#include "tests/lib/stage_util.h"
+
+/* ------------------------------------------------------------------ oracle halves ---------- */
+/* Indexer inputs: idx_k, idx_gate [t_kv][idx_dim] (the rows [k | gate] appended to the state),
+ * idx_ape [pool][idx_dim], idx_q [t_q][heads][idx_dim], idx_hw [t_q][heads]. Fill scales: k, q,
+ * ape ~ U(-1, 1); gate ~ U(-4, 4) so the pool softmax is far from uniform; hw ~ U(-1, 1) (head
+ * weights of either sign, so scores are a signed mix and rarely tie). */
+static int kpool_rows_inputs(mla_ctx *ctx, const float **k, const float **gate) {
+    *k = mla_ctx_input_f32(ctx, "idx_k", 2, SHAPE(G->t_kv, G->idx_dim), MLA_FILL_REALISTIC, 1.0f);
+    *gate = mla_ctx_input_f32(ctx, "idx_gate", 2, SHAPE(G->t_kv, G->idx_dim), MLA_FILL_REALISTIC,
+                              MLA_KPOOL_GATE_SCALE);
+    return *k && *gate ? 0 : -1;
+}
+
+/* index_append_ring: the state plane [k | gate] after appending every t_kv row.
+ * Flat (state_rows == 0): two calls, rows 0..t_kv-t_q-1 (the cached prefix) then the t_q rows
+ * of the queries at slot t_kv - t_q; output idx_state [t_kv][2 idx_dim].
+ * Ring (state_rows > 0): the chunks of mla_kpool_ring_chunk at slot = logical row (the call
+ * wraps it mod state_rows); output idx_state [state_rows][2 idx_dim], the ring's final content. */
+static int index_append_ring_oracle(mla_ctx *ctx) {
+    const float *k, *gate;
+    if (kpool_rows_inputs(ctx, &k, &gate)) return -1;
+    int32_t d = G->idx_dim, rows = G->state_rows ? G->state_rows : G->t_kv;
+    float *plane = mla_ctx_output(ctx, "idx_state", ST_F32, 2, SHAPE(rows, 2 * d));
+    if (!plane) return -1;
+    if (G->state_rows == 0) {
+        int32_t pre = G->t_kv - G->t_q;
+        if (pre > 0) oracle_index_append_ring_f32(plane, k, gate, 0, pre, d, d, 0);
+        oracle_index_append_ring_f32(plane, k + (size_t)pre * d, gate + (size_t)pre * d, pre,
+                                     G->t_q, d, d, 0);
+        return 0;
+    }
+    int32_t done = 0;
+    for (int32_t ck = 0; done < G->t_kv; ck++) {
+        int32_t n = mla_kpool_ring_chunk(ck, done, G->t_kv, G->state_rows, G->pool);
+        oracle_index_append_ring_f32(plane, k + (size_t)done * d, gate + (size_t)done * d, done,
+                                     n, d, d, G->state_rows);
+        done += n;
+    }
+    return 0;
+}
+
+/* pool_keys [n_pools][idx_dim], class pool_key. Flat: one full build over idx_state. Ring: the
+ * append schedule replayed on a ring with an incremental build (pool_begin = the pools complete
+ * before the chunk) after each chunk; the result must equal the flat full build bit for bit
+ * (docs/kpool.md), else the stage fails. */
+static int pool_keys_oracle(mla_ctx *ctx) {
+    int32_t d = G->idx_dim, np = G->n_pools, pool = G->pool;
+    const float *ape = mla_ctx_input_f32(ctx, "idx_ape", 2, SHAPE(pool, d), MLA_FILL_REALISTIC,
+                                         1.0f);
+    const float *state = mla_ctx_need_f32(ctx, "idx_state");
+    if (!ape || !state) return -1;
+    if ((int64_t)np * pool > G->t_kv) return mla_ctx_fail(ctx, "n_pools * pool > t_kv");
+    float *keys = mla_ctx_output(ctx, "pool_keys", ST_F32, 2, SHAPE(np, d));
+    if (!keys) return -1;
+    if (G->state_rows == 0) {
+        oracle_kpool_pool_keys_f32(state, ape, keys, 0, np, pool, d, 0);
+        return 0;
+    }
+    const float *k, *gate;
+    if (kpool_rows_inputs(ctx, &k, &gate)) return -1;
+    size_t wrow = (size_t)2 * d;
+    float *ring = calloc((size_t)G->state_rows * wrow, sizeof *ring);
+    float *flat = calloc((size_t)G->t_kv * wrow, sizeof *flat);
+    float *full = calloc((size_t)np * d + 1, sizeof *full);
+    if (!ring || !flat || !full) {
+        free(ring), free(flat), free(full);
+        return mla_ctx_fail(ctx, "out of memory");
+    }
+    int32_t done = 0, built = 0;
+    for (int32_t ck = 0; done < G->t_kv; ck++) {
+        int32_t n = mla_kpool_ring_chunk(ck, done, G->t_kv, G->state_rows, pool);
+        oracle_index_append_ring_f32(ring, k + (size_t)done * d, gate + (size_t)done * d, done, n,
+                                     d, d, G->state_rows);
+        done += n;
+        int32_t now = done / pool < np ? done / pool : np;
+        oracle_kpool_pool_keys_f32(ring, ape, keys, built, now, pool, d, G->state_rows);
+        built = now;
+    }
+    oracle_index_append_ring_f32(flat, k, gate, 0, G->t_kv, d, d, 0);
+    oracle_kpool_pool_keys_f32(flat, ape, full, 0, np, pool, d, 0);
+    int same = built == np && memcmp(full, keys, (size_t)np * d * sizeof *keys) == 0;
+    int ring_same = memcmp(ring, state, (size_t)G->state_rows * wrow * sizeof *ring) == 0;
+    free(ring), free(flat), free(full);
+    if (!ring_same) return mla_ctx_fail(ctx, "the replayed ring differs from idx_state");
+    if (!same)
+        return mla_ctx_fail(ctx, "oracle: incremental ring build (%d of %d pools) differs from "
+                            "the flat full build", built, np);
+    return 0;
+}
+
+/* score [t_q][n_pools], class exact (the six-step sequence, -inf on pools not yet complete). */
+static int score_oracle(mla_ctx *ctx) {
+    int32_t d = G->idx_dim, H = G->idx_heads;
+    const float *q = mla_ctx_input_f32(ctx, "idx_q", 3, SHAPE(G->t_q, H, d), MLA_FILL_REALISTIC,
+                                       1.0f);
+    const float *hw = mla_ctx_input_f32(ctx, "idx_hw", 2, SHAPE(G->t_q, H), MLA_FILL_REALISTIC,
+                                        1.0f);
+    const float *keys = mla_ctx_need_f32(ctx, "pool_keys");
+    if (!q || !hw || !keys) return -1;
+    float *score = mla_ctx_output(ctx, "score", ST_F32, 2, SHAPE(G->t_q, G->n_pools));
+    if (!score) return -1;
+    oracle_kpool_score_f32(q, keys, hw, score, G->t_q, H, d, G->n_pools, G->pool, G->first_pos,
+                           G->qk_scale, G->head_scale);
+    return 0;
+}
+
+/* idx [t_q][width] int32, class exact. */
+static int select_oracle(mla_ctx *ctx) {
+    const float *score = mla_ctx_need_f32(ctx, "score");
+    if (!score) return -1;
+    int32_t *idx = mla_ctx_output(ctx, "idx", ST_I32, 2, SHAPE(G->t_q, G->width));
+    if (!idx) return -1;
+    oracle_kpool_select_f32(score, idx, G->t_q, G->n_pools, G->pool, G->select_k, G->width,
+                            G->first_pos, G->always_tail);
+    return 0;
+}
+
+/* attn_gathered at the dense geometry over the selected rows: q_lat [t_q][n_head][kv_rank],
+ * q_pe [t_q][n_head][d_rope] (glm5 only), cache [t_kv][kv_rank + d_rope] generated; idx = the
+ * select output, n_slots = width. o_lat_gathered [t_q][n_head][kv_rank], class attn. */
+static int attn_gathered_oracle(mla_ctx *ctx) {
+    int32_t w = G->kv_rank + G->d_rope;
+    const float *q_lat = mla_ctx_input_f32(ctx, "q_lat", 3, SHAPE(G->t_q, G->n_head, G->kv_rank),
+                                           MLA_FILL_REALISTIC, 1.0f);
+    const float *q_pe = NULL;
+    if (G->d_rope > 0) {
+        q_pe = mla_ctx_input_f32(ctx, "q_pe", 3, SHAPE(G->t_q, G->n_head, G->d_rope),
+                                 MLA_FILL_REALISTIC, 1.0f);
+        if (!q_pe) return -1;
+    }
+    const float *cache =
+        mla_ctx_input_f32(ctx, "cache", 2, SHAPE(G->t_kv, w), MLA_FILL_REALISTIC, 1.0f);
+    mla_tensor *it = mla_ctx_get(ctx, "idx");
+    if (!q_lat || !cache) return -1;
+    if (!it || it->dtype != ST_I32) return mla_ctx_fail(ctx, "needs the select output 'idx'");
+    float *o = mla_ctx_output(ctx, "o_lat_gathered", ST_F32, 3,
+                              SHAPE(G->t_q, G->n_head, G->kv_rank));
+    if (!o) return -1;
+    oracle_attn_gathered_f32(q_lat, q_pe, cache, it->data, o, G->n_head, G->kv_rank, G->d_rope,
+                             G->t_q, G->width, G->scale);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ GPU halves ------------- */
+/* Each stage's inputs are the oracle's tensors of the case (earlier stages' outputs included),
+ * so a stage is judged on its own. Fast kernels are checked against the oracle AND against
+ * their reference kernels (bytes). */
+
+static gpu_buf upload(const mla_tensor *t) { return gpu_buf_from_host(t->data, t->nbytes); }
+
+/* The case's append calls (the GPU twin of index_append_ring_oracle). */
+static int do_appends(const mla_geom *g, float *plane, const float *k, const float *gate) {
+    int32_t d = g->idx_dim;
+    if (g->state_rows == 0) {
+        int32_t pre = g->t_kv - g->t_q;
+        int rc = pre > 0 ? memra_mla_index_append_ring_f32(plane, k, gate, 0, pre, d, d, 0, NULL)
+                         : 0;
+        if (rc) return rc;
+        return memra_mla_index_append_ring_f32(plane, k + (size_t)pre * d, gate + (size_t)pre * d,
+                                               pre, g->t_q, d, d, 0, NULL);
+    }
+    int32_t done = 0;
+    for (int32_t ck = 0; done < g->t_kv; ck++) {
+        int32_t n = mla_kpool_ring_chunk(ck, done, g->t_kv, g->state_rows, g->pool);
+        int rc = memra_mla_index_append_ring_f32(plane, k + (size_t)done * d,
+                                                 gate + (size_t)done * d, done, n, d, d,
+                                                 g->state_rows, NULL);
+        if (rc) return rc;
+        done += n;
+    }
+    return 0;
+}
+
+static void index_append_ring_gpu(tb *t, mla_ctx *ctx, int variant) {
+    (void)variant;
+    const mla_tensor *k = tb_tensor(t, ctx, "idx_k"), *gate = tb_tensor(t, ctx, "idx_gate"),
+                     *st = tb_tensor(t, ctx, "idx_state");
+    gpu_buf bk = upload(k), bg = upload(gate), bp = gpu_buf_alloc(st->nbytes);
+    void *run[2];
+    for (int r = 0; r < 2; r++) {
+        gpu_buf_poison(&bp);
+        tb_launched(t, do_appends(&ctx->c->geom, bp.ptr, bk.ptr, bg.ptr),
+                    "memra_mla_index_append_ring_f32 (the case's append calls)");
+        run[r] = tb_output(t, &bp, "idx_state", r ? "run 2" : "run 1", 1);
+    }
+    tb_input_untouched(t, &bk, k->data, "idx_k");
+    tb_input_untouched(t, &bg, gate->data, "idx_gate");
+    tb_same_runs(t, st, run[0], run[1]);
+    tb_against_oracle(t, ctx, st, run[0], "kernel", NULL);
+    free(run[0]), free(run[1]);
+    gpu_buf_free(&bk), gpu_buf_free(&bg), gpu_buf_free(&bp);
+}
+
+/* Flat state: one full build. Ring state: the append schedule replayed on the GPU with an
+ * incremental build after every chunk, and those keys equal to a GPU flat full build, bytes. */
+static void pool_keys_gpu(tb *t, mla_ctx *ctx, int variant) {
+    (void)variant;
+    const mla_geom *g = &ctx->c->geom;
+    int32_t d = g->idx_dim, np = g->n_pools, pool = g->pool;
+    const mla_tensor *ape = tb_tensor(t, ctx, "idx_ape"), *st = tb_tensor(t, ctx, "idx_state"),
+                     *keys = tb_tensor(t, ctx, "pool_keys");
+    const mla_tensor *k = tb_tensor(t, ctx, "idx_k"), *gate = tb_tensor(t, ctx, "idx_gate");
+    /* the flat state (bounds are per pool over its own rows; the ring's early rows are gone) */
+    size_t wrow = (size_t)2 * d;
+    float *flat = tb_xmalloc(t, (size_t)g->t_kv * wrow * sizeof *flat);
+    oracle_index_append_ring_f32(flat, k->data, gate->data, 0, g->t_kv, d, d, 0);
+    double *atol = tb_xmalloc(t, (size_t)np * d * sizeof *atol);
+    mla_tol_pool_key_bounds(flat, ape->data, 0, np, pool, d, 0, atol);
+
+    gpu_buf ba = upload(ape), bkeys = gpu_buf_alloc(keys->nbytes);
+    gpu_buf bflat = gpu_buf_from_host(flat, (size_t)g->t_kv * wrow * sizeof *flat);
+    void *run[2];
+    if (g->state_rows == 0) {
+        gpu_buf bs = upload(st);
+        for (int r = 0; r < 2; r++) {
+            gpu_buf_poison(&bkeys);
+            tb_launched(t,
+                        memra_mla_kpool_pool_keys_f32(bs.ptr, ba.ptr, bkeys.ptr, 0, np, pool, d,
+                                                      0, NULL),
+                        "memra_mla_kpool_pool_keys_f32 (full build, flat state)");
+            run[r] = tb_output(t, &bkeys, "pool_keys", r ? "run 2" : "run 1", 1);
+        }
+        tb_input_untouched(t, &bs, st->data, "idx_state");
+        gpu_buf_free(&bs);
+    } else {
+        gpu_buf bk = upload(k), bg = upload(gate), ring = gpu_buf_alloc(st->nbytes);
+        for (int r = 0; r < 2; r++) {
+            gpu_buf_poison(&bkeys);
+            gpu_buf_poison(&ring);
+            int32_t done = 0, built = 0;
+            for (int32_t ck = 0; done < g->t_kv; ck++) {
+                int32_t n = mla_kpool_ring_chunk(ck, done, g->t_kv, g->state_rows, pool);
+                int rc = memra_mla_index_append_ring_f32(
+                    ring.ptr, (const float *)bk.ptr + (size_t)done * d,
+                    (const float *)bg.ptr + (size_t)done * d, done, n, d, d, g->state_rows, NULL);
+                tb_launched(t, rc, "memra_mla_index_append_ring_f32 (ring schedule)");
+                done += n;
+                int32_t now = done / pool < np ? done / pool : np;
+                rc = memra_mla_kpool_pool_keys_f32(ring.ptr, ba.ptr, bkeys.ptr, built, now, pool,
+                                                   d, g->state_rows, NULL);
+                if (rc)
+                    tb_failf(t, 1,
+                             "incremental pool_keys(pool_begin %d, n_pools %d, state_rows %d) "
+                             "after chunk %d (rows appended %d) returned %d (%s)",
+                             built, now, g->state_rows, ck, done, rc, mla_status_message(rc));
+                tb_launched(t, 0, "memra_mla_kpool_pool_keys_f32 (incremental, ring)");
+                built = now;
+            }
+            run[r] = tb_output(t, &bkeys, "pool_keys",
+                               r ? "run 2 (ring, incremental)" : "run 1 (ring, incremental)", 1);
+        }
+        /* ring + incremental == flat + full, bytes */
+        gpu_buf_poison(&bkeys);
+        tb_launched(t,
+                    memra_mla_kpool_pool_keys_f32(bflat.ptr, ba.ptr, bkeys.ptr, 0, np, pool, d, 0,
+                                                  NULL),
+                    "memra_mla_kpool_pool_keys_f32 (full build, flat state)");
+        float *full = tb_output(t, &bkeys, "pool_keys", "flat full build", 1);
+        tb_compare(t, "pool_keys", ST_F32, 2, keys->shape, run[0], "ring_incremental", full,
+                   "flat_full", MLA_TOL_EXACT, NULL, 1);
+        free(full);
+        gpu_buf_free(&bk), gpu_buf_free(&bg), gpu_buf_free(&ring);
+    }
+    tb_input_untouched(t, &ba, ape->data, "idx_ape");
+    tb_same_runs(t, keys, run[0], run[1]);
+    tb_against_oracle(t, ctx, keys, run[0], "kernel", atol);
+    free(run[0]), free(run[1]), free(atol), free(flat);
+    gpu_buf_free(&ba), gpu_buf_free(&bkeys), gpu_buf_free(&bflat);
+}
+
+/* Fast kernel twice (run-to-run), then the reference kernel: fast == reference bytes, and
+ * both against the oracle (class exact, any NaN equal to any NaN). */
+static void score_gpu(tb *t, mla_ctx *ctx, int variant) {
+    (void)variant;
+    const mla_geom *g = &ctx->c->geom;
+    const mla_tensor *q = tb_tensor(t, ctx, "idx_q"), *hw = tb_tensor(t, ctx, "idx_hw"),
+                     *keys = tb_tensor(t, ctx, "pool_keys"), *sc = tb_tensor(t, ctx, "score");
+    gpu_buf bq = upload(q), bh = upload(hw), bk = upload(keys), bs = gpu_buf_alloc(sc->nbytes);
+    void *fast[2], *ref = NULL;
+    for (int r = 0; r < 3; r++) {
+        gpu_buf_poison(&bs);
+        int rc = (r < 2 ? memra_mla_kpool_score_f32 : memra_mla_kpool_score_ref_f32)(
+            bq.ptr, bk.ptr, bh.ptr, bs.ptr, g->t_q, g->idx_heads, g->idx_dim, g->n_pools,
+            g->pool, g->first_pos, g->qk_scale, g->head_scale, NULL);
+        tb_launched(t, rc,
+                    r < 2 ? "memra_mla_kpool_score_f32" : "memra_mla_kpool_score_ref_f32");
+        void *o = tb_output(t, &bs, "score",
+                            r == 0 ? "fast run 1" : r == 1 ? "fast run 2" : "reference", 1);
+        if (r < 2)
+            fast[r] = o;
+        else
+            ref = o;
+    }
+    tb_input_untouched(t, &bq, q->data, "idx_q");
+    tb_input_untouched(t, &bh, hw->data, "idx_hw");
+    tb_input_untouched(t, &bk, keys->data, "pool_keys");
+    tb_compare(t, "score", ST_F32, 2, sc->shape, fast[1], "fast_run2", fast[0], "fast_run1",
+               MLA_TOL_EXACT, NULL, 1);
+    tb_compare(t, "score", ST_F32, 2, sc->shape, fast[0], "fast", ref, "reference",
+               MLA_TOL_EXACT, NULL, 1);
+    tb_against_oracle(t, ctx, sc, fast[0], "fast", NULL);
+    tb_against_oracle(t, ctx, sc, ref, "reference", NULL);
+    free(fast[0]), free(fast[1]), free(ref);
+    gpu_buf_free(&bq), gpu_buf_free(&bh), gpu_buf_free(&bk), gpu_buf_free(&bs);
+}
+
+/* Radix kernel twice, then the reference kernel: radix == reference, both == oracle (int32). */
+static void select_gpu(tb *t, mla_ctx *ctx, int variant) {
+    (void)variant;
+    const mla_geom *g = &ctx->c->geom;
+    const mla_tensor *sc = tb_tensor(t, ctx, "score"), *idx = tb_tensor(t, ctx, "idx");
+    gpu_buf bs = upload(sc), bi = gpu_buf_alloc(idx->nbytes);
+    int32_t *radix[2], *ref = NULL;
+    for (int r = 0; r < 3; r++) {
+        gpu_buf_poison(&bi);
+        int rc = (r < 2 ? memra_mla_kpool_select_f32 : memra_mla_kpool_select_ref_f32)(
+            bs.ptr, bi.ptr, g->t_q, g->n_pools, g->pool, g->select_k, g->width, g->first_pos,
+            g->always_tail, NULL);
+        const char *what = r == 0 ? "radix run 1" : r == 1 ? "radix run 2" : "reference";
+        tb_launched(t, rc,
+                    r < 2 ? "memra_mla_kpool_select_f32" : "memra_mla_kpool_select_ref_f32");
+        int32_t *o = tb_output(t, &bi, "idx", what, 1);
+        size_t left = tb_count_poison(o, idx->nbytes / 4);
+        tb_expectf(t, left == 0, "%s left %zu idx entries equal to GPU_POISON_WORD", what, left);
+        if (r < 2)
+            radix[r] = o;
+        else
+            ref = o;
+    }
+    tb_input_untouched(t, &bs, sc->data, "score");
+    tb_compare(t, "idx", ST_I32, 2, idx->shape, radix[1], "radix_run2", radix[0], "radix_run1",
+               MLA_TOL_EXACT, NULL, 1);
+    tb_compare(t, "idx", ST_I32, 2, idx->shape, radix[0], "radix", ref, "reference",
+               MLA_TOL_EXACT, NULL, 1);
+    tb_against_oracle(t, ctx, idx, radix[0], "radix", NULL);
+    tb_against_oracle(t, ctx, idx, ref, "reference", NULL);
+    free(radix[0]), free(radix[1]), free(ref);
+    gpu_buf_free(&bs), gpu_buf_free(&bi);
+}
+
+static void attn_gathered_gpu(tb *t, mla_ctx *ctx, int variant) {
+    (void)variant;
+    const mla_geom *g = &ctx->c->geom;
+    const mla_tensor *ql = tb_tensor(t, ctx, "q_lat"), *cache = tb_tensor(t, ctx, "cache"),
+                     *idx = tb_tensor(t, ctx, "idx"), *o = tb_tensor(t, ctx, "o_lat_gathered");
+    const mla_tensor *qp = g->d_rope > 0 ? tb_tensor(t, ctx, "q_pe") : NULL;
+    gpu_buf bql = upload(ql), bc = upload(cache), bi = upload(idx), bo = gpu_buf_alloc(o->nbytes);
+    gpu_buf bqp = qp ? upload(qp) : gpu_buf_alloc(0);
+    void *run[2];
+    for (int r = 0; r < 2; r++) {
+        gpu_buf_poison(&bo);
+        tb_launched(t,
+                    memra_mla_attn_gathered_f32(bql.ptr, qp ? bqp.ptr : NULL, bc.ptr, bi.ptr,
+                                                bo.ptr, g->n_head, g->kv_rank, g->d_rope, g->t_q,
+                                                g->width, g->scale, NULL),
+                    "memra_mla_attn_gathered_f32");
+        run[r] = tb_output(t, &bo, "o_lat_gathered", r ? "run 2" : "run 1", 1);
+    }
+    tb_input_untouched(t, &bql, ql->data, "q_lat");
+    if (qp) tb_input_untouched(t, &bqp, qp->data, "q_pe");
+    tb_input_untouched(t, &bc, cache->data, "cache");
+    tb_input_untouched(t, &bi, idx->data, "idx");
+    /* The any-walk bound (R = D = N + 1; docs/tolerances.md). */
+    double *atol = tb_xmalloc(t, o->nbytes / 4 * sizeof *atol);
+    mla_tol_attn_gathered_bounds(ql->data, qp ? qp->data : NULL, cache->data, idx->data,
+                                 g->n_head, g->kv_rank, g->d_rope, g->t_q, g->width, g->scale, 0,
+                                 0, atol);
+    tb_same_runs(t, o, run[0], run[1]);
+    tb_against_oracle(t, ctx, o, run[0], "kernel", atol);
+    free(run[0]), free(run[1]), free(atol);
+    gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bc), gpu_buf_free(&bi),
+        gpu_buf_free(&bo);
+}
+
+/* ------------------------------------------------------------------ descriptors ------------ */
+const mla_stage mla_stage_index_append_ring = {"index_append_ring", index_append_ring_oracle,
+                                               index_append_ring_gpu,
+                                               {{"idx_state", MLA_TOL_EXACT, 0}}};
+const mla_stage mla_stage_pool_keys = {"pool_keys", pool_keys_oracle, pool_keys_gpu,
+                                       {{"pool_keys", MLA_TOL_POOL_KEY, 0}}};
+/* the scoring sequence of docs/kpool.md, -inf on pools not yet complete; NaN canonical */
+const mla_stage mla_stage_score = {"score", score_oracle, score_gpu,
+                                   {{"score", MLA_TOL_EXACT, 1}}};
+const mla_stage mla_stage_select = {"select", select_oracle, select_gpu,
+                                    {{"idx", MLA_TOL_EXACT, 0}}};
+const mla_stage mla_stage_attn_gathered = {"attn_gathered", attn_gathered_oracle,
+                                           attn_gathered_gpu,
+                                           {{"o_lat_gathered", MLA_TOL_ATTN, 0}}};
