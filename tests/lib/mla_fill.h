@@ -14,11 +14,26 @@
  *   MLA_FILL_SMALL_INT  v = f32((word % 9) - 4) * scale: integers in [-4, 4] times a power-of-two
  *                       `scale`, so sums of up to ~2^20 products are exact in any order.
  *
+ * Streams (discrete draws on host or device: random indices, picks, positions, odd ranges): an
+ * mla_fill_stream walks the elements 0, 1, 2, ... of one (seed, name), so a stream is a pure
+ * function of its seed and name, and draw k is the Philox word of element k (mla_fill_word):
+ *   mla_fill_stream s = mla_fill_stream_init(seed, "name");    s.next = 0
+ *   mla_fill_stream_u32(&s)               mla_fill_word(seed, name hash, s.next++)
+ *   mla_fill_stream_uniform(&s, lo, hi)   u = f32(word >> 8) * 2^-24 (the 2^24-point grid of
+ *                                         [0, 1), exact), v = fmaf(hi - lo, u, lo): the
+ *                                         multiply-add fused, so host and device agree whatever the
+ *                                         compiler's contraction; v >= hi (rounding) is replaced
+ *                                         by the largest f32 below hi, so lo < hi (hi - lo
+ *                                         finite) gives [lo, hi). One stream element per call.
+ * A bounded index is mla_fill_stream_u32(&s) % n (bias < n / 2^32). A stream is a plain struct:
+ * copy it to replay, give each independent sequence its own name (or seed).
+ *
  * MLA_FILL_VERSION is recorded in every manifest: bump it whenever any value above changes.
  */
 #ifndef MLA_FILL_H
 #define MLA_FILL_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -80,6 +95,35 @@ static inline void mla_fill_host_f32(float *buf, size_t n, mla_fill_kind kind, u
                                      const char *name, float scale) {
     uint32_t h = mla_fill_name_hash(name);
     for (size_t i = 0; i < n; i++) buf[i] = mla_fill_value(kind, seed, h, (uint64_t)i, scale);
+}
+
+/* ---- streams: sequential draws of one (seed, name), element by element (see above) ---- */
+typedef struct {
+    uint32_t seed, name_hash; /* the key, as for the fills */
+    uint64_t next;            /* the element the next draw reads */
+} mla_fill_stream;
+
+MLA_FILL_HD static inline mla_fill_stream mla_fill_stream_init(uint32_t seed, const char *name) {
+    mla_fill_stream s;
+    s.seed = seed;
+    s.name_hash = mla_fill_name_hash(name);
+    s.next = 0;
+    return s;
+}
+
+/* The Philox word of element s->next; advances the stream by one element. */
+MLA_FILL_HD static inline uint32_t mla_fill_stream_u32(mla_fill_stream *s) {
+    uint32_t w = mla_fill_word(s->seed, s->name_hash, s->next);
+    s->next++;
+    return w;
+}
+
+/* Uniform on [lo, hi) for lo < hi, hi - lo finite: fmaf(hi - lo, u, lo), u on the 2^24-point
+ * grid of [0, 1) (one stream element). */
+MLA_FILL_HD static inline float mla_fill_stream_uniform(mla_fill_stream *s, float lo, float hi) {
+    float u = (float)(mla_fill_stream_u32(s) >> 8) * 0x1p-24f; /* exact */
+    float v = fmaf(hi - lo, u, lo);
+    return v < hi ? v : nextafterf(hi, lo);
 }
 
 static inline const char *mla_fill_kind_name(mla_fill_kind k) {

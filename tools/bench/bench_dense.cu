@@ -1,4 +1,5 @@
-/* bench_dense.cu: roofline benchmark of the dense MLA kernels at the glm5 geometry.
+/* bench_dense.cu: roofline benchmark of the dense MLA kernels at the glm5 geometry
+ * (mla_geom_glm5(), tests/lib/geometry.h).
  *
  * Measures the card's ceilings first (device-to-device copy bandwidth over 1 GiB, bytes read +
  * written; the f32 FMA rate of independent chains), then per kernel and width (decode t_q 1 /
@@ -11,6 +12,8 @@
  * dispatch counters (the receipts that the arm really ran) close the report. Every output is
  * checked finite (a benchmark of garbage is worthless); a
  * non-finite output or a non-zero status fails the run (exit 1). The markdown table is last.
+ * Inputs come from the golden fixtures' Philox fill (tests/lib/mla_fill.h), generated on the
+ * device: element e of tensor `name` is mla_fill_realistic(BENCH_SEED, hash(name), e, scale).
  *
  * Usage: bench_dense [reps]   (default 25)
  */
@@ -29,6 +32,8 @@
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_check.h"
 #include "kernels/mla_door.h"
+#include "tests/lib/geometry.h"
+#include "tests/lib/mla_fill.h"
 
 #define CK(stmt)                                                                               \
     do {                                                                                       \
@@ -112,23 +117,24 @@ static float median_ms(const std::function<void()> &fn, int warm, int reps, bool
 
 /* --------------------------------------------------------------- fills / checks ---------- */
 
-static __global__ void fill_f32(float *p, int64_t n, uint32_t seed, float amp)
+static const uint32_t BENCH_SEED = 1; /* the Philox key's seed word of every input */
+
+/* p[e] = element e of the tensor named by name_hash: uniform on the 2^24-point grid of
+ * [-scale, scale) (MLA_FILL_REALISTIC). */
+static __global__ void fill_f32(float *p, int64_t n, uint32_t seed, uint32_t name_hash,
+                                float scale)
 {
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
-         e += (int64_t)gridDim.x * blockDim.x) {
-        uint32_t h = (uint32_t)e * 2654435761u ^ seed * 2246822519u;
-        h ^= h >> 15;
-        h *= 2246822519u;
-        h ^= h >> 13;
-        p[e] = amp * ((float)(h & 0xFFFFFF) / 8388608.0f - 1.0f);
-    }
+         e += (int64_t)gridDim.x * blockDim.x)
+        p[e] = mla_fill_realistic(seed, name_hash, (uint64_t)e, scale);
 }
 
-static float *dev_f32(int64_t n, uint32_t seed, float amp)
+/* A device tensor of n floats, filled with elements 0..n-1 of `name`. */
+static float *dev_f32(const char *name, int64_t n, float scale)
 {
     float *p = NULL;
     CK(cudaMalloc(&p, (size_t)n * sizeof(float)));
-    fill_f32<<<1024, 256>>>(p, n, seed, amp);
+    fill_f32<<<1024, 256>>>(p, n, BENCH_SEED, mla_fill_name_hash(name), scale);
     CK(cudaGetLastError());
     return p;
 }
@@ -244,30 +250,33 @@ int main(int argc, char **argv)
     CK(cudaMemset(g_flush, 0, g_flush_bytes));
     CK(cudaMalloc(&g_flush_sink, sizeof(float)));
 
-    /* glm5 geometry (DESIGN.md section 3) */
-    const int32_t H = 64, R = 512, DR = 64, DN = 192, DV = 256, W = R + DR;
-    const float scale = 1.0f / 16.0f;
+    /* glm5 geometry (tests/lib/geometry.h); the widths below set t_q and t_kv */
     const int32_t T_KV_LONG = 32768;
     const int32_t T_MAX = 512;
+    const mla_geom g = mla_geom_glm5(T_MAX, T_KV_LONG);
+    const int32_t H = g.n_head, R = g.kv_rank, DR = g.d_rope, DN = g.d_nope, DV = g.d_v;
+    const int32_t W = R + DR;
+    const float scale = g.scale, theta = g.rope_base;
 
-    float *wk_b = dev_f32((int64_t)H * DN * R, 1, 0.07f);
-    float *wv_b = dev_f32((int64_t)H * DV * R, 2, 0.04f);
-    float *cache = dev_f32((int64_t)T_KV_LONG * W, 3, 1.0f);
-    float *q_nope = dev_f32((int64_t)T_MAX * H * DN, 4, 1.0f);
-    float *q_pe = dev_f32((int64_t)T_MAX * H * DR, 5, 1.0f);
-    float *q_lat = dev_f32((int64_t)T_MAX * H * R, 6, 0.1f);
-    float *o_lat = dev_f32((int64_t)T_MAX * H * R, 7, 1.0f);
-    float *out_v = dev_f32((int64_t)T_MAX * H * DV, 8, 1.0f);
-    float *kv = dev_f32((int64_t)T_MAX * W, 9, 1.0f);
-    float *c_kv = dev_f32((int64_t)T_MAX * R, 10, 1.0f);
-    float *k_pe = dev_f32((int64_t)T_MAX * DR, 11, 1.0f);
-    float *cache_scratch = dev_f32((int64_t)T_MAX * W, 12, 1.0f);
+    /* activations and cache rows ~ U(-1, 1), weights ~ U(-1, 1) / sqrt(fan_in) */
+    float *wk_b = dev_f32("wk_b", (int64_t)H * DN * R, mla_weight_scale(DN));
+    float *wv_b = dev_f32("wv_b", (int64_t)H * DV * R, mla_weight_scale(R));
+    float *cache = dev_f32("cache", (int64_t)T_KV_LONG * W, 1.0f);
+    float *q_nope = dev_f32("q_nope", (int64_t)T_MAX * H * DN, 1.0f);
+    float *q_pe = dev_f32("q_pe", (int64_t)T_MAX * H * DR, 1.0f);
+    float *q_lat = dev_f32("q_lat", (int64_t)T_MAX * H * R, 0.1f); /* rewritten by absorb_q */
+    float *o_lat = dev_f32("o_lat", (int64_t)T_MAX * H * R, 1.0f);
+    float *out_v = dev_f32("out_v", (int64_t)T_MAX * H * DV, 1.0f);
+    float *kv = dev_f32("kv", (int64_t)T_MAX * W, 1.0f);
+    float *c_kv = dev_f32("c_kv", (int64_t)T_MAX * R, 1.0f);
+    float *k_pe = dev_f32("k_pe", (int64_t)T_MAX * DR, 1.0f);
+    float *cache_scratch = dev_f32("cache_scratch", (int64_t)T_MAX * W, 1.0f);
     int32_t *pos;
     CK(cudaMalloc(&pos, T_MAX * sizeof(int32_t)));
-    {
+    { /* the last T_MAX positions of glm5's context */
         std::vector<int32_t> hp(T_MAX);
         for (int i = 0; i < T_MAX; i++)
-            hp[i] = 202751 - T_MAX + 1 + i;
+            hp[i] = MLA_GLM5_MAX_POS - T_MAX + i;
         CK(cudaMemcpy(pos, hp.data(), T_MAX * sizeof(int32_t), cudaMemcpyHostToDevice));
     }
     uint16_t *wk_t_bf16, *wv_bf16, *x_bf16;
@@ -297,7 +306,7 @@ int main(int argc, char **argv)
         /* rope on q_pe: read + write */
         bench("rope_interleaved", w.name, "q_pe", 2 * f4 * t * H * DR, 6.0 * t * H * DR / 2,
               q_pe, (int64_t)t * H * DR,
-              [&] { return memra_mla_rope_interleaved_f32(q_pe, t, H, DR, pos, 1e6f, NULL); });
+              [&] { return memra_mla_rope_interleaved_f32(q_pe, t, H, DR, pos, theta, NULL); });
         bench("split_latent", w.name, "", 2 * f4 * t * W, 0, c_kv, (int64_t)t * R,
               [&] { return memra_mla_split_latent_f32(kv, c_kv, k_pe, t, R, DR, NULL); });
         bench("append_latent", w.name, "", 2 * f4 * t * W, 0, cache_scratch, (int64_t)t * W,

@@ -9,14 +9,21 @@
  *    (fast == ref == oracle bytes, NaN / -0 / inf injected), select (radix == ref == oracle bytes
  *    on random, tie-heavy and special-value rows, every radix path), gathered attention (oracle
  *    max error, run-to-run bytes).
- * 3. The shipped long-context shape (t_q 512, heads 32, d 128, pool 4, 1M cached rows =
- *    262144 pools, select_k 512, width 2051): fast vs reference timings, memcmp of fast vs ref
- *    bytes, peak device memory of the indexer step; gathered attention at glm5.
+ * 3. The shipped long-context shape (mla_geom_longctx_kpool(), tests/lib/geometry.h: t_q 512,
+ *    heads 32, d 128, pool 4, 1M cached rows = 262144 pools, select_k 512, width 2051): fast vs
+ *    reference timings, memcmp of fast vs ref bytes, peak device memory of the indexer step;
+ *    gathered attention at glm5 (mla_geom_glm5_kpool()).
+ * Inputs come from the golden fixtures' Philox generator (tests/lib/mla_fill.h), keyed by a seed
+ * and the tensor's name: float tensors are MLA_FILL_REALISTIC fills (on the host for the small
+ * checks, whose oracle needs them; on the device at the shipped shape), discrete draws (indices,
+ * picks, score levels) come from mla_fill_stream. Each small check draws under its own seed.
  * Timings are the median of >= 20 warm launches, CUDA events. A markdown table is printed last.
  * Exit status: 0 when every check passed, 1 otherwise (2: no device).
  */
 #include "kernels/mla.h"
 #include "oracle/mla_oracle.h"
+#include "tests/lib/geometry.h"
+#include "tests/lib/mla_fill.h"
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -58,22 +65,23 @@ static void check(int ok, const char *what)
 
 /* ------------------------------------------------------------------ host helpers ---------- */
 
-static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
-static uint32_t rnd_u32(void)
+/* Seeds: the shipped shape draws under BENCH_SEED, small check number k (1, 2, ... in the order
+ * main runs them) under BENCH_SEED + k, so the checks' inputs are independent of each other. */
+static const uint32_t BENCH_SEED = 1;
+static uint32_t g_checks = 0;
+static uint32_t check_seed(void)
 {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (uint32_t)(g_rng >> 16);
+    return BENCH_SEED + ++g_checks;
 }
-static float rnd_f(float lo, float hi)
+/* v = elements 0..size-1 of tensor `name`: uniform on the 2^24-point grid of [-scale, scale) */
+static void fill(std::vector<float> &v, uint32_t seed, const char *name, float scale)
 {
-    return lo + (hi - lo) * (rnd_u32() & 0xFFFFFF) / 16777216.0f;
+    mla_fill_host_f32(v.data(), v.size(), MLA_FILL_REALISTIC, seed, name, scale);
 }
-static void fill(std::vector<float> &v, float lo, float hi)
+/* a bounded draw: uniform on [0, n) up to a modulo bias below n / 2^32 */
+static uint32_t draw_below(mla_fill_stream *s, size_t n)
 {
-    for (auto &x : v)
-        x = rnd_f(lo, hi);
+    return (uint32_t)(mla_fill_stream_u32(s) % n);
 }
 
 template <class T> static T *dev_from(const std::vector<T> &h)
@@ -174,15 +182,40 @@ static __global__ void fma_peak_f32(float *out, int iters)
         out[0] = s; /* keeps the chains alive */
 }
 
+/* ------------------------------------------------------------------ device fills ---------- */
+
+/* p[e] = element e of the tensor named by name_hash (MLA_FILL_REALISTIC, [-scale, scale)) */
+static __global__ void fill_realistic_f32(float *p, int64_t n, uint32_t seed, uint32_t name_hash,
+                                          float scale)
+{
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
+         e += (int64_t)gridDim.x * blockDim.x)
+        p[e] = mla_fill_realistic(seed, name_hash, (uint64_t)e, scale);
+}
+/* p[e] = (word of element e) % levels: integers 0..levels-1, a tie-heavy score plane */
+static __global__ void fill_levels_f32(float *p, int64_t n, uint32_t seed, uint32_t name_hash,
+                                       uint32_t levels)
+{
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
+         e += (int64_t)gridDim.x * blockDim.x)
+        p[e] = (float)(mla_fill_word(seed, name_hash, (uint64_t)e) % levels);
+}
+static void dev_fill(float *p, size_t n, uint32_t seed, const char *name, float scale)
+{
+    fill_realistic_f32<<<1024, 256>>>(p, (int64_t)n, seed, mla_fill_name_hash(name), scale);
+    CK(cudaGetLastError());
+}
+
 /* ------------------------------------------------------------------ small checks ---------- */
 
 static void check_append(void)
 {
     const int wa = 5, wb = 3, rows = 7, t = 4, slot = 5;
+    const uint32_t seed = check_seed();
     std::vector<float> a(t * wa), b(t * wb), plane(rows * (wa + wb));
-    fill(a, -1, 1);
-    fill(b, -1, 1);
-    fill(plane, -1, 1);
+    fill(a, seed, "a", 1.0f);
+    fill(b, seed, "b", 1.0f);
+    fill(plane, seed, "plane", 1.0f);
     std::vector<float> ref = plane;
     oracle_index_append_ring_f32(ref.data(), a.data(), b.data(), slot, t, wa, wb, rows);
     float *dp = dev_from(plane), *da = dev_from(a), *db = dev_from(b);
@@ -200,9 +233,10 @@ static void check_append(void)
 static void check_pool_keys(int pool, int d, int n_pools)
 {
     const int total = n_pools * pool, ring = pool * std::max(1, n_pools / 2); /* wraps */
+    const uint32_t seed = check_seed();
     std::vector<float> state(total * 2 * d), ape(pool * d);
-    fill(state, -3, 3);
-    fill(ape, -1, 1);
+    fill(state, seed, "state", 3.0f);
+    fill(ape, seed, "ape", 1.0f);
     /* ring plane: logical row r at r % ring */
     std::vector<float> rstate(ring * 2 * d, NAN);
     for (int r = 0; r < total; r++)
@@ -256,20 +290,22 @@ static void check_pool_keys(int pool, int d, int n_pools)
 static void check_score(int t_q, int heads, int d, int n_pools, int pool, int first_pos,
                         int specials, int misalign)
 {
+    const uint32_t seed = check_seed();
     std::vector<float> q((size_t)t_q * heads * d), keys((size_t)n_pools * d),
         hw((size_t)t_q * heads);
-    fill(q, -1, 1);
-    fill(keys, -1, 1);
-    fill(hw, -1, 1);
-    if (specials) {
+    fill(q, seed, "q", 1.0f);
+    fill(keys, seed, "keys", 1.0f);
+    fill(hw, seed, "hw", 1.0f);
+    if (specials) { /* where the special values land */
+        mla_fill_stream st = mla_fill_stream_init(seed, "specials");
         for (int e = 0; e < 5; e++) {
-            keys[rnd_u32() % keys.size()] = -0.0f;
-            q[rnd_u32() % q.size()] = 0.0f;
+            keys[draw_below(&st, keys.size())] = -0.0f;
+            q[draw_below(&st, q.size())] = 0.0f;
         }
-        keys[rnd_u32() % keys.size()] = NAN;
-        keys[rnd_u32() % keys.size()] = INFINITY;
-        hw[rnd_u32() % hw.size()] = 0.0f;
-        q[rnd_u32() % q.size()] = 1e-30f;
+        keys[draw_below(&st, keys.size())] = NAN;
+        keys[draw_below(&st, keys.size())] = INFINITY;
+        hw[draw_below(&st, hw.size())] = 0.0f;
+        q[draw_below(&st, q.size())] = 1e-30f;
     }
     const float qk = 1.0f / sqrtf((float)d), hs = 1.0f / sqrtf((float)heads);
     std::vector<float> oref((size_t)t_q * n_pools);
@@ -305,19 +341,20 @@ static void check_score(int t_q, int heads, int d, int n_pools, int pool, int fi
 }
 
 /* mode 0 random, 1 few distinct values (ties), 2 specials (NaN, +-inf, +-0), 3 all equal */
-static void make_scores(std::vector<float> &s, int mode)
+static void make_scores(std::vector<float> &s, uint32_t seed, int mode)
 {
+    mla_fill_stream st = mla_fill_stream_init(seed, "scores");
     for (auto &x : s) {
         switch (mode) {
         case 0:
-            x = rnd_f(-2, 10);
+            x = mla_fill_stream_uniform(&st, -2.0f, 10.0f);
             break;
         case 1:
-            x = (float)(rnd_u32() % 5);
+            x = (float)draw_below(&st, 5);
             break;
         case 2: {
             const float v[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1.0f, -1.0f, 3.5f};
-            x = v[rnd_u32() % 9];
+            x = v[draw_below(&st, sizeof v / sizeof v[0])];
             break;
         }
         default:
@@ -347,7 +384,7 @@ static void check_select(int t_q, int n_pools, int pool, int select_k, int first
 {
     const int width = select_k * pool + pool - 1 + 3;
     std::vector<float> s((size_t)t_q * n_pools);
-    make_scores(s, mode);
+    make_scores(s, check_seed(), mode);
     std::vector<int32_t> oref((size_t)t_q * width);
     oracle_kpool_select_f32(s.data(), oref.data(), t_q, n_pools, pool, select_k, width, first_pos,
                             tail);
@@ -381,17 +418,23 @@ static void check_select(int t_q, int n_pools, int pool, int select_k, int first
 static void check_gathered(int n_head, int kv_rank, int d_rope, int t_q, int n_slots, int t_kv)
 {
     const int D = kv_rank + d_rope;
+    const uint32_t seed = check_seed();
     std::vector<float> ql((size_t)t_q * n_head * kv_rank), qp((size_t)t_q * n_head * d_rope + 1),
         cache((size_t)t_kv * D);
-    fill(ql, -1, 1);
-    fill(qp, -1, 1);
-    fill(cache, -1, 1);
+    fill(ql, seed, "q_lat", 1.0f);
+    fill(qp, seed, "q_pe", 1.0f);
+    fill(cache, seed, "cache", 1.0f);
+    /* slots: query 1 all empty (-1), else one in 5 empty, the rest uniform over the t_kv rows */
+    mla_fill_stream st = mla_fill_stream_init(seed, "idx");
     std::vector<int32_t> idx((size_t)t_q * n_slots);
     for (int i = 0; i < t_q; i++)
-        for (int s = 0; s < n_slots; s++)
-            idx[(size_t)i * n_slots + s] =
-                (i == 1) ? -1 : (rnd_u32() % 5 == 0 ? -1 : (int32_t)(rnd_u32() % t_kv));
-    const float scale = 1.0f / 16.0f;
+        for (int s = 0; s < n_slots; s++) {
+            int32_t v = -1;
+            if (i != 1 && draw_below(&st, 5) != 0)
+                v = (int32_t)draw_below(&st, (size_t)t_kv);
+            idx[(size_t)i * n_slots + s] = v;
+        }
+    const float scale = MLA_GLM5_SCALE; /* the glm5 softmax scale at every check shape */
     std::vector<float> oref((size_t)t_q * n_head * kv_rank);
     oracle_attn_gathered_f32(ql.data(), qp.data(), cache.data(), idx.data(), oref.data(), n_head,
                              kv_rank, d_rope, t_q, n_slots, scale);
@@ -458,14 +501,14 @@ int main(int argc, char **argv)
     /* 2. small checks */
     printf("checks:\n");
     check_append();
-    check_pool_keys(4, 128, 9);
+    check_pool_keys(MLA_GLM5_NEXT_POOL, MLA_INDEXER_DIM, 9);
     check_pool_keys(1, 7, 5);
     check_pool_keys(64, 3, 4);
-    check_score(1, 32, 128, 300, 4, 1199 - 4, 1, 0);
+    check_score(1, MLA_INDEXER_HEADS, MLA_INDEXER_DIM, 300, 4, 1199 - 4, 1, 0);
     check_score(5, 3, 7, 130, 1, 100, 1, 0);
     check_score(3, 7, 130, 300, 4, 1190, 1, 0);
-    check_score(4, 32, 128, 1000, 4, 3996, 1, 1);
-    check_score(70, 32, 128, 300, 4, 1120, 1, 0);
+    check_score(4, MLA_INDEXER_HEADS, MLA_INDEXER_DIM, 1000, 4, 3996, 1, 1);
+    check_score(70, MLA_INDEXER_HEADS, MLA_INDEXER_DIM, 300, 4, 1120, 1, 0);
     check_score(130, 5, 130, 257, 2, 300, 1, 0);
     check_score(131, 2, 200, 140, 1, 2, 0, 1);
     check_score(9, 1, 1, 40, 3, 0, 0, 0);
@@ -481,13 +524,15 @@ int main(int argc, char **argv)
     check_select(5, 50, 4, 64, 2, 1, 0, "few-visible");
     check_select(3, 0, 4, 3, 0, 1, 0, "no-pools");
     check_select(7, 4001, 3, 17, 11990, 1, 0, "unaligned-rows");
-    check_gathered(64, 512, 64, 3, 300, 1000);
+    check_gathered(MLA_GLM5_N_HEAD, MLA_GLM5_KV_RANK, MLA_GLM5_D_ROPE, 3, 300, 1000);
     check_gathered(5, 33, 6, 4, 40, 100);
     check_gathered(3, 700, 2, 2, 50, 80);
 
-    /* 3. shipped shape */
-    const int t_q = 512, heads = 32, d = 128, pool = 4, n_pools = 262144, select_k = 512;
-    const int width = select_k * pool + pool - 1, rows = n_pools * pool, first_pos = rows - t_q;
+    /* 3. shipped shape: the long-context indexer step, queries the last t_q of `rows` rows */
+    const mla_geom lc = mla_geom_longctx_kpool();
+    const int t_q = lc.t_q, heads = lc.idx_heads, d = lc.idx_dim, pool = lc.pool;
+    const int n_pools = lc.n_pools, select_k = lc.select_k, width = lc.width;
+    const int rows = lc.t_kv, first_pos = lc.first_pos, tail = lc.always_tail;
     printf("shipped shape: t_q %d heads %d d %d pool %d n_pools %d select_k %d width %d\n", t_q,
            heads, d, pool, n_pools, select_k, width);
     size_t free0, free1, total;
@@ -516,21 +561,11 @@ int main(int argc, char **argv)
     const int ref_q = 4; /* reference scorer on a subset of queries: O(t_q * n_pools) blocks */
     CK(cudaMalloc(&score_ref, (size_t)ref_q * n_pools * 4));
     CK(cudaMalloc(&idx_ref, b_idx));
-    {
-        std::vector<float> h((size_t)rows * 2 * d);
-        fill(h, -2, 2);
-        CK(cudaMemcpy(state, h.data(), b_state, cudaMemcpyHostToDevice));
-        h.resize((size_t)t_q * heads * d);
-        fill(h, -1, 1);
-        CK(cudaMemcpy(q, h.data(), b_q, cudaMemcpyHostToDevice));
-        h.resize((size_t)t_q * heads);
-        fill(h, -1, 1);
-        CK(cudaMemcpy(hw, h.data(), b_hw, cudaMemcpyHostToDevice));
-        h.resize((size_t)pool * d);
-        fill(h, -0.5f, 0.5f);
-        CK(cudaMemcpy(ape, h.data(), b_ape, cudaMemcpyHostToDevice));
-    }
-    const float qk = 1.0f / sqrtf((float)d), hs = 1.0f / sqrtf((float)heads);
+    dev_fill(state, (size_t)rows * 2 * d, BENCH_SEED, "idx_state", 2.0f);
+    dev_fill(q, (size_t)t_q * heads * d, BENCH_SEED, "idx_q", 1.0f);
+    dev_fill(hw, (size_t)t_q * heads, BENCH_SEED, "idx_hw", 1.0f);
+    dev_fill(ape, (size_t)pool * d, BENCH_SEED, "idx_ape", 0.5f);
+    const float qk = lc.qk_scale, hs = lc.head_scale;
     const int reps = quick ? 5 : 20;
 
     double t_keys = time_ms(
@@ -546,7 +581,7 @@ int main(int argc, char **argv)
                                  hs, 0));
     int score_det =
         same_bytes(dev_to(score, (size_t)t_q * n_pools), dev_to(score2, (size_t)t_q * n_pools));
-    /* reference rows: queries 0..3 and 508..511 */
+    /* reference rows: queries 0..ref_q-1 and the last ref_q */
     int score_same = 1;
     double t_score_ref = 0;
     for (int i0 : {0, t_q - ref_q}) {
@@ -563,45 +598,55 @@ int main(int argc, char **argv)
         score_same &= same_bytes(f, r);
     }
     printf("checks at the shipped shape:\n");
-    check(score_same,
-          "score fast == ref bytes (memcmp, queries 0..3 and 508..511, all 262144 pools)");
-    check(score_det, "score fast run-to-run bytes equal (whole 512 MiB plane)");
+    char msg[240];
+    snprintf(msg, sizeof msg,
+             "score fast == ref bytes (memcmp, queries 0..%d and %d..%d, all %d pools)",
+             ref_q - 1, t_q - ref_q, t_q - 1, n_pools);
+    check(score_same, msg);
+    snprintf(msg, sizeof msg, "score fast run-to-run bytes equal (whole %zu MiB plane)",
+             b_score >> 20);
+    check(score_det, msg);
 
     double t_sel = time_ms(
         [&] {
             RC(memra_mla_kpool_select_f32(score, idx_fast, t_q, n_pools, pool, select_k, width,
-                                          first_pos, 1, 0));
+                                          first_pos, tail, 0));
         },
         2, reps);
     double t_sel_ref = time_ms(
         [&] {
             RC(memra_mla_kpool_select_ref_f32(score, idx_ref, t_q, n_pools, pool, select_k, width,
-                                              first_pos, 1, 0));
+                                              first_pos, tail, 0));
         },
         1, 3);
+    snprintf(msg, sizeof msg,
+             "select radix == ref bytes (memcmp, all %d queries, realistic scores)", t_q);
     check(same_bytes(dev_to(idx_fast, (size_t)t_q * width), dev_to(idx_ref, (size_t)t_q * width)),
-          "select radix == ref bytes (memcmp, all 512 queries, realistic scores)");
+          msg);
     /* tie-heavy plane at the same shape: scores quantised to 8 levels (radix fallback path) */
-    {
-        std::vector<float> h((size_t)t_q * n_pools);
-        for (auto &x : h)
-            x = (float)(rnd_u32() % 8);
-        CK(cudaMemcpy(score2, h.data(), b_score, cudaMemcpyHostToDevice));
-    }
+    fill_levels_f32<<<1024, 256>>>(score2, (int64_t)t_q * n_pools, BENCH_SEED,
+                                   mla_fill_name_hash("score_ties"), 8u);
+    CK(cudaGetLastError());
     double t_sel_ties = time_ms(
         [&] {
             RC(memra_mla_kpool_select_f32(score2, idx_fast, t_q, n_pools, pool, select_k, width,
-                                          first_pos, 1, 0));
+                                          first_pos, tail, 0));
         },
         2, reps);
     RC(memra_mla_kpool_select_ref_f32(score2, idx_ref, t_q, n_pools, pool, select_k, width,
-                                      first_pos, 1, 0));
+                                      first_pos, tail, 0));
+    snprintf(msg, sizeof msg,
+             "select radix == ref bytes (memcmp, all %d queries, 8-level tie-heavy scores)", t_q);
     check(same_bytes(dev_to(idx_fast, (size_t)t_q * width), dev_to(idx_ref, (size_t)t_q * width)),
-          "select radix == ref bytes (memcmp, all 512 queries, 8-level tie-heavy scores)");
+          msg);
     cudaFree(state), cudaFree(ape), cudaFree(score_ref), cudaFree(idx_ref), cudaFree(score2);
 
-    /* gathered attention at glm5: 64 heads, kv_rank 512, d_rope 64, 2048 slots */
-    const int g_heads = 64, g_rank = 512, g_rope = 64, g_slots = 2048, g_kv = 65536;
+    /* gathered attention at glm5 (64 heads, kv_rank 512, d_rope 64): t_q queries, each gathering
+     * the select width (2048 slots at pool 1) of 65536 cached rows */
+    const mla_geom gg = mla_geom_glm5_kpool(t_q, 65536);
+    const int g_heads = gg.n_head, g_rank = gg.kv_rank, g_rope = gg.d_rope, g_slots = gg.width;
+    const int g_kv = gg.t_kv;
+    const float g_scale = gg.scale;
     float *ql, *qp, *cache, *o;
     int32_t *gidx;
     CK(cudaMalloc(&ql, (size_t)t_q * g_heads * g_rank * 4));
@@ -609,31 +654,26 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&cache, (size_t)g_kv * (g_rank + g_rope) * 4));
     CK(cudaMalloc(&o, (size_t)t_q * g_heads * g_rank * 4));
     CK(cudaMalloc(&gidx, (size_t)t_q * g_slots * 4));
-    {
-        std::vector<float> h((size_t)g_kv * (g_rank + g_rope));
-        fill(h, -1, 1);
-        CK(cudaMemcpy(cache, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
-        h.resize((size_t)t_q * g_heads * g_rank);
-        fill(h, -1, 1);
-        CK(cudaMemcpy(ql, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
-        h.resize((size_t)t_q * g_heads * g_rope);
-        fill(h, -1, 1);
-        CK(cudaMemcpy(qp, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
+    dev_fill(cache, (size_t)g_kv * (g_rank + g_rope), BENCH_SEED, "cache", 1.0f);
+    dev_fill(ql, (size_t)t_q * g_heads * g_rank, BENCH_SEED, "q_lat", 1.0f);
+    dev_fill(qp, (size_t)t_q * g_heads * g_rope, BENCH_SEED, "q_pe", 1.0f);
+    { /* every slot a row drawn uniformly from the g_kv cached rows */
+        mla_fill_stream st = mla_fill_stream_init(BENCH_SEED, "gathered_idx");
         std::vector<int32_t> hi((size_t)t_q * g_slots);
         for (auto &x : hi)
-            x = (int32_t)(rnd_u32() % g_kv);
+            x = (int32_t)draw_below(&st, (size_t)g_kv);
         CK(cudaMemcpy(gidx, hi.data(), hi.size() * 4, cudaMemcpyHostToDevice));
     }
     double t_g512 = time_ms(
         [&] {
             RC(memra_mla_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, t_q,
-                                           g_slots, 1.0f / 16, 0));
+                                           g_slots, g_scale, 0));
         },
         2, reps);
     double t_g1 = time_ms(
         [&] {
             RC(memra_mla_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, 1,
-                                           g_slots, 1.0f / 16, 0));
+                                           g_slots, g_scale, 0));
         },
         2, reps);
     cudaFree(ql), cudaFree(qp), cudaFree(cache), cudaFree(o), cudaFree(gidx);
@@ -655,28 +695,28 @@ int main(int argc, char **argv)
     printf("\n| kernel (shipped shape unless noted) | time ms | floor ms | floor basis | of floor "
            "|\n");
     printf("|---|---|---|---|---|\n");
-    printf("| pool_keys full build (262144 x 128, pool 4) | %.3f | %.3f | read state 1 GiB + write "
-           "keys at copy BW | %.0f%% |\n",
-           t_keys, keys_floor, 100 * keys_floor / t_keys);
-    printf("| score fast (t_q 512) | %.3f | %.3f | %.0f GFMA at measured FMA rate | %.0f%% |\n",
-           t_score, score_floor, fma_score / 1e9, 100 * score_floor / t_score);
+    printf("| pool_keys full build (%d x %d, pool %d) | %.3f | %.3f | read state %g GiB + "
+           "write keys at copy BW | %.0f%% |\n",
+           n_pools, d, pool, t_keys, keys_floor, b_state / 1073741824.0, 100 * keys_floor / t_keys);
+    printf("| score fast (t_q %d) | %.3f | %.3f | %.0f GFMA at measured FMA rate | %.0f%% |\n",
+           t_q, t_score, score_floor, fma_score / 1e9, 100 * score_floor / t_score);
     printf("| score ref (t_q %d subset; x%d = %.0f ms extrapolated) | %.3f | - | not a serving "
            "path | - |\n",
            ref_q, t_q / ref_q, t_score_ref * t_q / ref_q, t_score_ref);
-    printf("| score fast decode (t_q 1) | %.3f | %.3f | read keys 128 MiB at copy BW | %.0f%% |\n",
-           t_score_small, (double)b_keys / (copy_gbs * 1e9) * 2e3 / 2,
+    printf("| score fast decode (t_q 1) | %.3f | %.3f | read keys %g MiB at copy BW | %.0f%% |\n",
+           t_score_small, (double)b_keys / (copy_gbs * 1e9) * 2e3 / 2, b_keys / 1048576.0,
            100 * ((double)b_keys / (copy_gbs * 1e9) * 1e3) / t_score_small);
-    printf("| select radix (realistic scores) | %.3f | %.3f | one read of the 512 MiB score plane "
+    printf("| select radix (realistic scores) | %.3f | %.3f | one read of the %g MiB score plane "
            "| %.0f%% |\n",
-           t_sel, score_plane_read, 100 * score_plane_read / t_sel);
+           t_sel, score_plane_read, b_score / 1048576.0, 100 * score_plane_read / t_sel);
     printf("| select radix (8-level ties: fallback path) | %.3f | %.3f | same | %.0f%% |\n",
            t_sel_ties, score_plane_read, 100 * score_plane_read / t_sel_ties);
     printf("| select ref (rounds, median of 3) | %.3f | - | not a serving path | - |\n", t_sel_ref);
-    printf("| attn_gathered glm5 t_q 512, 2048 slots | %.3f | %.3f | %.0f GFMA at measured FMA "
+    printf("| attn_gathered glm5 t_q %d, %d slots | %.3f | %.3f | %.0f GFMA at measured FMA "
            "rate | %.0f%% |\n",
-           t_g512, g_floor, g_fma / 1e9, 100 * g_floor / t_g512);
-    printf("| attn_gathered glm5 t_q 1, 2048 slots | %.3f | - | decode, latency-bound | - |\n",
-           t_g1);
+           t_q, g_slots, t_g512, g_floor, g_fma / 1e9, 100 * g_floor / t_g512);
+    printf("| attn_gathered glm5 t_q 1, %d slots | %.3f | - | decode, latency-bound | - |\n",
+           g_slots, t_g1);
     printf("| machine: copy BW / f32 FMA | %.0f GB/s | %.2f TFMA/s | measured in this run | - |\n",
            copy_gbs, fma_tfma);
     printf("| indexer step device memory | %.1f MiB | - | buffers summed (cudaMemGetInfo %.1f "
