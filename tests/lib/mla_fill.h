@@ -71,17 +71,21 @@ MLA_FILL_HD static inline uint32_t mla_fill_word(uint32_t seed, uint32_t name_ha
     return r.v[idx & 3u];
 }
 
+/* The value of one raw word under each fill (the formulas of the comment above). */
+MLA_FILL_HD static inline float mla_fill_of_word(mla_fill_kind kind, uint32_t w, float scale) {
+    if (kind == MLA_FILL_SMALL_INT) return (float)((int32_t)(w % 9u) - 4) * scale;
+    /* exact: |m| <= 2^23; one rounding, the multiply by scale */
+    return ((float)((int32_t)(w >> 8) - (int32_t)(1 << 23)) * 0x1p-23f) * scale;
+}
+
 MLA_FILL_HD static inline float mla_fill_realistic(uint32_t seed, uint32_t name_hash, uint64_t idx,
                                                    float scale) {
-    int32_t m = (int32_t)(mla_fill_word(seed, name_hash, idx) >> 8) - (int32_t)(1 << 23);
-    float u = (float)m * 0x1p-23f; /* exact: |m| <= 2^23 */
-    return u * scale;
+    return mla_fill_of_word(MLA_FILL_REALISTIC, mla_fill_word(seed, name_hash, idx), scale);
 }
 
 MLA_FILL_HD static inline float mla_fill_small_int(uint32_t seed, uint32_t name_hash, uint64_t idx,
                                                    float scale) {
-    int32_t m = (int32_t)(mla_fill_word(seed, name_hash, idx) % 9u) - 4;
-    return (float)m * scale;
+    return mla_fill_of_word(MLA_FILL_SMALL_INT, mla_fill_word(seed, name_hash, idx), scale);
 }
 
 MLA_FILL_HD static inline float mla_fill_value(mla_fill_kind kind, uint32_t seed,
@@ -90,11 +94,17 @@ MLA_FILL_HD static inline float mla_fill_value(mla_fill_kind kind, uint32_t seed
                                       : mla_fill_realistic(seed, name_hash, idx, scale);
 }
 
-/* Fills host buf[0..n) with elements 0..n-1 of tensor `name`. */
+/* Fills host buf[0..n) with elements 0..n-1 of tensor `name`: the same values as
+ * mla_fill_value, one Philox call per four elements. */
 static inline void mla_fill_host_f32(float *buf, size_t n, mla_fill_kind kind, uint32_t seed,
                                      const char *name, float scale) {
-    uint32_t h = mla_fill_name_hash(name);
-    for (size_t i = 0; i < n; i++) buf[i] = mla_fill_value(kind, seed, h, (uint64_t)i, scale);
+    philox4x32_key_t k = {{seed, mla_fill_name_hash(name)}};
+    for (size_t b = 0; b < n; b += 4) {
+        uint64_t blk = (uint64_t)b >> 2;
+        philox4x32_ctr_t c = {{(uint32_t)blk, (uint32_t)(blk >> 32), 0u, 0u}};
+        philox4x32_ctr_t r = philox4x32(c, k);
+        for (size_t l = 0; l < 4 && b + l < n; l++) buf[b + l] = mla_fill_of_word(kind, r.v[l], scale);
+    }
 }
 
 /* ---- streams: sequential draws of one (seed, name), element by element (see above) ---- */
