@@ -27,28 +27,19 @@
 #include "kernels/mla_status.h"
 #include "oracle/mla_oracle.h"
 #include "tests/lib/case.h"
-#include "tests/lib/case_list.h"
-#include "tests/lib/testbed_criterion.h"
 
-#define TARGET "dense_gpu_goldens_test"
+#define GOLDEN_SUITE dense_gpu
+#define GOLDEN_TARGET "dense_gpu_goldens_test"
+#include "tests/lib/golden_suite.h"
 
-#define GOLDEN_TEST(c, stage, check, variant)                                                 \
-    Test(dense_gpu, c##__##check, .timeout = 300) {                                           \
-        GPU_REQUIRE();                                                                        \
-        tb t;                                                                                 \
-        TB_CRITERION_INIT(&t, TARGET, "dense_gpu", #c "__" #check);                           \
-        mla_golden_gpu_check(&t, #c, #stage, variant);                                        \
-    }
-#define STAGE_TESTS(c, stage) MLA_CHECKS_##stage(GOLDEN_TEST, c)
-#define CASE_TESTS(c, set) MLA_STAGE_SET_##set(STAGE_TESTS, c)
-MLA_DENSE_CASES(CASE_TESTS)
+MLA_DENSE_CASES(GOLDEN_CASE_TESTS)
 
 /* A call with bad arguments writes nothing: absorb_q_split with split out of range returns
  * 40023 and the poisoned output stays fully poisoned (and the valid call before it worked). */
 Test(dense_gpu, bad_arguments_write_nothing, .timeout = 120) {
     GPU_REQUIRE();
     tb tt;
-    TB_CRITERION_INIT(&tt, TARGET, "dense_gpu", "bad_arguments_write_nothing");
+    TB_CRITERION_INIT(&tt, GOLDEN_TARGET, "dense_gpu", "bad_arguments_write_nothing");
     const int32_t t = 1, H = 4, dn = 8, R = 64, dv = 16;
     float *q = tb_xmalloc(&tt, (size_t)t * H * dn * 4), *wk = tb_xmalloc(&tt, (size_t)H * dn * R * 4);
     float *ol = tb_xmalloc(&tt, (size_t)t * H * R * 4), *wv = tb_xmalloc(&tt, (size_t)H * dv * R * 4);

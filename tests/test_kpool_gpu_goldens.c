@@ -24,18 +24,9 @@
 #include <criterion/criterion.h>
 
 #include "tests/lib/case.h"
-#include "tests/lib/case_list.h"
-#include "tests/lib/testbed_criterion.h"
 
-#define TARGET "kpool_gpu_goldens_test"
+#define GOLDEN_SUITE kpool_gpu
+#define GOLDEN_TARGET "kpool_gpu_goldens_test"
+#include "tests/lib/golden_suite.h"
 
-#define GOLDEN_TEST(c, stage, check, variant)                                                 \
-    Test(kpool_gpu, c##__##check, .timeout = 300) {                                           \
-        GPU_REQUIRE();                                                                        \
-        tb t;                                                                                 \
-        TB_CRITERION_INIT(&t, TARGET, "kpool_gpu", #c "__" #check);                           \
-        mla_golden_gpu_check(&t, #c, #stage, variant);                                        \
-    }
-#define STAGE_TESTS(c, stage) MLA_CHECKS_##stage(GOLDEN_TEST, c)
-#define CASE_TESTS(c, set) MLA_STAGE_SET_##set(STAGE_TESTS, c)
-MLA_KPOOL_CASES(CASE_TESTS)
+MLA_KPOOL_CASES(GOLDEN_CASE_TESTS)
