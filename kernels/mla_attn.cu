@@ -1,9 +1,21 @@
 /* mla_attn.cu: the two attention launchers of kernels/mla.h, memra_mla_attn_absorbed_f32 and
  * memra_mla_attn_gathered_f32, on ONE kernel body (attn_walk_f32) templated on the cache walk.
  *
- * Layering (ggml): `static __global__` kernels with the dtype suffix, a `static` launcher that
- * only picks the launch shape, and the `extern "C"` entry that validates (mla_validate.h) before
- * touching the device, launches and returns 0 or 10000 + cudaError_t (MLA_CUDA_CHECK).
+ * Layering, one rule in every .cu file of kernels/ (ggml-cuda's):
+ *  1. a `static __global__` kernel named for its op, with the dtype suffix (`attn_combine_f32`);
+ *  2. `static void <kernel>_launch(...)`: picks the launch shape only (grid, block, dynamic shared
+ *     memory, template arm) and launches; it neither validates nor checks errors;
+ *  3. the `extern "C"` entry: validates (mla_validate.h), returns the documented no-ops, does the
+ *     setup the launch needs, calls the helper, then MLA_CUDA_CHECK(cudaGetLastError()) and
+ *     returns 0 (any CUDA failure: 10000 + cudaError_t).
+ * Setup (cudaFuncSetAttribute opt-ins, cudaMallocAsync workspaces) is always the entry's, checked
+ * there with MLA_CUDA_CHECK, never a helper's; where it depends on the launch shape, a `*_plan`
+ * function picks that shape once and the entry passes it to the helper. Here: the shared-memory
+ * opt-in of every attn_walk_f32 arm (at_ensure_attrs, once per device) and the split walk's
+ * workspace, sized from at_plan, allocated before and freed (stream-ordered) after the launches.
+ * The two entries differ only in validation and walk; attn_walk_run is their common remainder,
+ * with two launches: the combine runs only when the walk launched, and a failed free outranks a
+ * failed launch.
  *
  * ---------------------------------------------------------------------------- the walk ------
  * Query i's walk is a sequence of W slots, each naming a cache row or nothing:
@@ -550,10 +562,24 @@ static __global__ void __launch_bounds__(AC_NT)
 
 /* ------------------------------------------------------------------------ launchers ------- */
 
-/* The chunk plan (file comment): a function of the shape only. */
-static void at_plan(int64_t n_tiles, int64_t w_max, int64_t *chunk_slots, int32_t *n_chunks)
+/* The launch plan of both entries (file comment), a function of the shape only: head tile HT
+ * (the template arm), chunks, and the workspace of a split walk (n_chunks > 1): the partial O
+ * [n_chunks][n_qh][kv_rank] then (m, l, flags) [n_chunks][n_qh][3]. */
+struct at_launch_plan {
+    int32_t ht, n_hg;
+    int64_t n_tiles, n_qh, chunk_slots;
+    int32_t n_chunks;
+    size_t o_floats, ws_bytes; /* 0 with one chunk */
+};
+
+static at_launch_plan at_plan(int32_t n_head, int32_t kv_rank, int32_t t_q, int64_t w_max)
 {
-    int64_t want = AT_TARGET_BLOCKS / n_tiles;
+    at_launch_plan p;
+    p.ht = kv_rank <= at_cfg<32>::MAX_RANK ? 32 : 8;
+    p.n_hg = (n_head + p.ht - 1) / p.ht;
+    p.n_tiles = (int64_t)t_q * p.n_hg;
+    p.n_qh = (int64_t)t_q * n_head;
+    int64_t want = AT_TARGET_BLOCKS / p.n_tiles;
     int64_t by_len = (w_max + AT_MIN_CHUNK - 1) / AT_MIN_CHUNK;
     if (want > by_len)
         want = by_len;
@@ -563,8 +589,15 @@ static void at_plan(int64_t n_tiles, int64_t w_max, int64_t *chunk_slots, int32_
         want = 1;
     int64_t cs = (w_max + want - 1) / want;
     cs = (cs + AT_JT - 1) / AT_JT * AT_JT;
-    *chunk_slots = cs;
-    *n_chunks = (int32_t)((w_max + cs - 1) / cs);
+    p.chunk_slots = cs;
+    p.n_chunks = (int32_t)((w_max + cs - 1) / cs);
+    p.o_floats = 0;
+    p.ws_bytes = 0;
+    if (p.n_chunks > 1) {
+        p.o_floats = (size_t)p.n_chunks * (size_t)p.n_qh * (size_t)kv_rank;
+        p.ws_bytes = (p.o_floats + 3 * (size_t)p.n_chunks * (size_t)p.n_qh) * sizeof(float);
+    }
+    return p;
 }
 
 /* Dynamic shared memory above 48 KiB: set once per device for every instantiation, to the
@@ -594,42 +627,49 @@ static int at_ensure_attrs(void)
     });
 }
 
-template <int HT, class Walk>
-static int attn_walk_launch(const float *q_lat, const float *q_pe, const float *cache, Walk walk,
-                            int64_t w_max, float *o_lat, int32_t n_head, int32_t kv_rank,
-                            int32_t d_rope, int32_t t_q, float scale, cudaStream_t st)
+/* ws: the plan's workspace (NULL with one chunk). */
+template <class Walk>
+static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, const float *q_pe,
+                                 const float *cache, Walk walk, float *o_lat, float *ws,
+                                 int32_t n_head, int32_t kv_rank, int32_t d_rope, int32_t t_q,
+                                 float scale, cudaStream_t st)
 {
-    const int32_t n_hg = (n_head + HT - 1) / HT;
-    const int64_t n_tiles = (int64_t)t_q * n_hg;
-    const int64_t n_qh = (int64_t)t_q * n_head;
-    int64_t chunk_slots;
-    int32_t n_chunks;
-    at_plan(n_tiles, w_max, &chunk_slots, &n_chunks);
     const int32_t width = kv_rank + d_rope;
-    const size_t smem = at_smem_bytes<HT>(at_ld(width));
     const bool vec = (width & 3) == 0 && (((uintptr_t)cache) & 15) == 0;
+    float *ws_ml = ws ? ws + p.o_floats : NULL;
+    const unsigned blocks = (unsigned)(p.n_tiles * p.n_chunks);
+    const bool ht32 = p.ht == 32;
+    auto kern = ht32 ? (vec ? attn_walk_f32<32, Walk, true> : attn_walk_f32<32, Walk, false>)
+                     : (vec ? attn_walk_f32<8, Walk, true> : attn_walk_f32<8, Walk, false>);
+    const size_t smem = ht32 ? at_smem_bytes<32>(at_ld(width)) : at_smem_bytes<8>(at_ld(width));
+    kern<<<blocks, AT_NT, smem, st>>>(q_lat, q_pe, cache, walk, o_lat, ws, ws_ml, n_head, kv_rank,
+                                      d_rope, t_q, scale, p.n_hg, p.chunk_slots, p.n_chunks);
+}
 
+/* ws: the plan's workspace, n_chunks > 1. */
+static void attn_combine_f32_launch(const at_launch_plan &p, const float *ws, float *o_lat,
+                                    int32_t kv_rank, cudaStream_t st)
+{
+    dim3 grid((unsigned)p.n_qh, (unsigned)((kv_rank + AC_NT - 1) / AC_NT));
+    attn_combine_f32<<<grid, AC_NT, 0, st>>>(ws, ws + p.o_floats, o_lat, p.n_qh, kv_rank,
+                                             p.n_chunks);
+}
+
+/* What both entries do once validated and opted in (file comment). */
+template <class Walk>
+static int attn_walk_run(const float *q_lat, const float *q_pe, const float *cache, Walk walk,
+                         int64_t w_max, float *o_lat, int32_t n_head, int32_t kv_rank,
+                         int32_t d_rope, int32_t t_q, float scale, cudaStream_t st)
+{
+    const at_launch_plan p = at_plan(n_head, kv_rank, t_q, w_max);
     float *ws = NULL;
-    size_t o_floats = 0;
-    if (n_chunks > 1) {
-        o_floats = (size_t)n_chunks * (size_t)n_qh * (size_t)kv_rank;
-        size_t bytes = (o_floats + 3 * (size_t)n_chunks * (size_t)n_qh) * sizeof(float);
-        MLA_CUDA_CHECK(cudaMallocAsync((void **)&ws, bytes, st));
-    }
-    float *ws_ml = ws ? ws + o_floats : NULL;
-    const unsigned blocks = (unsigned)(n_tiles * n_chunks);
-    if (vec)
-        attn_walk_f32<HT, Walk, true><<<blocks, AT_NT, smem, st>>>(
-            q_lat, q_pe, cache, walk, o_lat, ws, ws_ml, n_head, kv_rank, d_rope, t_q, scale,
-            n_hg, chunk_slots, n_chunks);
-    else
-        attn_walk_f32<HT, Walk, false><<<blocks, AT_NT, smem, st>>>(
-            q_lat, q_pe, cache, walk, o_lat, ws, ws_ml, n_head, kv_rank, d_rope, t_q, scale,
-            n_hg, chunk_slots, n_chunks);
+    if (p.n_chunks > 1)
+        MLA_CUDA_CHECK(cudaMallocAsync((void **)&ws, p.ws_bytes, st));
+    attn_walk_f32_launch(p, q_lat, q_pe, cache, walk, o_lat, ws, n_head, kv_rank, d_rope, t_q,
+                         scale, st);
     cudaError_t launch = cudaGetLastError();
-    if (launch == cudaSuccess && n_chunks > 1) {
-        dim3 grid((unsigned)n_qh, (unsigned)((kv_rank + AC_NT - 1) / AC_NT));
-        attn_combine_f32<<<grid, AC_NT, 0, st>>>(ws, ws_ml, o_lat, n_qh, kv_rank, n_chunks);
+    if (launch == cudaSuccess && p.n_chunks > 1) {
+        attn_combine_f32_launch(p, ws, o_lat, kv_rank, st);
         launch = cudaGetLastError();
     }
     if (ws)
@@ -651,12 +691,8 @@ extern "C" int memra_mla_attn_absorbed_f32(const float *q_lat, const float *q_pe
     if (rc)
         return rc;
     walk_causal walk = {t_kv, t_q};
-    cudaStream_t st = (cudaStream_t)stream;
-    if (kv_rank <= at_cfg<32>::MAX_RANK)
-        return attn_walk_launch<32>(q_lat, q_pe, cache, walk, t_kv, o_lat, n_head, kv_rank,
-                                    d_rope, t_q, scale, st);
-    return attn_walk_launch<8>(q_lat, q_pe, cache, walk, t_kv, o_lat, n_head, kv_rank, d_rope,
-                               t_q, scale, st);
+    return attn_walk_run(q_lat, q_pe, cache, walk, t_kv, o_lat, n_head, kv_rank, d_rope, t_q,
+                         scale, (cudaStream_t)stream);
 }
 
 extern "C" int memra_mla_attn_gathered_f32(const float *q_lat, const float *q_pe,
@@ -673,10 +709,6 @@ extern "C" int memra_mla_attn_gathered_f32(const float *q_lat, const float *q_pe
     if (rc)
         return rc;
     walk_list walk = {idx, n_slots};
-    cudaStream_t st = (cudaStream_t)stream;
-    if (kv_rank <= at_cfg<32>::MAX_RANK)
-        return attn_walk_launch<32>(q_lat, q_pe, cache, walk, n_slots, o_lat, n_head, kv_rank,
-                                    d_rope, t_q, scale, st);
-    return attn_walk_launch<8>(q_lat, q_pe, cache, walk, n_slots, o_lat, n_head, kv_rank, d_rope,
-                               t_q, scale, st);
+    return attn_walk_run(q_lat, q_pe, cache, walk, n_slots, o_lat, n_head, kv_rank, d_rope, t_q,
+                         scale, (cudaStream_t)stream);
 }

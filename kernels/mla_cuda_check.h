@@ -4,7 +4,8 @@
  * failing statement, function, file and line in a thread-local slot (read back with
  * mla_cuda_last_failure(), e.g. by a test printing why a launch failed) and returns
  * 10000 + the error from the enclosing launcher. Launchers never print: a CPU-tier run makes
- * thousands of launches that all fail with "no device", by design.
+ * thousands of launches that all fail with "no device", by design. The recorder is defined in
+ * mla_cuda_check.cu.
  */
 #ifndef MLA_CUDA_CHECK_H
 #define MLA_CUDA_CHECK_H

@@ -2,9 +2,17 @@
  * absorb / decompress and their decode-split twins). The attention launchers live in
  * mla_attn.cu.
  *
- * Layering (ggml): a `static __global__` kernel with the dtype suffix, a `static` launcher that
- * only picks the launch shape, and the public `extern "C"` entry that validates (mla_validate.h),
- * launches and returns 0 or 10000 + cudaError_t.
+ * Layering, one rule in every .cu file of kernels/ (ggml-cuda's):
+ *  1. a `static __global__` kernel named for its op, with the dtype suffix (`split_latent_f32`);
+ *  2. `static void <kernel>_launch(...)`: picks the launch shape only (grid, block, dynamic shared
+ *     memory, template arm) and launches; it neither validates nor checks errors;
+ *  3. the `extern "C"` entry: validates (mla_validate.h), returns the documented no-ops, does the
+ *     setup the launch needs, calls the helper, then MLA_CUDA_CHECK(cudaGetLastError()) and
+ *     returns 0 (any CUDA failure: 10000 + cudaError_t).
+ * Setup (cudaFuncSetAttribute opt-ins, cudaMallocAsync workspaces) is always the entry's, checked
+ * there with MLA_CUDA_CHECK, never a helper's; where it depends on the launch shape, a `*_plan`
+ * function picks that shape once and the entry passes it to the helper. Here the only setup is
+ * the dynamic shared-memory opt-in of absorb / decompress (ensure_smem_attrs, once per device).
  *
  * Numerics:
  *  - absorb / decompress: every output element is ONE serial __fmaf_rn chain in ascending index
@@ -19,7 +27,6 @@
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include <mutex>
 
@@ -27,19 +34,6 @@
 #include "kernels/mla_cuda_check.h"
 #include "kernels/mla_cuda_util.cuh"
 #include "kernels/mla_validate.h"
-
-/* ------------------------------------------------------------------ failure record -------- */
-
-static thread_local char mla_failure_text[512];
-
-extern "C" void mla_cuda_record_failure(int err, const char *stmt, const char *func,
-                                        const char *file, int line)
-{
-    snprintf(mla_failure_text, sizeof mla_failure_text, "%s:%d %s: %s -> %d (%s)", file, line,
-             func, stmt, err, cudaGetErrorName((cudaError_t)err));
-}
-
-extern "C" const char *mla_cuda_last_failure(void) { return mla_failure_text; }
 
 /* --------------------------------------------------------------- device helpers ----------- */
 
@@ -148,15 +142,30 @@ static __global__ void append_latent_f32(float *cache, const float *c_kv, const 
     }
 }
 
+static void split_latent_f32_launch(const float *kv, float *c_kv, float *k_pe, int32_t t,
+                                    int32_t kv_rank, int32_t d_rope, cudaStream_t st)
+{
+    int64_t n = (int64_t)t * (kv_rank + d_rope);
+    split_latent_f32<<<elementwise_blocks(n), DENSE_THREADS, 0, st>>>(kv, c_kv, k_pe, n, kv_rank,
+                                                                       d_rope);
+}
+
+static void append_latent_f32_launch(float *cache, const float *c_kv, const float *k_pe,
+                                     int32_t slot, int32_t t, int32_t kv_rank, int32_t d_rope,
+                                     cudaStream_t st)
+{
+    int64_t n = (int64_t)t * (kv_rank + d_rope);
+    append_latent_f32<<<elementwise_blocks(n), DENSE_THREADS, 0, st>>>(cache, c_kv, k_pe, slot, n,
+                                                                        kv_rank, d_rope);
+}
+
 extern "C" int memra_mla_split_latent_f32(const float *kv, float *c_kv, float *k_pe, int32_t t,
                                           int32_t kv_rank, int32_t d_rope, void *stream)
 {
     int rc = mla_validate_split_latent(kv, c_kv, k_pe, t, kv_rank, d_rope);
     if (rc)
         return rc;
-    int64_t n = (int64_t)t * (kv_rank + d_rope);
-    split_latent_f32<<<elementwise_blocks(n), DENSE_THREADS, 0, (cudaStream_t)stream>>>(
-        kv, c_kv, k_pe, n, kv_rank, d_rope);
+    split_latent_f32_launch(kv, c_kv, k_pe, t, kv_rank, d_rope, (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
     return 0;
 }
@@ -168,9 +177,7 @@ extern "C" int memra_mla_append_latent_f32(float *cache, const float *c_kv, cons
     int rc = mla_validate_append_latent(cache, c_kv, k_pe, slot, t, kv_rank, d_rope);
     if (rc)
         return rc;
-    int64_t n = (int64_t)t * (kv_rank + d_rope);
-    append_latent_f32<<<elementwise_blocks(n), DENSE_THREADS, 0, (cudaStream_t)stream>>>(
-        cache, c_kv, k_pe, slot, n, kv_rank, d_rope);
+    append_latent_f32_launch(cache, c_kv, k_pe, slot, t, kv_rank, d_rope, (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
     return 0;
 }

@@ -9,6 +9,21 @@
  * where W's row-major [n][k] is the column-major k x n matrix A (ld k) and op(A) = A^T.
  * cuBLASLt: transa = T, transb = N, M = n, N = m, K = k; A: k x n ld k, batch stride n * k;
  * B: k x m ld x_rs, batch stride x_bs; C = D: n x m ld y_rs, batch stride y_bs.
+ *
+ * Layering, one rule in every .cu file of kernels/ (ggml-cuda's):
+ *  1. a `static __global__` kernel named for its op, with the dtype suffix (`convert_f32_bf16`);
+ *  2. `static void <kernel>_launch(...)`: picks the launch shape only (grid, block, dynamic shared
+ *     memory, template arm) and launches; it neither validates nor checks errors;
+ *  3. the `extern "C"` entry: validates (mla_validate.h), returns the documented no-ops, does the
+ *     setup the launch needs, calls the helper, then MLA_CUDA_CHECK(cudaGetLastError()) and
+ *     returns 0 (any CUDA failure: 10000 + cudaError_t).
+ * Setup (cudaFuncSetAttribute opt-ins, cudaMallocAsync workspaces) is always the entry's, checked
+ * there with MLA_CUDA_CHECK, never a helper's; where it depends on the launch shape, a `*_plan`
+ * function picks that shape once and the entry passes it to the helper. Here no kernel needs
+ * setup. memra_bf16_gemm_sb launches no kernel of ours: its cuBLASLt statuses keep their own
+ * bands (20000 + status: declined, the caller may fall back; 30000 + status: failed). The two
+ * door helpers (mla_door.h) have no mla_validate_* function: they check their arguments inline,
+ * in the order of their codes.
  */
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -152,8 +167,8 @@ static __device__ __forceinline__ uint16_t bf16_from_f32(float f)
     return (uint16_t)((u + 0x7FFFu + lsb) >> 16);
 }
 
-static __global__ void f32_to_bf16(const float *__restrict__ src, uint16_t *__restrict__ dst,
-                                   int64_t n)
+static __global__ void convert_f32_bf16(const float *__restrict__ src,
+                                        uint16_t *__restrict__ dst, int64_t n)
 {
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
          e += (int64_t)gridDim.x * blockDim.x)
@@ -161,9 +176,9 @@ static __global__ void f32_to_bf16(const float *__restrict__ src, uint16_t *__re
 }
 
 /* dst[b][c][r] = bf16(src[b][r][c]) through a 32 x 33 shared tile (coalesced both ways). */
-static __global__ void bf16_transpose_heads(const float *__restrict__ src,
-                                            uint16_t *__restrict__ dst, int32_t rows,
-                                            int32_t cols)
+static __global__ void transpose_heads_f32_bf16(const float *__restrict__ src,
+                                                uint16_t *__restrict__ dst, int32_t rows,
+                                                int32_t cols)
 {
     __shared__ float tile[32][33];
     const int64_t b = blockIdx.z;
@@ -183,16 +198,28 @@ static __global__ void bf16_transpose_heads(const float *__restrict__ src,
     }
 }
 
+static void convert_f32_bf16_launch(const float *src, uint16_t *dst, int64_t n, cudaStream_t st)
+{
+    int64_t blocks = (n + 255) / 256;
+    if (blocks > 132 * 32)
+        blocks = 132 * 32;
+    convert_f32_bf16<<<(unsigned)blocks, 256, 0, st>>>(src, dst, n);
+}
+
+static void transpose_heads_f32_bf16_launch(const float *src, uint16_t *dst, int32_t batch,
+                                            int32_t rows, int32_t cols, cudaStream_t st)
+{
+    dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32), (unsigned)batch);
+    transpose_heads_f32_bf16<<<grid, dim3(32, 8), 0, st>>>(src, dst, rows, cols);
+}
+
 extern "C" int mla_f32_to_bf16(const float *src, uint16_t *dst, int64_t n, void *stream)
 {
     if (n < 1)
         return MLA_E_NONPOSITIVE_EXTENT;
     if (!src || !dst)
         return MLA_E_NULL_POINTER;
-    int64_t blocks = (n + 255) / 256;
-    if (blocks > 132 * 32)
-        blocks = 132 * 32;
-    f32_to_bf16<<<(unsigned)blocks, 256, 0, (cudaStream_t)stream>>>(src, dst, n);
+    convert_f32_bf16_launch(src, dst, n, (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
     return 0;
 }
@@ -208,8 +235,7 @@ extern "C" int mla_bf16_transpose_heads(const float *src, uint16_t *dst, int32_t
         return MLA_E_NULL_POINTER;
     if (batch > 65535 || (rows + 31) / 32 > 65535)
         return MLA_E_GRID_CONTRACT; /* grid.y / grid.z ceiling */
-    dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32), (unsigned)batch);
-    bf16_transpose_heads<<<grid, dim3(32, 8), 0, (cudaStream_t)stream>>>(src, dst, rows, cols);
+    transpose_heads_f32_bf16_launch(src, dst, batch, rows, cols, (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
     return 0;
 }

@@ -2,10 +2,20 @@
  * rules; oracle/mla_oracle_kpool.c is the CPU truth). memra_mla_attn_gathered_f32 lives in
  * mla_attn.cu beside attn_absorbed (one kernel body, two cache walks).
  *
- * Layering (ggml): `static __global__` kernels with a dtype suffix, a `static` launcher that only
- * picks the launch shape, and the `extern "C"` entry that validates (mla_validate.h), launches and
- * returns 0 or 10000 + cudaError_t (MLA_CUDA_CHECK). Documented no-ops (score with n_pools == 0,
- * pool keys with pool_begin == n_pools) return 0 without touching the device, as mla.h states.
+ * Layering, one rule in every .cu file of kernels/ (ggml-cuda's):
+ *  1. a `static __global__` kernel named for its op, with the dtype suffix (`kpool_score_ref_f32`);
+ *  2. `static void <kernel>_launch(...)`: picks the launch shape only (grid, block, dynamic shared
+ *     memory, template arm) and launches; it neither validates nor checks errors;
+ *  3. the `extern "C"` entry: validates (mla_validate.h), returns the documented no-ops, does the
+ *     setup the launch needs, calls the helper, then MLA_CUDA_CHECK(cudaGetLastError()) and
+ *     returns 0 (any CUDA failure: 10000 + cudaError_t).
+ * Setup (cudaFuncSetAttribute opt-ins, cudaMallocAsync workspaces) is always the entry's, checked
+ * there with MLA_CUDA_CHECK, never a helper's; where it depends on the launch shape, a `*_plan`
+ * function picks that shape once and the entry passes it to the helper. Here: the dynamic
+ * shared-memory opt-in of the tiled scorer (its template arm from kpool_score_tiled_plan) and of
+ * the radix selection, set by the entry on every call. Documented no-ops (score with
+ * n_pools == 0, pool keys with pool_begin == n_pools) return 0 without touching the device, as
+ * mla.h states.
  *
  * Bit-exact promises are kept by spelling every rounding with an explicit round-to-nearest
  * intrinsic (__fmaf_rn / __fmul_rn / __fadd_rn / __fsub_rn / __fdiv_rn), which nvcc never contracts
@@ -68,15 +78,13 @@ static __global__ void index_append_ring_f32(float *plane, const float *a, const
     }
 }
 
-static int index_append_ring_launch(float *plane, const float *a, const float *b, int32_t slot,
-                                    int32_t t, int32_t wa, int32_t wb, int32_t rows,
-                                    cudaStream_t st)
+static void index_append_ring_f32_launch(float *plane, const float *a, const float *b,
+                                         int32_t slot, int32_t t, int32_t wa, int32_t wb,
+                                         int32_t rows, cudaStream_t st)
 {
     const int nt = 256;
     const unsigned grid = (unsigned)(t < (1 << 20) ? t : (1 << 20));
     index_append_ring_f32<<<grid, nt, 0, st>>>(plane, a, b, slot, t, wa, wb, rows);
-    MLA_CUDA_CHECK(cudaGetLastError());
-    return 0;
 }
 
 extern "C" int memra_mla_index_append_ring_f32(float *plane, const float *a, const float *b,
@@ -86,7 +94,9 @@ extern "C" int memra_mla_index_append_ring_f32(float *plane, const float *a, con
     int rc = mla_validate_index_append_ring(plane, a, b, slot, t, wa, wb, rows);
     if (rc)
         return rc;
-    return index_append_ring_launch(plane, a, b, slot, t, wa, wb, rows, (cudaStream_t)stream);
+    index_append_ring_f32_launch(plane, a, b, slot, t, wa, wb, rows, (cudaStream_t)stream);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
 }
 
 /* ================================================================ pool keys ================ */
@@ -137,9 +147,9 @@ static __global__ void kpool_pool_keys_f32(const float *state, const float *ape,
     }
 }
 
-static int kpool_pool_keys_launch(const float *state, const float *ape, float *keys,
-                                  int32_t pool_begin, int32_t n_pools, int32_t pool, int32_t d,
-                                  int32_t state_rows, cudaStream_t st)
+static void kpool_pool_keys_f32_launch(const float *state, const float *ape, float *keys,
+                                       int32_t pool_begin, int32_t n_pools, int32_t pool,
+                                       int32_t d, int32_t state_rows, cudaStream_t st)
 {
     const int nt = 256;
     const int64_t n = (int64_t)(n_pools - pool_begin) * d;
@@ -148,8 +158,6 @@ static int kpool_pool_keys_launch(const float *state, const float *ape, float *k
         blocks = 1 << 20;
     kpool_pool_keys_f32<<<(unsigned)blocks, nt, 0, st>>>(state, ape, keys, pool_begin, n_pools,
                                                          pool, d, state_rows);
-    MLA_CUDA_CHECK(cudaGetLastError());
-    return 0;
 }
 
 extern "C" int memra_mla_kpool_pool_keys_f32(const float *state, const float *ape, float *pool_keys,
@@ -162,8 +170,10 @@ extern "C" int memra_mla_kpool_pool_keys_f32(const float *state, const float *ap
         return rc;
     if (pool_begin == n_pools)
         return 0; /* mla.h: builds nothing and returns 0 */
-    return kpool_pool_keys_launch(state, ape, pool_keys, pool_begin, n_pools, pool, d, state_rows,
-                                  (cudaStream_t)stream);
+    kpool_pool_keys_f32_launch(state, ape, pool_keys, pool_begin, n_pools, pool, d, state_rows,
+                               (cudaStream_t)stream);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
 }
 
 /* ================================================================ scoring ================== */
@@ -218,17 +228,15 @@ static __global__ void kpool_score_ref_f32(const float *q, const float *keys, co
     }
 }
 
-static int kpool_score_ref_launch(const float *q, const float *keys, const float *hw, float *score,
-                                  int32_t t_q, int32_t heads, int32_t d, int32_t n_pools,
-                                  int32_t pool, int32_t first_pos, float qk_scale, float head_scale,
-                                  cudaStream_t st)
+static void kpool_score_ref_f32_launch(const float *q, const float *keys, const float *hw,
+                                       float *score, int32_t t_q, int32_t heads, int32_t d,
+                                       int32_t n_pools, int32_t pool, int32_t first_pos,
+                                       float qk_scale, float head_scale, cudaStream_t st)
 {
     const int nt = (heads + 31) / 32 * 32;
     const int64_t blocks = (int64_t)t_q * n_pools; /* <= MLA_MAX_GRID_X (40012) */
     kpool_score_ref_f32<<<(unsigned)blocks, nt, (size_t)heads * sizeof(float), st>>>(
         q, keys, hw, score, t_q, heads, d, n_pools, pool, first_pos, qk_scale, head_scale);
-    MLA_CUDA_CHECK(cudaGetLastError());
-    return 0;
 }
 
 /* Fast scorer: a register-tiled SGEMM whose epilogue is the head mix.
@@ -457,59 +465,61 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
     }
 }
 
+/* The fast scorer's template arm and tile: what the entry opts in (dynamic shared memory above
+ * 48 KiB) and the launch helper launches. Every arm has the same signature. */
+typedef void (*ks_kernel)(const float *, const float *, const float *, float *, int32_t, int32_t,
+                          int32_t, int32_t, int32_t, int32_t, float, float, int64_t);
+
+struct ks_plan {
+    ks_kernel kern;
+    int32_t bm, bn; /* block tile: queries x pools */
+    size_t smem;
+};
+
 template <int BM, int BN, int TM, int TN, int MINB, bool KRES, bool VEC4>
-static int kpool_score_tiled_launch(const float *q, const float *keys, const float *hw,
-                                    float *score, int32_t t_q, int32_t heads, int32_t d,
-                                    int32_t n_pools, int32_t pool, int32_t first_pos,
-                                    float qk_scale, float head_scale, cudaStream_t st)
+static ks_plan ks_plan_of(void)
 {
-    const size_t smem = ks_smem<BM, BN, KRES>::bytes;
-    auto kern = kpool_score_tiled_f32<BM, BN, TM, TN, MINB, KRES, VEC4>;
-    MLA_CUDA_CHECK(
-        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    const int64_t nqt = ((int64_t)t_q + BM - 1) / BM, npt = ((int64_t)n_pools + BN - 1) / BN;
-    /* pool tiles fastest: co-resident blocks share one query tile's q rows in L2 */
-    kern<<<(unsigned)(nqt * npt), KS_NT, smem, st>>>(q, keys, hw, score, t_q, heads, d, n_pools,
-                                                     pool, first_pos, qk_scale, head_scale, npt);
-    MLA_CUDA_CHECK(cudaGetLastError());
-    return 0;
+    return {kpool_score_tiled_f32<BM, BN, TM, TN, MINB, KRES, VEC4>, BM, BN,
+            ks_smem<BM, BN, KRES>::bytes};
 }
 
 /* Launch shape: 128 x 128 tiles (8 x 8 per thread) for prefill-sized t_q; for 4 < t_q < 64,
  * 8-query tiles with one query per warp (idle warps skip the arithmetic); for decode / verify
  * (t_q <= 4), one query per tile and 256 pools (every warp busy), so no query rows are wasted. */
-template <bool KRES, bool VEC4>
-static int kpool_score_pick(const float *q, const float *keys, const float *hw, float *score,
-                            int32_t t_q, int32_t heads, int32_t d, int32_t n_pools, int32_t pool,
-                            int32_t first_pos, float qk_scale, float head_scale, cudaStream_t st)
+template <bool KRES, bool VEC4> static ks_plan ks_plan_pick(int32_t t_q)
 {
     if (t_q >= 64)
-        return kpool_score_tiled_launch<128, 128, 8, 8, 1, KRES, VEC4>(
-            q, keys, hw, score, t_q, heads, d, n_pools, pool, first_pos, qk_scale, head_scale, st);
+        return ks_plan_of<128, 128, 8, 8, 1, KRES, VEC4>();
     if (t_q > 4)
-        return kpool_score_tiled_launch<8, 128, 1, 4, 2, KRES, VEC4>(
-            q, keys, hw, score, t_q, heads, d, n_pools, pool, first_pos, qk_scale, head_scale, st);
-    return kpool_score_tiled_launch<1, 256, 1, 1, 1, KRES, VEC4>(
-        q, keys, hw, score, t_q, heads, d, n_pools, pool, first_pos, qk_scale, head_scale, st);
+        return ks_plan_of<8, 128, 1, 4, 2, KRES, VEC4>();
+    return ks_plan_of<1, 256, 1, 1, 1, KRES, VEC4>();
 }
 
-static int kpool_score_launch(const float *q, const float *keys, const float *hw, float *score,
-                              int32_t t_q, int32_t heads, int32_t d, int32_t n_pools, int32_t pool,
-                              int32_t first_pos, float qk_scale, float head_scale, cudaStream_t st)
+static ks_plan kpool_score_tiled_plan(const float *q, const float *keys, int32_t t_q, int32_t d)
 {
     const bool vec4 = d % 4 == 0 && (((uintptr_t)q | (uintptr_t)keys) & 15) == 0;
     const bool kres = d <= KS_KRES_D;
     if (kres && vec4)
-        return kpool_score_pick<true, true>(q, keys, hw, score, t_q, heads, d, n_pools, pool,
-                                            first_pos, qk_scale, head_scale, st);
+        return ks_plan_pick<true, true>(t_q);
     if (kres)
-        return kpool_score_pick<true, false>(q, keys, hw, score, t_q, heads, d, n_pools, pool,
-                                             first_pos, qk_scale, head_scale, st);
+        return ks_plan_pick<true, false>(t_q);
     if (vec4)
-        return kpool_score_pick<false, true>(q, keys, hw, score, t_q, heads, d, n_pools, pool,
-                                             first_pos, qk_scale, head_scale, st);
-    return kpool_score_pick<false, false>(q, keys, hw, score, t_q, heads, d, n_pools, pool,
-                                          first_pos, qk_scale, head_scale, st);
+        return ks_plan_pick<false, true>(t_q);
+    return ks_plan_pick<false, false>(t_q);
+}
+
+static void kpool_score_tiled_f32_launch(const ks_plan &p, const float *q, const float *keys,
+                                         const float *hw, float *score, int32_t t_q,
+                                         int32_t heads, int32_t d, int32_t n_pools, int32_t pool,
+                                         int32_t first_pos, float qk_scale, float head_scale,
+                                         cudaStream_t st)
+{
+    const int64_t nqt = ((int64_t)t_q + p.bm - 1) / p.bm;
+    const int64_t npt = ((int64_t)n_pools + p.bn - 1) / p.bn;
+    /* pool tiles fastest: co-resident blocks share one query tile's q rows in L2 */
+    p.kern<<<(unsigned)(nqt * npt), KS_NT, p.smem, st>>>(q, keys, hw, score, t_q, heads, d,
+                                                         n_pools, pool, first_pos, qk_scale,
+                                                         head_scale, npt);
 }
 
 extern "C" int memra_mla_kpool_score_f32(const float *q, const float *pool_keys, const float *hw,
@@ -523,8 +533,13 @@ extern "C" int memra_mla_kpool_score_f32(const float *q, const float *pool_keys,
         return rc;
     if (n_pools == 0)
         return 0; /* mla.h: writes nothing and returns 0 */
-    return kpool_score_launch(q, pool_keys, hw, score, t_q, heads, d, n_pools, pool, first_pos,
-                              qk_scale, head_scale, (cudaStream_t)stream);
+    const ks_plan p = kpool_score_tiled_plan(q, pool_keys, t_q, d);
+    MLA_CUDA_CHECK(
+        cudaFuncSetAttribute(p.kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.smem));
+    kpool_score_tiled_f32_launch(p, q, pool_keys, hw, score, t_q, heads, d, n_pools, pool,
+                                 first_pos, qk_scale, head_scale, (cudaStream_t)stream);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
 }
 
 extern "C" int memra_mla_kpool_score_ref_f32(const float *q, const float *pool_keys,
@@ -539,8 +554,10 @@ extern "C" int memra_mla_kpool_score_ref_f32(const float *q, const float *pool_k
         return rc;
     if (n_pools == 0)
         return 0;
-    return kpool_score_ref_launch(q, pool_keys, hw, score, t_q, heads, d, n_pools, pool, first_pos,
-                                  qk_scale, head_scale, (cudaStream_t)stream);
+    kpool_score_ref_f32_launch(q, pool_keys, hw, score, t_q, heads, d, n_pools, pool, first_pos,
+                               qk_scale, head_scale, (cudaStream_t)stream);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
 }
 
 /* ================================================================ selection ================ */
@@ -888,26 +905,22 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
     kpool_write_tail_pad(out, n_sel * pool, q_row, pool, always_tail, width);
 }
 
-static int kpool_select_radix_launch(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
-                                     int32_t pool, int32_t select_k, int32_t width,
-                                     int32_t first_pos, int32_t always_tail, cudaStream_t st)
+static void kpool_select_radix_f32_launch(const float *score, int32_t *idx, int32_t t_q,
+                                          int32_t n_pools, int32_t pool, int32_t select_k,
+                                          int32_t width, int32_t first_pos, int32_t always_tail,
+                                          cudaStream_t st)
 {
-    MLA_CUDA_CHECK(cudaFuncSetAttribute(
-        kpool_select_radix_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SEL_SMEM));
     kpool_select_radix_f32<<<(unsigned)t_q, SEL_NT, SEL_SMEM, st>>>(
         score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail);
-    MLA_CUDA_CHECK(cudaGetLastError());
-    return 0;
 }
 
-static int kpool_select_ref_launch(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
-                                   int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
-                                   int32_t always_tail, cudaStream_t st)
+static void kpool_select_ref_f32_launch(const float *score, int32_t *idx, int32_t t_q,
+                                        int32_t n_pools, int32_t pool, int32_t select_k,
+                                        int32_t width, int32_t first_pos, int32_t always_tail,
+                                        cudaStream_t st)
 {
     kpool_select_ref_f32<<<(unsigned)t_q, SEL_REF_NT, 0, st>>>(
         score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail);
-    MLA_CUDA_CHECK(cudaGetLastError());
-    return 0;
 }
 
 extern "C" int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int32_t t_q,
@@ -919,8 +932,12 @@ extern "C" int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int3
                                        always_tail);
     if (rc)
         return rc;
-    return kpool_select_radix_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                     always_tail, (cudaStream_t)stream);
+    MLA_CUDA_CHECK(cudaFuncSetAttribute(
+        kpool_select_radix_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SEL_SMEM));
+    kpool_select_radix_f32_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
+                                  always_tail, (cudaStream_t)stream);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
 }
 
 extern "C" int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q,
@@ -932,6 +949,8 @@ extern "C" int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, 
                                        always_tail);
     if (rc)
         return rc;
-    return kpool_select_ref_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                   always_tail, (cudaStream_t)stream);
+    kpool_select_ref_f32_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
+                                always_tail, (cudaStream_t)stream);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
 }

@@ -3,18 +3,22 @@
  *
  *  - tc_prefill_gpu/glm5_prefill__absorb, __decompress: flag "1", t_q >= MLA_TC_PREFILL_MIN_TQ:
  *    the TC counter moves by one (the receipt), every output word is written, guards intact,
- *    two runs give identical bytes, and the result is within class bf16_gemm of the oracle's
- *    bf16 reference (oracle_bf16_gemm_sb on the bf16-rounded inputs: the case's
+ *    inputs unchanged, two runs give identical bytes, the door's bf16 conversion of the input is
+ *    oracle_bf16_from_f32's, and the result is within class bf16_gemm of the oracle's bf16
+ *    reference (oracle_bf16_gemm_sb on the bf16-rounded inputs: the case's
  *    {absorb,decompress}_bf16_y_f32) under the per-element bounds mla_tol_bf16_gemm_bounds.
  *  - tc_prefill_gpu/below_threshold__*: flag "1" but t_q = MLA_TC_PREFILL_MIN_TQ - 1 (the first
  *    rows of the case): the door does not engage and the bytes equal the f32 launcher's.
  *  - tc_prefill_gpu/flag_off__*: t_q = 128 with the flag unset: no engagement, f32 bytes.
  *  - tc_prefill_gpu/bf16_prep_matches_host: mla_f32_to_bf16 / mla_bf16_transpose_heads give the
  *    bytes of oracle_bf16_from_f32 (round-to-nearest-even), so the door's inputs are the oracle's.
- * Re-run one: bazel test //tests:tc_prefill_gpu_test --test_arg=--filter='tc_prefill_gpu/<name>'
- * Failures print mla_cmp_report and write repro-tc_prefill_gpu-<name>.safetensors (kernel and
- * reference outputs; inputs regenerate from the case glm5_prefill) under
- * $TEST_UNDECLARED_OUTPUTS_DIR (else /tmp). Without a usable GPU every test reports SKIPPED.
+ * Everything runs on the GPU testbed (tests/lib/testbed.h). Re-run one:
+ *   bazel test //tests:tc_prefill_gpu_test --test_arg=--filter='tc_prefill_gpu/<name>'
+ * A failing comparison prints the testbed's report (case glm5_prefill, the worst element
+ * unravelled, both values, the re-run command) and writes
+ * repro-tc_prefill_gpu-<name>-<tensor>.safetensors (kernel and reference outputs; inputs
+ * regenerate from the case glm5_prefill) under $TEST_UNDECLARED_OUTPUTS_DIR (else /tmp).
+ * Without a usable GPU every test reports SKIPPED.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -24,96 +28,48 @@
 
 #include "kernels/mla.h"
 #include "kernels/mla_door.h"
-#include "kernels/mla_status.h"
 #include "oracle/mla_oracle.h"
-#include "tests/lib/gpu_util.h"
 #include "tests/lib/case.h"
-#include "tests/lib/compare.h"
-#include "tests/lib/safetensors.h"
+#include "tests/lib/testbed_criterion.h"
 
+#define TARGET "tc_prefill_gpu_test"
+#define SUITE "tc_prefill_gpu"
+#define CASE "glm5_prefill"
 #define WS_BYTES ((size_t)32 << 20)
 
-static void *xmalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    cr_assert(p != NULL, "out of memory (%zu bytes)", n);
-    return p;
-}
-
+/* One test's testbed and the case glm5_prefill, run by the oracle. */
 typedef struct {
+    tb t;
     mla_ctx ctx;
     const mla_geom *g;
-    char name[96], rerun[400];
 } tc_fx;
 
 static void fx_open(tc_fx *f, const char *test_name) {
     memset(f, 0, sizeof *f);
-    snprintf(f->name, sizeof f->name, "%s", test_name);
-    snprintf(f->rerun, sizeof f->rerun,
-             "bazel test //tests:tc_prefill_gpu_test --test_arg=--filter='tc_prefill_gpu/%s'"
-             "   (GPU bundle: bin/tc_prefill_gpu_test --filter 'tc_prefill_gpu/%s')",
-             test_name, test_name);
-    const mla_case *c = mla_case_find("glm5_prefill");
-    cr_assert(c != NULL, "case glm5_prefill is not in the case table");
+    TB_CRITERION_INIT(&f->t, TARGET, SUITE, test_name);
+    tb_set_case(&f->t, CASE);
+    const mla_case *c = mla_case_find(CASE);
+    if (!c) tb_failf(&f->t, 1, "case " CASE " is not in the case table");
     f->g = &c->geom;
-    cr_assert(f->g->t_q >= MLA_TC_PREFILL_MIN_TQ, "glm5_prefill t_q %d is below the TC door",
-              f->g->t_q);
-    int rc = mla_case_run(c, &f->ctx);
-    cr_assert(rc == 0, "mla_case_run(glm5_prefill): %s", f->ctx.err);
-}
-
-static const mla_tensor *tensor(tc_fx *f, const char *name) {
-    const mla_tensor *t = mla_ctx_get(&f->ctx, name);
-    cr_assert(t != NULL, "glm5_prefill has no tensor %s", name);
-    return t;
-}
-
-static void write_repro(tc_fx *f, const int64_t *shape, const float *got, const float *ref) {
-    const char *dir = getenv("TEST_UNDECLARED_OUTPUTS_DIR");
-    if (!dir || !*dir) dir = "/tmp";
-    char path[4096], err[ST_ERR_LEN];
-    snprintf(path, sizeof path, "%s/repro-tc_prefill_gpu-%s.safetensors", dir, f->name);
-    st_writer w;
-    st_writer_init(&w);
-    st_writer_meta(&w, "case", "glm5_prefill");
-    st_writer_meta(&w, "test", f->name);
-    st_writer_meta(&w, "rerun", f->rerun);
-    st_writer_add(&w, "kernel", ST_F32, 3, shape, got);
-    st_writer_add(&w, "reference", ST_F32, 3, shape, ref);
-    if (st_writer_write(&w, path, err, sizeof err) == 0)
-        fprintf(stderr, "tc_prefill_gpu/%s: reproducer written: %s\n", f->name, path);
-    st_writer_free(&w);
-}
-
-static void check_cmp(tc_fx *f, const char *what, const int64_t *shape, const float *got,
-                      const float *ref, size_t n, const double *atol) {
-    mla_tol tol = mla_tol_exact();
-    if (atol) {
-        tol.cls = MLA_TOL_BF16_GEMM;
-        tol.atol_elem = atol;
+    if (f->g->t_q < MLA_TC_PREFILL_MIN_TQ)
+        tb_failf(&f->t, 1, CASE " t_q %d is below the TC door", f->g->t_q);
+    if (mla_case_run(c, &f->ctx) != 0) {
+        char err[sizeof f->ctx.err];
+        memcpy(err, f->ctx.err, sizeof err);
+        mla_ctx_free(&f->ctx);
+        tb_failf(&f->t, 1, "mla_case_run(" CASE "): %s", err);
     }
-    mla_cmp_result r = mla_compare_f32(got, ref, n, &tol);
-    if (!atol && memcmp(got, ref, n * 4) != 0) r.pass = 0; /* bytes, -0 / NaN payload too */
-    if (r.n_nan_mismatch) r.pass = 0;
-    if (r.pass) return;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *fp = open_memstream(&buf, &len);
-    mla_cmp_report(fp, "glm5_prefill", what, 3, shape, &r, &tol, f->rerun);
-    fclose(fp);
-    write_repro(f, shape, got, ref);
-    cr_expect(0, "tc_prefill_gpu/%s:\n%s", f->name, buf);
-    free(buf);
 }
 
 /* Host bf16 operands of the door's GEMM, exactly as the case's bf16 stages build them. */
-static uint16_t *host_x_bf16(const float *x, size_t n) {
-    uint16_t *b = xmalloc(n * 2);
+static uint16_t *host_x_bf16(tb *t, const float *x, size_t n) {
+    uint16_t *b = tb_xmalloc(t, n * 2);
     for (size_t i = 0; i < n; i++) b[i] = oracle_bf16_from_f32(x[i]);
     return b;
 }
 
-static uint16_t *host_wk_t_bf16(const float *wk_b, int32_t H, int32_t dn, int32_t R) {
-    uint16_t *w = xmalloc((size_t)H * R * dn * 2);
+static uint16_t *host_wk_t_bf16(tb *t, const float *wk_b, int32_t H, int32_t dn, int32_t R) {
+    uint16_t *w = tb_xmalloc(t, (size_t)H * R * dn * 2);
     for (int32_t h = 0; h < H; h++)
         for (int32_t r = 0; r < R; r++)
             for (int32_t d = 0; d < dn; d++)
@@ -123,49 +79,48 @@ static uint16_t *host_wk_t_bf16(const float *wk_b, int32_t H, int32_t dn, int32_
 }
 
 /* One door call (absorb or decompress) over the first t_q rows of the case, into a freshly
- * poisoned buffer; returns the output (host) and the TC counter delta. The bf16 weights are
- * prepared on the device by the door's helpers. */
+ * poisoned buffer (the bf16 weights are prepared on the device by the door's helpers); checks
+ * every buffer's guards, the inputs unchanged and the output fully written; returns the output
+ * (host), the door's bf16 conversion of the input (its scratch, downloaded) and the TC counter
+ * delta. what: e.g. "door run 1". */
 typedef struct {
     float *out;
     uint64_t tc_delta;
-    int guards_ok;
-    size_t poison_left;
-    uint16_t *x_scratch; /* the door's bf16 conversion of the input, downloaded */
+    uint16_t *x_scratch;
 } door_result;
 
-static door_result run_door(tc_fx *f, int absorb, int32_t t_q) {
+static door_result run_door(tc_fx *f, int absorb, int32_t t_q, const char *what) {
+    tb *t = &f->t;
     const mla_geom *g = f->g;
     int32_t H = g->n_head, R = g->kv_rank, hd = absorb ? g->d_nope : g->d_v;
     int32_t in_w = absorb ? g->d_nope : R, out_w = absorb ? R : g->d_v;
-    const mla_tensor *in = tensor(f, absorb ? "q_nope" : "o_lat");
-    const mla_tensor *w = tensor(f, absorb ? "wk_b" : "wv_b");
+    const char *in_name = absorb ? "q_nope" : "o_lat", *w_name = absorb ? "wk_b" : "wv_b";
+    const mla_tensor *in = tb_tensor(t, &f->ctx, in_name), *w = tb_tensor(t, &f->ctx, w_name);
     size_t n_in = (size_t)t_q * H * in_w, n_out = (size_t)t_q * H * out_w;
     size_t n_w = (size_t)H * hd * R;
     gpu_buf bi = gpu_buf_from_host(in->data, n_in * 4), bw = gpu_buf_from_host(w->data, n_w * 4);
-    gpu_buf bwb = gpu_buf_alloc(n_w * 2), bx = gpu_buf_alloc(n_in * 2), bws = gpu_buf_alloc(WS_BYTES);
-    gpu_buf bo = gpu_buf_alloc(n_out * 4);
+    gpu_buf bwb = gpu_buf_alloc(n_w * 2), bx = gpu_buf_alloc(n_in * 2);
+    gpu_buf bws = gpu_buf_alloc(WS_BYTES), bo = gpu_buf_alloc(n_out * 4);
     int rc = absorb ? mla_bf16_transpose_heads(bw.ptr, bwb.ptr, H, hd, R, NULL)
                     : mla_f32_to_bf16(bw.ptr, bwb.ptr, (int64_t)n_w, NULL);
-    cr_assert(rc == 0, "tc_prefill_gpu/%s: bf16 weight preparation returned %d (%s)\n  re-run: %s",
-              f->name, rc, mla_status_message(rc), f->rerun);
+    tb_launched(t, rc,
+                absorb ? "bf16 weight preparation (mla_bf16_transpose_heads)"
+                       : "bf16 weight preparation (mla_f32_to_bf16)");
     uint64_t before = mla_tc_prefill_dispatches();
     rc = absorb ? mla_door_tc_absorb_q(bi.ptr, bw.ptr, bwb.ptr, bo.ptr, bx.ptr, bws.ptr, WS_BYTES,
                                        t_q, H, hd, R, NULL)
                 : mla_door_tc_decompress_v(bi.ptr, bw.ptr, bwb.ptr, bo.ptr, bx.ptr, bws.ptr,
                                            WS_BYTES, t_q, H, hd, R, NULL);
-    if (rc == 0) rc = gpu_sync();
-    cr_assert(rc == 0, "tc_prefill_gpu/%s: mla_door_tc_%s returned %d (%s)\n  re-run: %s", f->name,
-              absorb ? "absorb_q" : "decompress_v", rc, mla_status_message(rc), f->rerun);
+    tb_launched(t, rc, absorb ? "mla_door_tc_absorb_q" : "mla_door_tc_decompress_v");
     door_result res;
     res.tc_delta = mla_tc_prefill_dispatches() - before;
-    res.guards_ok = gpu_buf_guards_intact(&bo) && gpu_buf_guards_intact(&bi) &&
-                    gpu_buf_guards_intact(&bw) && gpu_buf_guards_intact(&bwb) &&
-                    gpu_buf_guards_intact(&bx) && gpu_buf_guards_intact(&bws);
-    res.poison_left = gpu_buf_count_poison(&bo);
-    res.out = xmalloc(n_out * 4);
-    gpu_buf_download(&bo, res.out, n_out * 4);
-    res.x_scratch = xmalloc(n_in * 2);
-    gpu_buf_download(&bx, res.x_scratch, n_in * 2);
+    tb_input_untouched(t, &bi, in->data, in_name);
+    tb_input_untouched(t, &bw, w->data, w_name);
+    tb_expectf(t, gpu_buf_guards_intact(&bwb), "%s: a guard band of the bf16 weights was "
+               "overwritten", what);
+    tb_expectf(t, gpu_buf_guards_intact(&bws), "%s wrote outside the cuBLASLt workspace", what);
+    res.x_scratch = tb_output(t, &bx, "x_bf16 (scratch)", what, 0);
+    res.out = tb_output(t, &bo, absorb ? "q_lat" : "out", what, 1);
     gpu_buf_free(&bi);
     gpu_buf_free(&bw);
     gpu_buf_free(&bwb);
@@ -175,23 +130,23 @@ static door_result run_door(tc_fx *f, int absorb, int32_t t_q) {
     return res;
 }
 
-/* The f32 launcher over the first t_q rows. */
+/* The f32 launcher over the first t_q rows (output fully written, guards intact). */
 static float *run_f32(tc_fx *f, int absorb, int32_t t_q) {
+    tb *t = &f->t;
     const mla_geom *g = f->g;
     int32_t H = g->n_head, R = g->kv_rank, hd = absorb ? g->d_nope : g->d_v;
-    const mla_tensor *in = tensor(f, absorb ? "q_nope" : "o_lat");
-    const mla_tensor *w = tensor(f, absorb ? "wk_b" : "wv_b");
+    const mla_tensor *in = tb_tensor(t, &f->ctx, absorb ? "q_nope" : "o_lat");
+    const mla_tensor *w = tb_tensor(t, &f->ctx, absorb ? "wk_b" : "wv_b");
     size_t n_in = (size_t)t_q * H * (absorb ? hd : R), n_out = (size_t)t_q * H * (absorb ? R : hd);
     gpu_buf bi = gpu_buf_from_host(in->data, n_in * 4);
     gpu_buf bw = gpu_buf_from_host(w->data, (size_t)H * hd * R * 4);
     gpu_buf bo = gpu_buf_alloc(n_out * 4);
     int rc = absorb ? memra_mla_absorb_q_f32(bi.ptr, bw.ptr, bo.ptr, t_q, H, hd, R, NULL)
                     : memra_mla_decompress_v_f32(bi.ptr, bw.ptr, bo.ptr, t_q, H, hd, R, NULL);
-    if (rc == 0) rc = gpu_sync();
-    cr_assert(rc == 0, "tc_prefill_gpu/%s: the f32 launcher returned %d (%s)\n  re-run: %s",
-              f->name, rc, mla_status_message(rc), f->rerun);
-    float *out = xmalloc(n_out * 4);
-    gpu_buf_download(&bo, out, n_out * 4);
+    tb_launched(t, rc,
+                absorb ? "the f32 launcher (memra_mla_absorb_q_f32)"
+                       : "the f32 launcher (memra_mla_decompress_v_f32)");
+    float *out = tb_output(t, &bo, absorb ? "q_lat" : "out", "the f32 launcher", 1);
     gpu_buf_free(&bi);
     gpu_buf_free(&bw);
     gpu_buf_free(&bo);
@@ -202,41 +157,39 @@ static void engaged(const char *test_name, int absorb) {
     GPU_REQUIRE();
     tc_fx f;
     fx_open(&f, test_name);
+    tb *tt = &f.t;
     const mla_geom *g = f.g;
     int32_t t = g->t_q, H = g->n_head, R = g->kv_rank;
     int32_t nn = absorb ? R : g->d_v, k = absorb ? g->d_nope : R;
     unsetenv("MEMRA_MLA_DECODE_SPLIT");
     setenv("MEMRA_MLA_TC_PREFILL", "1", 1);
-    door_result a = run_door(&f, absorb, t), b = run_door(&f, absorb, t);
+    door_result a = run_door(&f, absorb, t, "door run 1");
+    door_result b = run_door(&f, absorb, t, "door run 2");
     unsetenv("MEMRA_MLA_TC_PREFILL");
-    cr_expect(a.tc_delta == 1 && b.tc_delta == 1,
-              "tc_prefill_gpu/%s: MEMRA_MLA_TC_PREFILL=1 at t_q %d: the TC counter moved by %llu "
-              "and %llu, want 1 each (the GEMM did not run: declined or not engaged)\n  re-run: %s",
-              f.name, t, (unsigned long long)a.tc_delta, (unsigned long long)b.tc_delta, f.rerun);
-    cr_expect(a.guards_ok && b.guards_ok,
-              "tc_prefill_gpu/%s: a guard band (output, inputs, bf16 weights, scratch or "
-              "workspace) was overwritten\n  re-run: %s", f.name, f.rerun);
-    cr_expect(a.poison_left == 0, "tc_prefill_gpu/%s: %zu output words left unwritten\n"
-              "  re-run: %s", f.name, a.poison_left, f.rerun);
-    size_t ny = (size_t)t * H * nn;
-    int64_t shape[3] = {t, H, nn};
-    check_cmp(&f, "run 2 vs run 1 (run-to-run, exact)", shape, b.out, a.out, ny, NULL);
+    tb_expectf(tt, a.tc_delta == 1 && b.tc_delta == 1,
+               "MEMRA_MLA_TC_PREFILL=1 at t_q %d: the TC counter moved by %llu and %llu, want 1 "
+               "each (the GEMM did not run: declined or not engaged)",
+               t, (unsigned long long)a.tc_delta, (unsigned long long)b.tc_delta);
+    const int64_t shape[3] = {t, H, nn};
+    tb_compare(tt, absorb ? "q_lat_run_to_run" : "out_run_to_run", ST_F32, 3, shape, b.out,
+               "run2", a.out, "run1", MLA_TOL_EXACT, NULL, 1);
 
-    const mla_tensor *x32 = tensor(&f, absorb ? "q_nope" : "o_lat");
-    const mla_tensor *w32 = tensor(&f, absorb ? "wk_b" : "wv_b");
-    const mla_tensor *ref = tensor(&f, absorb ? "absorb_bf16_y_f32" : "decompress_bf16_y_f32");
-    size_t nx = (size_t)t * H * k;
-    uint16_t *x = host_x_bf16(x32->data, nx);
-    uint16_t *w = absorb ? host_wk_t_bf16(w32->data, H, g->d_nope, R)
-                         : host_x_bf16(w32->data, (size_t)H * nn * k);
-    cr_expect(memcmp(a.x_scratch, x, nx * 2) == 0,
-              "tc_prefill_gpu/%s: the door's bf16 conversion of the input differs from "
-              "oracle_bf16_from_f32\n  re-run: %s", f.name, f.rerun);
-    double *atol = xmalloc(ny * sizeof *atol);
+    const mla_tensor *x32 = tb_tensor(tt, &f.ctx, absorb ? "q_nope" : "o_lat");
+    const mla_tensor *w32 = tb_tensor(tt, &f.ctx, absorb ? "wk_b" : "wv_b");
+    const mla_tensor *ref =
+        tb_tensor(tt, &f.ctx, absorb ? "absorb_bf16_y_f32" : "decompress_bf16_y_f32");
+    size_t ny = (size_t)t * H * nn, nx = (size_t)t * H * k;
+    uint16_t *x = host_x_bf16(tt, x32->data, nx);
+    uint16_t *w = absorb ? host_wk_t_bf16(tt, w32->data, H, g->d_nope, R)
+                         : host_x_bf16(tt, w32->data, (size_t)H * nn * k);
+    const int64_t xshape[3] = {t, H, k};
+    tb_compare(tt, "x_bf16", ST_BF16, 3, xshape, a.x_scratch, "door_scratch", x,
+               "oracle_bf16_from_f32", MLA_TOL_EXACT, NULL, 1);
+    double *atol = tb_xmalloc(tt, ny * sizeof *atol);
     mla_tol_bf16_gemm_bounds(w, x, NULL, t, nn, k, (int64_t)H * k, k, (int64_t)H * nn, nn, H, 0,
                              atol);
-    check_cmp(&f, absorb ? "q_lat (TC) vs oracle bf16 reference" : "out (TC) vs oracle bf16 "
-              "reference", shape, a.out, ref->data, ny, atol);
+    /* class bf16_gemm (the tensor's own, from its stage descriptor), per-element bounds */
+    tb_against_oracle(tt, &f.ctx, ref, a.out, "tc_door", atol);
     free(atol);
     free(x);
     free(w);
@@ -257,20 +210,15 @@ static void not_engaged(const char *test_name, int absorb, int flag_on, int32_t 
         setenv("MEMRA_MLA_TC_PREFILL", "1", 1);
     else
         unsetenv("MEMRA_MLA_TC_PREFILL");
-    door_result a = run_door(&f, absorb, t_q);
+    door_result a = run_door(&f, absorb, t_q, "door");
     unsetenv("MEMRA_MLA_TC_PREFILL");
-    cr_expect(a.tc_delta == 0,
-              "tc_prefill_gpu/%s: flag %s, t_q %d (threshold %d): the TC door engaged\n"
-              "  re-run: %s", f.name, flag_on ? "on" : "off", t_q, MLA_TC_PREFILL_MIN_TQ,
-              f.rerun);
-    cr_expect(a.guards_ok && a.poison_left == 0,
-              "tc_prefill_gpu/%s: guard band overwritten or %zu words unwritten\n  re-run: %s",
-              f.name, a.poison_left, f.rerun);
+    tb_expectf(&f.t, a.tc_delta == 0, "flag %s, t_q %d (threshold %d): the TC door engaged",
+               flag_on ? "on" : "off", t_q, MLA_TC_PREFILL_MIN_TQ);
     float *ref = run_f32(&f, absorb, t_q);
     int32_t nn = absorb ? f.g->kv_rank : f.g->d_v;
-    int64_t shape[3] = {t_q, f.g->n_head, nn};
-    check_cmp(&f, "door (not engaged) vs f32 launcher, exact", shape, a.out, ref,
-              (size_t)t_q * f.g->n_head * nn, NULL);
+    const int64_t shape[3] = {t_q, f.g->n_head, nn};
+    tb_compare(&f.t, absorb ? "q_lat" : "out", ST_F32, 3, shape, a.out, "door_not_engaged", ref,
+               "f32_launcher", MLA_TOL_EXACT, NULL, 1);
     free(ref);
     free(a.out);
     free(a.x_scratch);
@@ -299,11 +247,11 @@ Test(tc_prefill_gpu, flag_off__decompress, .timeout = 300) {
 /* The device bf16 helpers round like the oracle, including ties, NaN, infinities and -0. */
 Test(tc_prefill_gpu, bf16_prep_matches_host, .timeout = 120) {
     GPU_REQUIRE();
-    const char *rerun = "bazel test //tests:tc_prefill_gpu_test "
-                        "--test_arg=--filter='tc_prefill_gpu/bf16_prep_matches_host'";
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, "bf16_prep_matches_host");
     const int32_t B = 3, rows = 5, cols = 7;
     size_t n = (size_t)B * rows * cols;
-    float *src = xmalloc(n * 4);
+    float *src = tb_xmalloc(&t, n * 4);
     mla_fill_host_f32(src, n, MLA_FILL_REALISTIC, 0xBF16u, "bf16_src", 3.0f);
     const uint32_t special[] = {0x3F808000u /* tie, even down */, 0x3F818000u /* tie, up */,
                                 0x7F800000u, 0xFF800000u, 0x80000000u, 0x7FC00001u,
@@ -312,23 +260,22 @@ Test(tc_prefill_gpu, bf16_prep_matches_host, .timeout = 120) {
         memcpy(&src[i * 3], &special[i], 4);
     gpu_buf bs = gpu_buf_from_host(src, n * 4), bd = gpu_buf_alloc(n * 2),
             bt = gpu_buf_alloc(n * 2);
-    int rc = mla_f32_to_bf16(bs.ptr, bd.ptr, (int64_t)n, NULL);
-    cr_assert(rc == 0, "mla_f32_to_bf16: %d (%s)", rc, mla_status_message(rc));
-    rc = mla_bf16_transpose_heads(bs.ptr, bt.ptr, B, rows, cols, NULL);
-    cr_assert(rc == 0 && gpu_sync() == 0, "mla_bf16_transpose_heads: %d (%s)", rc,
-              mla_status_message(rc));
-    uint16_t *d = xmalloc(n * 2), *tt = xmalloc(n * 2);
-    gpu_buf_download(&bd, d, n * 2);
-    gpu_buf_download(&bt, tt, n * 2);
+    tb_launched(&t, mla_f32_to_bf16(bs.ptr, bd.ptr, (int64_t)n, NULL), "mla_f32_to_bf16");
+    tb_launched(&t, mla_bf16_transpose_heads(bs.ptr, bt.ptr, B, rows, cols, NULL),
+                "mla_bf16_transpose_heads");
+    tb_input_untouched(&t, &bs, src, "src");
+    /* guards intact and every output word written */
+    uint16_t *d = tb_output(&t, &bd, "bf16", "mla_f32_to_bf16", 1);
+    uint16_t *tt = tb_output(&t, &bt, "bf16_transposed", "mla_bf16_transpose_heads", 1);
     for (size_t i = 0; i < n; i++) {
         uint16_t want = oracle_bf16_from_f32(src[i]);
         int nan_both = (want & 0x7F80u) == 0x7F80u && (want & 0x7Fu) &&
                        (d[i] & 0x7F80u) == 0x7F80u && (d[i] & 0x7Fu);
         uint32_t bits;
         memcpy(&bits, &src[i], 4);
-        cr_expect(d[i] == want || nan_both,
-                  "mla_f32_to_bf16[%zu]: f32 0x%08X -> 0x%04X, oracle 0x%04X\n  re-run: %s", i,
-                  bits, d[i], want, rerun);
+        tb_expectf(&t, d[i] == want || nan_both,
+                   "mla_f32_to_bf16[%zu]: f32 0x%08X -> 0x%04X, oracle 0x%04X", i, bits, d[i],
+                   want);
     }
     for (int32_t b = 0; b < B; b++)
         for (int32_t r = 0; r < rows; r++)
@@ -336,14 +283,12 @@ Test(tc_prefill_gpu, bf16_prep_matches_host, .timeout = 120) {
                 float v = src[((size_t)b * rows + r) * cols + c];
                 uint16_t got = tt[((size_t)b * cols + c) * rows + r],
                          want = oracle_bf16_from_f32(v);
-                cr_expect(got == want || (isnan(v) && (got & 0x7F80u) == 0x7F80u && (got & 0x7Fu)),
-                          "mla_bf16_transpose_heads dst[%d][%d][%d] = 0x%04X, oracle 0x%04X\n"
-                          "  re-run: %s", b, c, r, got, want, rerun);
+                tb_expectf(&t,
+                           got == want ||
+                               (isnan(v) && (got & 0x7F80u) == 0x7F80u && (got & 0x7Fu)),
+                           "mla_bf16_transpose_heads dst[%d][%d][%d] = 0x%04X, oracle 0x%04X", b,
+                           c, r, got, want);
             }
-    cr_expect(gpu_buf_guards_intact(&bd) && gpu_buf_guards_intact(&bt) &&
-                  gpu_buf_count_poison(&bd) == 0 && gpu_buf_count_poison(&bt) == 0,
-              "bf16 helpers: guard band overwritten or output words unwritten\n  re-run: %s",
-              rerun);
     free(src);
     free(d);
     free(tt);
