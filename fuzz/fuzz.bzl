@@ -5,10 +5,13 @@
                     `bazel build //...` builds everywhere.
   <name>_regression a test (`bazel test`): the regression driver replays the committed corpus
                     fuzz/corpus/<name>/ through the same entry point, without libFuzzer.
+Both link //fuzz:fuzz_gpu (fuzz_gpu.h / fuzz_gpu.c: device detection, the fuzz testbed, reused
+device buffers), in both configurations.
 """
 
 def mla_fuzz_target(name, srcs, deps = [], data = [], env = {}, size = "small", tags = []):
-    common = srcs + ["//fuzz:fuzz_entry.c", "//fuzz:fuzz_gpu.h", "//fuzz:fuzz_helpers.h"]
+    common = srcs + ["//fuzz:fuzz_entry.c", "//fuzz:fuzz_helpers.h"]
+    deps = deps + ["//fuzz:fuzz_gpu"]
     native.cc_binary(
         name = name + "_fuzzer",
         srcs = common + select({

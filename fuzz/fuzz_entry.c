@@ -14,14 +14,18 @@ void fuzz_set_current_input(const uint8_t *data, size_t size) {
     current_size = size;
 }
 
-void fuzz_write_reproducer(const char *target) {
+void fuzz_reproducer_path(const char *target, char *buf, size_t n) {
     uint64_t h = 1469598103934665603ull; /* FNV-1a 64 of the input names the file */
     for (size_t i = 0; i < current_size; i++) h = (h ^ current_data[i]) * 1099511628211ull;
     const char *dir = getenv("FUZZ_REPRO_DIR");
     if (!dir || !*dir) dir = getenv("TEST_UNDECLARED_OUTPUTS_DIR"); /* Bazel keeps these */
     if (!dir || !*dir) dir = ".";
+    snprintf(buf, n, "%s/repro-%s-%016llx.bin", dir, target, (unsigned long long)h);
+}
+
+void fuzz_write_reproducer(const char *target) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/repro-%s-%016llx.bin", dir, target, (unsigned long long)h);
+    fuzz_reproducer_path(target, path, sizeof path);
     FILE *f = fopen(path, "wb");
     if (f && (current_size == 0 || fwrite(current_data, 1, current_size, f) == current_size)) {
         fclose(f);

@@ -25,6 +25,8 @@ void fuzz_set_current_input(const uint8_t *data, size_t size);
 /* Writes the current input to $FUZZ_REPRO_DIR (default: .) as repro-<target>-<fnv64>.bin and
  * prints the one command that replays it. */
 void fuzz_write_reproducer(const char *target);
+/* The path fuzz_write_reproducer would write for the current input. */
+void fuzz_reproducer_path(const char *target, char *buf, size_t n);
 /* The target's name (each target defines it with FUZZ_TARGET_NAME). */
 extern const char *fuzz_target_name;
 

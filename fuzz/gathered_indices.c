@@ -4,37 +4,62 @@
  * oracle's output depends on the list's order / padding beyond class attn.
  *
  * Parameters (from the input's end): n_head 1..8, kv_rank {1, 4, 63, 64, 128, 512} or 1..64,
- * d_rope {0, 2, 64}, t_q 1..3, t_kv 1..300, n_slots 1..96, per-query list style, seeds, scale.
- * Non-negative entries are always rows of the cache (the caller's guarantee). Without a device
- * the launcher must return the CUDA band. */
+ * d_rope {0, 2, 64}, t_q 1..3, t_kv 1..300, n_slots 1..96, per-query list style, a seed, scales.
+ * Non-negative entries are always rows of the cache (the caller's guarantee). Values: the Philox
+ * fill (tests/lib/mla_fill.h) of q_lat, q_pe and the cache, list entries from its stream "idx",
+ * keyed by the drawn seed. With a device the launch goes through the fuzz testbed
+ * (fuzz/fuzz_gpu.h): it also aborts when the launch fails, the kernel writes outside o_lat (guard
+ * bands), leaves an o_lat word unwritten (poison) or modifies an input. Without a device the
+ * launcher must return the CUDA band. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz_gpu.h"
 #include "fuzz/fuzz_helpers.h"
-#include "fuzz/kpool_fuzz_util.h"
 #include "kernels/mla.h"
 #include "oracle/mla_oracle.h"
 #include "tests/lib/compare.h"
+#include "tests/lib/mla_fill.h"
+#include "tests/lib/testbed.h"
 
 FUZZ_TARGET_NAME("gathered_indices");
 
-static int32_t gen_entry(int style, uint64_t seed, int32_t s, int32_t tkv, int32_t own,
+/* Slot s of a query's list (own: the query's row) under `style`; w: one Philox word. */
+static int32_t gen_entry(int style, uint32_t w, int32_t s, int32_t tkv, int32_t own,
                          int32_t n_slots) {
-    uint64_t w = kf_word(seed, (uint64_t)s);
     static const int32_t NEG[] = {-1, -1, -1, -2, -7, -1000000, INT32_MIN};
     switch (style) {
-    case 0: return -1;                                               /* all invalid */
-    case 1: return (int32_t)(w % 4u) == 0 ? NEG[(w >> 8) % 7u] : (int32_t)((w >> 16) % (uint64_t)tkv);
-    case 2: return (int32_t)((w >> 16) % (uint64_t)(tkv < 3 ? tkv : 3)); /* heavy repeats */
-    case 3: return s % 3 == 0 ? own : (s % 3 == 1 ? -1 : (int32_t)((w >> 16) % (uint64_t)tkv));
-    case 4: return n_slots - 1 - s < tkv ? tkv - 1 - (n_slots - 1 - s) % tkv : -1; /* descending */
-    default: return s < tkv ? s : -1;                                 /* ascending, padded */
+    case 0: return -1; /* all invalid */
+    case 1: return w % 4u == 0 ? NEG[(w >> 8) % 7u] : (int32_t)((w >> 16) % (uint32_t)tkv);
+    case 2: return (int32_t)((w >> 16) % (uint32_t)(tkv < 3 ? tkv : 3)); /* heavy repeats */
+    case 3: return s % 3 == 0 ? own : (s % 3 == 1 ? -1 : (int32_t)((w >> 16) % (uint32_t)tkv));
+    case 4: /* descending */
+        return n_slots - 1 - s < tkv ? tkv - 1 - (n_slots - 1 - s) % tkv : -1;
+    default: return s < tkv ? s : -1; /* ascending, padded */
     }
 }
 
+/* Query i's o_lat[i] (H x R) must be exactly +0 when its list has no valid entry. */
+static void check_empty_queries(tb *t, const float *o_lat, const char *who, const int *n_valid,
+                                int32_t tq, int32_t H, int32_t R, const float *zeros) {
+    const int64_t shape[2] = {H, R};
+    for (int32_t i = 0; i < tq; i++)
+        if (n_valid[i] == 0) {
+            char tensor[48];
+            snprintf(tensor, sizeof tensor, "o_lat_q%d", i);
+            tb_compare(t, tensor, ST_F32, 2, shape, o_lat + (size_t)i * H * R, who, zeros,
+                       "+0 (no valid entry)", MLA_TOL_EXACT, NULL, 1);
+        }
+}
+
+/* Grow-only device buffers reused across executions (fuzz_gpu.h). */
+static gpu_buf d_ql, d_qp, d_cache, d_idx, d_out;
+
 int fuzz_one_input(const uint8_t *data, size_t size) {
+    tb *t = fuzz_tb_begin(data, size);
     fuzz_producer p = fuzz_producer_init(data, size);
     int32_t H = (int32_t)fuzz_range(&p, 1, 8);
     int32_t R = fuzz_range(&p, 0, 1) ? FUZZ_PICK(&p, ((const int32_t[]){1, 4, 63, 64, 128, 512}))
@@ -47,22 +72,30 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     float vscale = FUZZ_PICK(&p, ((const float[]){1.0f, 0.01f, 8.0f}));
     int style[3];
     for (int i = 0; i < 3; i++) style[i] = (int)fuzz_range(&p, 0, 5);
-    uint64_t seed = ((uint64_t)fuzz_u32(&p) << 32) | fuzz_u32(&p);
+    uint32_t seed = fuzz_u32(&p);
+    seed ^= fuzz_u32(&p); /* 8 bytes, as the seed always took: other draws keep their bytes */
+    fuzz_tb_casef(t, "n_head %d kv_rank %d d_rope %d t_q %d t_kv %d n_slots %d scale %g "
+                  "value_scale %g styles %d %d %d seed 0x%08X", H, R, dr, tq, tkv, ns,
+                  (double)scale, (double)vscale, style[0], tq > 1 ? style[1] : -1,
+                  tq > 2 ? style[2] : -1, seed);
 
     int32_t W = R + dr;
-    size_t nq = (size_t)tq * H * R, npe = (size_t)tq * H * dr, nc = (size_t)tkv * W,
-           ni = (size_t)tq * ns;
-    float *ql = kf_malloc(nq * 4), *qp = kf_malloc(npe * 4 + 4), *cache = kf_malloc(nc * 4),
-          *orc = kf_malloc(nq * 4), *alt = kf_malloc(nq * 4);
-    int32_t *idx = kf_malloc(ni * 4), *idx2 = kf_malloc(ni * 4);
-    for (size_t i = 0; i < nq; i++) ql[i] = kf_uni(seed ^ 1, i) * vscale;
-    for (size_t i = 0; i < npe; i++) qp[i] = kf_uni(seed ^ 2, i) * vscale;
-    for (size_t i = 0; i < nc; i++) cache[i] = kf_uni(seed ^ 3, i);
+    size_t nq = (size_t)tq * H * R, npe = (size_t)tq * H * dr, nc = (size_t)tkv * W;
+    size_t ni = (size_t)tq * ns;
+    float *ql = tb_xmalloc(t, nq * 4), *qp = tb_xmalloc(t, npe * 4);
+    float *cache = tb_xmalloc(t, nc * 4), *orc = tb_xmalloc(t, nq * 4);
+    float *alt = tb_xmalloc(t, nq * 4), *zeros = tb_xmalloc(t, (size_t)H * R * 4);
+    int32_t *idx = tb_xmalloc(t, ni * 4), *idx2 = tb_xmalloc(t, ni * 4);
+    memset(zeros, 0, (size_t)H * R * 4);
+    mla_fill_host_f32(ql, nq, MLA_FILL_REALISTIC, seed, "q_lat", vscale);
+    mla_fill_host_f32(qp, npe, MLA_FILL_REALISTIC, seed, "q_pe", vscale);
+    mla_fill_host_f32(cache, nc, MLA_FILL_REALISTIC, seed, "cache", 1.0f);
+    mla_fill_stream st = mla_fill_stream_init(seed, "idx"); /* one word per entry */
     int n_valid[3] = {0, 0, 0};
     for (int32_t i = 0; i < tq; i++) {
         int32_t own = tkv - tq + i;
         for (int32_t s = 0; s < ns; s++) {
-            int32_t v = gen_entry(style[i], seed ^ (uint64_t)(i + 7), s, tkv, own, ns);
+            int32_t v = gen_entry(style[i], mla_fill_stream_u32(&st), s, tkv, own, ns);
             idx[(size_t)i * ns + s] = v;
             n_valid[i] += v >= 0;
         }
@@ -72,61 +105,38 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
             if (idx[(size_t)i * ns + s] >= 0) idx2[(size_t)i * ns + m++] = idx[(size_t)i * ns + s];
         while (m < ns) idx2[(size_t)i * ns + m++] = -1;
     }
-#define TUPLE "n_head %d kv_rank %d d_rope %d t_q %d t_kv %d n_slots %d scale %g styles %d %d %d"
-#define TARGS H, R, dr, tq, tkv, ns, (double)scale, style[0], style[1], style[2 < tq ? 2 : 0]
-    oracle_attn_gathered_f32(ql, dr ? qp : NULL, cache, idx, orc, H, R, dr, tq, ns, scale);
-    oracle_attn_gathered_f32(ql, dr ? qp : NULL, cache, idx2, alt, H, R, dr, tq, ns, scale);
-    double *atol = kf_malloc(nq * sizeof *atol);
-    mla_tol_attn_gathered_bounds(ql, dr ? qp : NULL, cache, idx, H, R, dr, tq, ns, scale, 0, 0, atol);
-    mla_tol tol = mla_tol_exact();
-    tol.cls = MLA_TOL_ATTN;
-    tol.atol_elem = atol;
-    for (int32_t i = 0; i < tq; i++)
-        if (n_valid[i] == 0)
-            for (size_t e = (size_t)i * H * R; e < (size_t)(i + 1) * H * R; e++)
-                FUZZ_ASSERT_MSG(kf_bits(orc[e]) == 0u,
-                                "oracle: query %d has no valid entry but o_lat[%d][%zu][%zu] = %a "
-                                "(want +0); " TUPLE, i, i, (e / (size_t)R) % (size_t)H,
-                                e % (size_t)R, (double)orc[e], TARGS);
-    mla_cmp_result cr = mla_compare_f32(alt, orc, nq, &tol);
-    FUZZ_ASSERT_MSG(cr.pass && !cr.n_nan_mismatch,
-                    "oracle: reordering the list moved o_lat[%zu] from %a to %a (|diff| %g > "
-                    "bound %g); " TUPLE, cr.worst_index, (double)cr.ref_worst, (double)cr.got_worst,
-                    cr.worst_abs, cr.worst_bound, TARGS);
-    if (!kf_have_gpu()) {
-        int rc = memra_mla_attn_gathered_f32(ql, dr ? qp : NULL, cache, idx, alt, H, R, dr, tq, ns,
-                                             scale, NULL);
-        KF_ASSERT_CUDA_BAND(rc, TUPLE, TARGS);
-    } else {
-        float *dql = kf_dev_from(ql, nq * 4), *dqp = kf_dev_from(qp, npe * 4),
-              *dc = kf_dev_from(cache, nc * 4), *dout = kf_dev(nq * 4);
-        int32_t *di = kf_dev_from(idx, ni * 4);
-        kf_poison(dout, nq * 4);
-        int rc = memra_mla_attn_gathered_f32(dql, dr ? dqp : NULL, dc, di, dout, H, R, dr, tq, ns,
-                                             scale, NULL);
-        FUZZ_ASSERT_MSG(rc == 0, "attn_gathered returned %d; " TUPLE, rc, TARGS);
-        kf_download(alt, dout, nq * 4);
-        for (int32_t i = 0; i < tq; i++)
-            if (n_valid[i] == 0)
-                for (size_t e = (size_t)i * H * R; e < (size_t)(i + 1) * H * R; e++)
-                    FUZZ_ASSERT_MSG(kf_bits(alt[e]) == 0u,
-                                    "kernel: query %d has no valid entry but o_lat[%d][%zu][%zu] "
-                                    "= %a (want +0, exactly); " TUPLE, i, i,
-                                    (e / (size_t)R) % (size_t)H, e % (size_t)R, (double)alt[e],
-                                    TARGS);
-        cr = mla_compare_f32(alt, orc, nq, &tol);
-        FUZZ_ASSERT_MSG(cr.pass && !cr.n_nan_mismatch,
-                        "kernel vs oracle outside class attn: o_lat[%zu][%zu][%zu] kernel %a "
-                        "oracle %a |diff| %g bound %g (%zu failing); " TUPLE,
-                        cr.worst_index / ((size_t)H * R), cr.worst_index / (size_t)R % (size_t)H,
-                        cr.worst_index % (size_t)R, (double)cr.got_worst, (double)cr.ref_worst,
-                        cr.worst_abs, cr.worst_bound, cr.n_fail, TARGS);
-        KF_CUDA(cudaFree(dql));
-        KF_CUDA(cudaFree(dqp));
-        KF_CUDA(cudaFree(dc));
-        KF_CUDA(cudaFree(dout));
-        KF_CUDA(cudaFree(di));
+    const float *qpe = dr ? qp : NULL;
+    oracle_attn_gathered_f32(ql, qpe, cache, idx, orc, H, R, dr, tq, ns, scale);
+    oracle_attn_gathered_f32(ql, qpe, cache, idx2, alt, H, R, dr, tq, ns, scale);
+    double *atol = tb_xmalloc(t, nq * sizeof *atol);
+    mla_tol_attn_gathered_bounds(ql, qpe, cache, idx, H, R, dr, tq, ns, scale, 0, 0, atol);
+    const int64_t shape[3] = {tq, H, R};
+    check_empty_queries(t, orc, "oracle", n_valid, tq, H, R, zeros);
+    tb_compare(t, "o_lat", ST_F32, 3, shape, alt, "oracle (list reordered)", orc, "oracle",
+               MLA_TOL_ATTN, atol, 0);
+    if (fuzz_gpu_enabled()) {
+        const float *dql = fuzz_dev_in(&d_ql, ql, nq * 4), *dqp = fuzz_dev_in(&d_qp, qp, npe * 4);
+        const float *dc = fuzz_dev_in(&d_cache, cache, nc * 4);
+        const int32_t *di = fuzz_dev_in(&d_idx, idx, ni * 4);
+        float *dout = fuzz_dev_out(&d_out, nq * 4); /* poisoned */
+        tb_launched(t, memra_mla_attn_gathered_f32(dql, dr ? dqp : NULL, dc, di, dout, H, R, dr,
+                                                   tq, ns, scale, NULL),
+                    "attn_gathered");
+        float *got = tb_output(t, &d_out, "o_lat", "attn_gathered", 1);
+        check_empty_queries(t, got, "kernel", n_valid, tq, H, R, zeros);
+        tb_compare(t, "o_lat", ST_F32, 3, shape, got, "kernel", orc, "oracle", MLA_TOL_ATTN, atol,
+                   0);
+        tb_input_untouched(t, &d_ql, ql, "q_lat");
+        tb_input_untouched(t, &d_qp, qp, "q_pe");
+        tb_input_untouched(t, &d_cache, cache, "cache");
+        tb_input_untouched(t, &d_idx, idx, "idx");
+        free(got);
+    } else if (fuzz_no_device()) {
+        FUZZ_ASSERT_CUDA_BAND(t, memra_mla_attn_gathered_f32(ql, qpe, cache, idx, alt, H, R, dr,
+                                                             tq, ns, scale, NULL),
+                              "attn_gathered");
     }
-    free(ql), free(qp), free(cache), free(orc), free(alt), free(idx), free(idx2), free(atol);
+    free(ql), free(qp), free(cache), free(orc), free(alt), free(zeros), free(idx), free(idx2);
+    free(atol);
     return 0;
 }

@@ -6,23 +6,34 @@
  * Parameters (from the input's end): pool 1..64, d 1..64, ring size state_rows = pool * m
  * (m 1..16), total rows appended, the append chunks (each at most state_rows - done % pool, so
  * the pool an incremental build starts at is still resident; chunks wrap the ring), the flat
- * pool_begin steps, the gate scale. Without a device the launchers must return the CUDA band. */
+ * pool_begin steps, the gate scale, the seed of the Philox fill (tests/lib/mla_fill.h) of k, gate
+ * and ape. With a device every launch goes through the fuzz testbed (fuzz/fuzz_gpu.h): it also
+ * aborts when a launch fails, a kernel writes outside its output (guard bands), leaves a key word
+ * unwritten (poison) or modifies an input. Without a device the launchers must return the CUDA
+ * band. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz_gpu.h"
 #include "fuzz/fuzz_helpers.h"
-#include "fuzz/kpool_fuzz_util.h"
 #include "kernels/mla.h"
 #include "oracle/mla_oracle.h"
 #include "tests/lib/compare.h"
+#include "tests/lib/mla_fill.h"
+#include "tests/lib/testbed.h"
 
 FUZZ_TARGET_NAME("ring_residency");
 
 #define MAX_CHUNKS 64
 
+/* Grow-only device buffers reused across executions (fuzz_gpu.h). */
+static gpu_buf d_k, d_g, d_ape, d_flat, d_ring, d_keys;
+
 int fuzz_one_input(const uint8_t *data, size_t size) {
+    tb *t = fuzz_tb_begin(data, size);
     fuzz_producer p = fuzz_producer_init(data, size);
     int32_t pool = fuzz_range(&p, 0, 1) ? FUZZ_PICK(&p, ((const int32_t[]){1, 2, 4, 4, 7, 64}))
                                         : (int32_t)fuzz_range(&p, 1, 64);
@@ -32,7 +43,8 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     int32_t total = (int32_t)fuzz_range(&p, 1, 3 * sr + 2 * pool + 5);
     if (total > 4096) total = 4096;
     float gscale = FUZZ_PICK(&p, ((const float[]){1.0f, 4.0f, 30.0f, 0.0f}));
-    uint64_t seed = ((uint64_t)fuzz_u32(&p) << 32) | fuzz_u32(&p);
+    uint32_t seed = fuzz_u32(&p);
+    seed ^= fuzz_u32(&p); /* 8 bytes, as the seed always took: other draws keep their bytes */
     int32_t chunk[MAX_CHUNKS], nch = 0, done = 0;
     while (done < total) {
         int32_t cap = sr - done % pool, left = total - done;
@@ -47,21 +59,26 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     for (int i = 0; i < 8; i++) steps[i] = (int32_t)fuzz_range(&p, 0, np);
     for (int i = 1; i < 8; i++) /* non-decreasing */
         if (steps[i] < steps[i - 1]) steps[i] = steps[i - 1];
+    fuzz_tb_casef(t, "pool %d d %d state_rows %d total %d chunks %d gate_scale %g seed 0x%08X "
+                  "flat steps %d %d %d %d %d %d %d %d", pool, d, sr, total, nch, (double)gscale,
+                  seed, steps[0], steps[1], steps[2], steps[3], steps[4], steps[5], steps[6],
+                  steps[7]);
 
-    size_t w = (size_t)2 * d;
-    float *k = kf_malloc((size_t)total * d * 4), *g = kf_malloc((size_t)total * d * 4),
-          *ape = kf_malloc((size_t)pool * d * 4);
-    for (size_t i = 0; i < (size_t)total * d; i++) {
-        k[i] = kf_uni(seed, i);
-        g[i] = kf_uni(seed ^ 0xA, i) * gscale;
-    }
-    for (size_t i = 0; i < (size_t)pool * d; i++) ape[i] = kf_uni(seed ^ 0xB, i);
-    float *flat = kf_malloc((size_t)total * w * 4), *ring = calloc((size_t)sr * w, 4);
-    float *full = calloc((size_t)np * d + 1, 4), *inc = calloc((size_t)np * d + 1, 4),
-          *rk = calloc((size_t)np * d + 1, 4);
-    FUZZ_ASSERT(ring && full && inc && rk);
-#define TUPLE "pool %d d %d state_rows %d total %d chunks %d gate_scale %g"
-#define TARGS pool, d, sr, total, nch, (double)gscale
+    size_t w = (size_t)2 * d, nkg = (size_t)total * d, nkeys = (size_t)np * d;
+    size_t nflat = (size_t)total * w, nring = (size_t)sr * w, nape = (size_t)pool * d;
+    float *k = tb_xmalloc(t, nkg * 4), *g = tb_xmalloc(t, nkg * 4);
+    float *ape = tb_xmalloc(t, nape * 4);
+    mla_fill_host_f32(k, nkg, MLA_FILL_REALISTIC, seed, "k", 1.0f);
+    mla_fill_host_f32(g, nkg, MLA_FILL_REALISTIC, seed, "gate", gscale);
+    mla_fill_host_f32(ape, nape, MLA_FILL_REALISTIC, seed, "ape", 1.0f);
+    float *flat = tb_xmalloc(t, nflat * 4), *ring = tb_xmalloc(t, nring * 4);
+    float *full = tb_xmalloc(t, nkeys * 4), *inc = tb_xmalloc(t, nkeys * 4);
+    float *rk = tb_xmalloc(t, nkeys * 4);
+    memset(ring, 0, nring * 4);
+    memset(full, 0, nkeys * 4);
+    memset(inc, 0, nkeys * 4);
+    memset(rk, 0, nkeys * 4);
+    const int64_t kshape[2] = {np, d}, rshape[2] = {sr, (int64_t)w};
     /* oracle: flat full, flat incremental, ring incremental */
     oracle_index_append_ring_f32(flat, k, g, 0, total, d, d, 0);
     oracle_kpool_pool_keys_f32(flat, ape, full, 0, np, pool, d, 0);
@@ -71,10 +88,8 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         oracle_kpool_pool_keys_f32(flat, ape, inc, built, now, pool, d, 0);
         built = now;
     }
-    FUZZ_ASSERT_MSG(memcmp(inc, full, (size_t)np * d * 4) == 0,
-                    "oracle: flat incremental (steps %d %d %d %d %d %d %d %d) != full; " TUPLE,
-                    steps[0], steps[1], steps[2], steps[3], steps[4], steps[5], steps[6], steps[7],
-                    TARGS);
+    tb_compare(t, "pool_keys", ST_F32, 2, kshape, inc, "oracle flat incremental", full,
+               "oracle flat full", MLA_TOL_EXACT, NULL, 1);
     done = 0, built = 0;
     for (int c = 0; c < nch; c++) {
         oracle_index_append_ring_f32(ring, k + (size_t)done * d, g + (size_t)done * d, done,
@@ -84,84 +99,78 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         oracle_kpool_pool_keys_f32(ring, ape, rk, built, now, pool, d, sr);
         built = now;
     }
-    for (size_t e = 0; e < (size_t)np * d; e++)
-        FUZZ_ASSERT_MSG(kf_bits(rk[e]) == kf_bits(full[e]),
-                        "oracle: ring + incremental != flat full at key[%zu][%zu]: %a vs %a; " TUPLE,
-                        e / (size_t)d, e % (size_t)d, (double)rk[e], (double)full[e], TARGS);
+    tb_compare(t, "pool_keys", ST_F32, 2, kshape, rk, "oracle ring + incremental", full,
+               "oracle flat full", MLA_TOL_EXACT, NULL, 1);
 
-    if (!kf_have_gpu()) {
-        int rc = memra_mla_index_append_ring_f32(ring, k, g, 0, chunk[0], d, d, sr, NULL);
-        KF_ASSERT_CUDA_BAND(rc, TUPLE, TARGS);
-        if (np > 0) {
-            rc = memra_mla_kpool_pool_keys_f32(flat, ape, full, 0, np, pool, d, 0, NULL);
-            KF_ASSERT_CUDA_BAND(rc, TUPLE, TARGS);
-        }
-    } else {
-        float *dk = kf_dev_from(k, (size_t)total * d * 4), *dg = kf_dev_from(g, (size_t)total * d * 4),
-              *da = kf_dev_from(ape, (size_t)pool * d * 4), *df = kf_dev_from(flat, (size_t)total * w * 4),
-              *dr = kf_dev((size_t)sr * w * 4), *dkeys = kf_dev((size_t)np * d * 4 + 4);
-        float *got = kf_malloc((size_t)np * d * 4 + 4), *gring = kf_malloc((size_t)sr * w * 4);
+    if (fuzz_gpu_enabled()) {
+        float *dk = fuzz_dev_in(&d_k, k, nkg * 4), *dg = fuzz_dev_in(&d_g, g, nkg * 4);
+        const float *da = fuzz_dev_in(&d_ape, ape, nape * 4);
+        const float *df = fuzz_dev_in(&d_flat, flat, nflat * 4);
+        float *dr = fuzz_dev_out(&d_ring, nring * 4), *dkeys = fuzz_dev_out(&d_keys, nkeys * 4);
+        char what[96];
         /* kernel flat full == oracle within pool_key */
-        kf_poison(dkeys, (size_t)np * d * 4);
-        int rc = memra_mla_kpool_pool_keys_f32(df, da, dkeys, 0, np, pool, d, 0, NULL);
-        FUZZ_ASSERT_MSG(rc == 0, "pool_keys (flat full) returned %d; " TUPLE, rc, TARGS);
-        float *kfull = kf_malloc((size_t)np * d * 4 + 4);
-        kf_download(kfull, dkeys, (size_t)np * d * 4);
-        double *atol = kf_malloc((size_t)np * d * sizeof *atol + 8);
+        tb_launched(t, memra_mla_kpool_pool_keys_f32(df, da, dkeys, 0, np, pool, d, 0, NULL),
+                    "pool_keys (flat full)");
+        float *kfull = tb_output(t, &d_keys, "pool_keys", "pool_keys (flat full)", 1);
+        double *atol = tb_xmalloc(t, nkeys * sizeof *atol);
         mla_tol_pool_key_bounds(flat, ape, 0, np, pool, d, 0, atol);
-        mla_tol tol = mla_tol_exact();
-        tol.cls = MLA_TOL_POOL_KEY;
-        tol.atol_elem = atol;
-        mla_cmp_result cr = mla_compare_f32(kfull, full, (size_t)np * d, &tol);
-        FUZZ_ASSERT_MSG(cr.pass && !cr.n_nan_mismatch,
-                        "kernel pool_keys vs oracle outside class pool_key: key[%zu][%zu] kernel "
-                        "%a oracle %a |diff| %g bound %g; " TUPLE, cr.worst_index / (size_t)d,
-                        cr.worst_index % (size_t)d, (double)cr.got_worst, (double)cr.ref_worst,
-                        cr.worst_abs, cr.worst_bound, TARGS);
+        tb_compare(t, "pool_keys", ST_F32, 2, kshape, kfull, "kernel flat full", full,
+                   "oracle flat full", MLA_TOL_POOL_KEY, atol, 0);
         /* kernel flat incremental == kernel full */
-        kf_poison(dkeys, (size_t)np * d * 4);
+        gpu_buf_poison(&d_keys);
         built = 0;
         for (int i = 0; i <= 8; i++) {
             int32_t now = i < 8 ? steps[i] : np;
-            rc = memra_mla_kpool_pool_keys_f32(df, da, dkeys, built, now, pool, d, 0, NULL);
-            FUZZ_ASSERT_MSG(rc == 0, "pool_keys (flat, begin %d, n_pools %d) returned %d; " TUPLE,
-                            built, now, rc, TARGS);
+            snprintf(what, sizeof what, "pool_keys (flat, begin %d, n_pools %d)", built, now);
+            tb_launched(t, memra_mla_kpool_pool_keys_f32(df, da, dkeys, built, now, pool, d, 0,
+                                                         NULL),
+                        what);
             built = now;
         }
-        kf_download(got, dkeys, (size_t)np * d * 4);
-        FUZZ_ASSERT_MSG(memcmp(got, kfull, (size_t)np * d * 4) == 0,
-                        "kernel flat incremental != kernel full (bytes); " TUPLE, TARGS);
+        float *got = tb_output(t, &d_keys, "pool_keys", "the flat incremental builds", 1);
+        tb_compare(t, "pool_keys", ST_F32, 2, kshape, got, "kernel flat incremental", kfull,
+                   "kernel flat full", MLA_TOL_EXACT, NULL, 1);
+        free(got);
         /* kernel ring + incremental == kernel full; ring plane == oracle ring */
-        kf_poison(dkeys, (size_t)np * d * 4);
-        kf_poison(dr, (size_t)sr * w * 4);
+        gpu_buf_poison(&d_keys);
         done = 0, built = 0;
         for (int c = 0; c < nch; c++) {
-            rc = memra_mla_index_append_ring_f32(dr, dk + (size_t)done * d, dg + (size_t)done * d,
-                                                 done, chunk[c], d, d, sr, NULL);
-            FUZZ_ASSERT_MSG(rc == 0, "ring append (slot %d, t %d) returned %d; " TUPLE, done,
-                            chunk[c], rc, TARGS);
+            snprintf(what, sizeof what, "ring append (slot %d, t %d)", done, chunk[c]);
+            tb_launched(t, memra_mla_index_append_ring_f32(dr, dk + (size_t)done * d,
+                                                           dg + (size_t)done * d, done,
+                                                           chunk[c], d, d, sr, NULL),
+                        what);
             done += chunk[c];
             int32_t now = done / pool;
-            rc = memra_mla_kpool_pool_keys_f32(dr, da, dkeys, built, now, pool, d, sr, NULL);
-            FUZZ_ASSERT_MSG(rc == 0, "pool_keys (ring, begin %d, n_pools %d) returned %d; " TUPLE,
-                            built, now, rc, TARGS);
+            snprintf(what, sizeof what, "pool_keys (ring, begin %d, n_pools %d)", built, now);
+            tb_launched(t, memra_mla_kpool_pool_keys_f32(dr, da, dkeys, built, now, pool, d, sr,
+                                                         NULL),
+                        what);
             built = now;
         }
-        kf_download(got, dkeys, (size_t)np * d * 4);
-        FUZZ_ASSERT_MSG(memcmp(got, kfull, (size_t)np * d * 4) == 0,
-                        "kernel ring + incremental != kernel flat full (bytes); " TUPLE, TARGS);
-        if (total >= sr) { /* every ring row written */
-            kf_download(gring, dr, (size_t)sr * w * 4);
-            FUZZ_ASSERT_MSG(memcmp(gring, ring, (size_t)sr * w * 4) == 0,
-                            "kernel ring plane != oracle ring plane (bytes); " TUPLE, TARGS);
-        }
-        KF_CUDA(cudaFree(dk));
-        KF_CUDA(cudaFree(dg));
-        KF_CUDA(cudaFree(da));
-        KF_CUDA(cudaFree(df));
-        KF_CUDA(cudaFree(dr));
-        KF_CUDA(cudaFree(dkeys));
-        free(got), free(gring), free(kfull), free(atol);
+        got = tb_output(t, &d_keys, "pool_keys", "the ring appends and builds", 1);
+        tb_compare(t, "pool_keys", ST_F32, 2, kshape, got, "kernel ring + incremental", kfull,
+                   "kernel flat full", MLA_TOL_EXACT, NULL, 1);
+        free(got);
+        /* every ring row is written once total >= state_rows */
+        float *gring = tb_output(t, &d_ring, "ring", "the ring appends", total >= sr);
+        if (total >= sr)
+            tb_compare(t, "ring", ST_F32, 2, rshape, gring, "kernel ring plane", ring,
+                       "oracle ring plane", MLA_TOL_EXACT, NULL, 1);
+        free(gring);
+        tb_input_untouched(t, &d_k, k, "k");
+        tb_input_untouched(t, &d_g, g, "gate");
+        tb_input_untouched(t, &d_ape, ape, "ape");
+        tb_input_untouched(t, &d_flat, flat, "flat plane");
+        free(kfull), free(atol);
+    } else if (fuzz_no_device()) {
+        FUZZ_ASSERT_CUDA_BAND(t, memra_mla_index_append_ring_f32(ring, k, g, 0, chunk[0], d, d, sr,
+                                                                 NULL),
+                              "ring append");
+        if (np > 0)
+            FUZZ_ASSERT_CUDA_BAND(t, memra_mla_kpool_pool_keys_f32(flat, ape, full, 0, np, pool,
+                                                                   d, 0, NULL),
+                                  "pool_keys");
     }
     free(k), free(g), free(ape), free(flat), free(ring), free(full), free(inc), free(rk);
     return 0;

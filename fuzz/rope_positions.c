@@ -3,8 +3,10 @@
  * only against a NaN oracle) for random positions, shapes and bases, or does not run twice to
  * the same bytes.
  *
- * Without a GPU (cudaGetDeviceCount fails or finds none) the kernel side is skipped: the target
- * then checks that the validator accepts the drawn tuple, that the launcher returns the CUDA band
+ * With a device every launch goes through the fuzz testbed (fuzz/fuzz_gpu.h): it also aborts when
+ * a launch fails, the kernel writes outside x (guard bands) or modifies positions. Without a GPU
+ * (cudaGetDeviceCount fails or finds none) the kernel side is skipped: the target then checks
+ * that the validator accepts the drawn tuple, that the launcher returns the CUDA band
  * (10000 + cudaError_t) for it, and runs the oracle (so the corpus replays in CPU CI).
  *
  * Draws (from the input's end): n_pos 1..16, n_vec 1..64, even d_rope 2..128, base in {1e4, 1e6,
@@ -21,8 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda_runtime_api.h>
-
 #include "fuzz/fuzz_gpu.h"
 #include "fuzz/fuzz_helpers.h"
 #include "kernels/mla.h"
@@ -31,11 +31,11 @@
 #include "oracle/mla_oracle.h"
 #include "tests/lib/compare.h"
 #include "tests/lib/mla_fill.h"
+#include "tests/lib/testbed.h"
 
 FUZZ_TARGET_NAME("rope_positions");
 
 #define MAX_POS 16
-
 
 static int32_t draw_position(fuzz_producer *p) {
     static const int32_t INTERESTING[] = {0, 1, 2, 202751, 202752, 1048575, 1048576,
@@ -69,6 +69,7 @@ static float draw_base(fuzz_producer *p) {
 }
 
 int fuzz_one_input(const uint8_t *data, size_t size) {
+    tb *t = fuzz_tb_begin(data, size);
     fuzz_producer p = fuzz_producer_init(data, size);
     int32_t n_pos = (int32_t)fuzz_range(&p, 1, MAX_POS);
     int32_t n_vec = fuzz_range(&p, 0, 3) ? (int32_t)fuzz_range(&p, 1, 8)
@@ -80,84 +81,50 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     int32_t pos[MAX_POS];
     for (int32_t i = 0; i < n_pos; i++) pos[i] = draw_position(&p);
 
-    char what[512];
-    uint32_t base_bits;
-    memcpy(&base_bits, &base, 4);
-    int off = snprintf(what, sizeof what,
-                       "n_pos=%d n_vec=%d d_rope=%d base=%.9g (0x%08X) seed=0x%08X scale=2^%d "
-                       "positions=",
-                       n_pos, n_vec, d_rope, (double)base, base_bits, seed, scale_exp);
-    for (int32_t i = 0; i < n_pos && off < (int)sizeof what - 16; i++)
-        off += snprintf(what + off, sizeof what - (size_t)off, "%s%d", i ? "," : "", pos[i]);
+    char posl[MAX_POS * 12 + 16] = ""; /* "-2147483648," at most per position */
+    for (int32_t i = 0, off = 0; i < n_pos; i++)
+        off += snprintf(posl + off, sizeof posl - (size_t)off, "%s%d", i ? "," : "", pos[i]);
+    fuzz_tb_casef(t, "n_pos=%d n_vec=%d d_rope=%d base=%.9g (0x%08X) seed=0x%08X scale=2^%d "
+                  "positions=%s", n_pos, n_vec, d_rope, (double)base, fuzz_bits_of_f32(base),
+                  seed, scale_exp, posl);
 
     size_t n = (size_t)n_pos * n_vec * d_rope;
-    float *x = malloc(n * 4), *ref = malloc(n * 4);
-    double *atol = malloc(n * sizeof *atol);
-    FUZZ_ASSERT_MSG(x && ref && atol, "out of memory (%s)", what);
+    float *x = tb_xmalloc(t, n * 4), *ref = tb_xmalloc(t, n * 4);
+    double *atol = tb_xmalloc(t, n * sizeof *atol);
     mla_fill_host_f32(x, n, MLA_FILL_REALISTIC, seed, "q_pe_raw", ldexpf(1.0f, scale_exp));
     memcpy(ref, x, n * 4);
     oracle_rope_interleaved_f32(ref, n_pos, n_vec, d_rope, pos, base);
     mla_tol_rope_bounds(x, n, atol);
 
     int v = mla_validate_rope_interleaved(x, n_pos, n_vec, d_rope, pos, base);
-    FUZZ_ASSERT_MSG(v == 0, "%s: the validator refused a valid tuple: %d (%s)", what, v,
-                    mla_status_message(v));
+    FUZZ_TB_ASSERT(t, v == 0, "the validator refused a valid tuple: %d (%s)", v,
+                   mla_status_message(v));
 
-    if (!fuzz_gpu_enabled()) {
-        float *scratch = malloc(n * 4); /* never touched without a device */
-        int rc = memra_mla_rope_interleaved_f32(scratch, n_pos, n_vec, d_rope, pos, base, NULL);
-        FUZZ_ASSERT_MSG(rc > 10000 && rc < 20000,
-                        "%s without a device: returned %d (%s); want the CUDA band", what, rc,
-                        mla_status_message(rc));
-        free(scratch);
-    } else {
-        static float *dx;
-        static int32_t *dpos;
-        static size_t cap;
-        cudaError_t e = cudaSuccess;
-        if (!dpos) e = cudaMalloc((void **)&dpos, MAX_POS * sizeof(int32_t));
-        FUZZ_ASSERT_MSG(e == cudaSuccess, "cudaMalloc: %d", (int)e);
-        if (n > cap) {
-            if (dx) cudaFree(dx);
-            e = cudaMalloc((void **)&dx, n * 4);
-            FUZZ_ASSERT_MSG(e == cudaSuccess, "cudaMalloc(%zu): %d", n * 4, (int)e);
-            cap = n;
+    if (fuzz_gpu_enabled()) {
+        static gpu_buf d_x, d_pos; /* grow-only, reused across executions */
+        const int32_t *dpos = fuzz_dev_in(&d_pos, pos, (size_t)n_pos * 4);
+        float *got[2];
+        for (int k = 0; k < 2; k++) { /* in place: x uploaded afresh for each run */
+            const char *what = k ? "run 2" : "run 1";
+            float *dx = fuzz_dev_in(&d_x, x, n * 4);
+            tb_launched(t, memra_mla_rope_interleaved_f32(dx, n_pos, n_vec, d_rope, dpos, base,
+                                                          NULL),
+                        k ? "rope (run 2)" : "rope (run 1)");
+            got[k] = tb_output(t, &d_x, "x", what, 0); /* in place: no poison to find */
         }
-        float *got[2] = {malloc(n * 4), malloc(n * 4)};
-        FUZZ_ASSERT_MSG(got[0] && got[1], "out of memory (%s)", what);
-        e = cudaMemcpy(dpos, pos, (size_t)n_pos * 4, cudaMemcpyHostToDevice);
-        FUZZ_ASSERT_MSG(e == cudaSuccess, "%s: upload positions: %d", what, (int)e);
-        for (int k = 0; k < 2; k++) {
-            e = cudaMemcpy(dx, x, n * 4, cudaMemcpyHostToDevice);
-            FUZZ_ASSERT_MSG(e == cudaSuccess, "%s: upload x: %d", what, (int)e);
-            int rc = memra_mla_rope_interleaved_f32(dx, n_pos, n_vec, d_rope, dpos, base, NULL);
-            FUZZ_ASSERT_MSG(rc == 0, "%s: launcher returned %d (%s)", what, rc,
-                            mla_status_message(rc));
-            e = cudaMemcpy(got[k], dx, n * 4, cudaMemcpyDeviceToHost);
-            FUZZ_ASSERT_MSG(e == cudaSuccess, "%s: kernel failed: %d (%s)", what, (int)e,
-                            cudaGetErrorString(e));
-        }
-        FUZZ_ASSERT_MSG(memcmp(got[0], got[1], n * 4) == 0,
-                        "%s: two runs of the same call gave different bytes", what);
-        mla_tol tol = mla_tol_exact();
-        tol.cls = MLA_TOL_ROPE;
-        tol.atol_elem = atol;
-        mla_cmp_result r = mla_compare_f32(got[0], ref, n, &tol);
-        if (!r.pass) {
-            size_t i = r.worst_index, per_pos = (size_t)n_vec * d_rope;
-            size_t pi = i / per_pos, vi = (i % per_pos) / (size_t)d_rope,
-                   ci = i % (size_t)d_rope;
-            FUZZ_ASSERT_MSG(r.pass,
-                            "%s: kernel outside class rope: %zu of %zu elements fail; worst "
-                            "x[%zu][%zu][%zu] (position %d, pair j=%zu, angle %.9g): got %.9g "
-                            "oracle %.9g input pair (%.9g, %.9g) abs error %.3g bound %.3g",
-                            what, r.n_fail, n, pi, vi, ci, pos[pi], ci / 2,
-                            (double)oracle_rope_angle(pos[pi], (int32_t)(ci / 2), d_rope, base),
-                            (double)r.got_worst, (double)r.ref_worst, (double)x[i & ~(size_t)1],
-                            (double)x[i | 1], r.worst_abs, r.worst_bound);
-        }
+        tb_input_untouched(t, &d_pos, pos, "positions");
+        const int64_t shape[3] = {n_pos, n_vec, d_rope};
+        tb_compare(t, "x", ST_F32, 3, shape, got[1], "run 2", got[0], "run 1", MLA_TOL_EXACT,
+                   NULL, 1);
+        tb_compare(t, "x", ST_F32, 3, shape, got[0], "kernel", ref, "oracle", MLA_TOL_ROPE, atol,
+                   0);
         free(got[0]);
         free(got[1]);
+    } else if (fuzz_no_device()) {
+        float *scratch = tb_xmalloc(t, n * 4); /* never touched without a device */
+        int rc = memra_mla_rope_interleaved_f32(scratch, n_pos, n_vec, d_rope, pos, base, NULL);
+        FUZZ_ASSERT_CUDA_BAND(t, rc, "the rope launcher");
+        free(scratch);
     }
     free(x);
     free(ref);

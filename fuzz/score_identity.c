@@ -6,8 +6,12 @@
  *
  * Parameters (from the input's end): t_q 1..3, heads 1..64, d 1..256, n_pools, pool 1..64,
  * first_pos (any valid), qk_scale / head_scale (picked or raw), value generator (uniform, small
- * integers, wide exponents with overflow, NaN / inf / -0 sprinkled). Work is capped so a 2-minute
- * run does thousands of executions. Without a device the launchers must return the CUDA band. */
+ * integers, wide exponents with overflow, NaN / inf / -0 sprinkled; Philox fill and streams of
+ * tests/lib/mla_fill.h keyed by the drawn seed and the tensor's name). Work is capped so a
+ * 2-minute run does thousands of executions. With a device every launch goes through the fuzz
+ * testbed (fuzz/fuzz_gpu.h): it also aborts when a launch fails, a kernel writes outside score
+ * (guard bands), leaves a score word unwritten (poison) or modifies an input. Without a device
+ * the launchers must return the CUDA band (n_pools 0: 0, nothing launched). */
 /* The restatement below must not be contracted into fused multiply-adds. */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
@@ -19,37 +23,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz_gpu.h"
 #include "fuzz/fuzz_helpers.h"
-#include "fuzz/kpool_fuzz_util.h"
 #include "kernels/mla.h"
 #include "oracle/mla_oracle.h"
+#include "tests/lib/mla_fill.h"
+#include "tests/lib/testbed.h"
 
 FUZZ_TARGET_NAME("score_identity");
 
-static float gen(int kind, uint64_t seed, uint64_t i) {
-    uint64_t w = kf_word(seed, i);
-    switch (kind) {
-    case 0: return kf_uni(seed, i);
-    case 1: return (float)((int)(w % 9u) - 4);
-    case 2: { /* wide exponents: products and sums overflow / underflow */
-        uint32_t e = (uint32_t)((w >> 8) % 254u) + 1u;
-        return kf_from_bits((uint32_t)(w & 0x80000000u) | (e << 23) | (uint32_t)(w >> 41));
+/* Tensor `name` (n elements) under value generator `kind`. */
+static void gen(float *x, size_t n, int kind, uint32_t seed, const char *name) {
+    if (kind == 0) { /* uniform on the 2^24-point grid of [-1, 1) */
+        mla_fill_host_f32(x, n, MLA_FILL_REALISTIC, seed, name, 1.0f);
+        return;
     }
-    default: {
-        uint32_t r = (uint32_t)(w % 100u);
-        if (r == 0) return NAN;
-        if (r == 1) return INFINITY;
-        if (r == 2) return -INFINITY;
-        if (r < 8) return -0.0f;
-        if (r < 12) return 0.0f;
-        return kf_uni(seed, i);
+    if (kind == 1) { /* integers -4..4 */
+        mla_fill_host_f32(x, n, MLA_FILL_SMALL_INT, seed, name, 1.0f);
+        return;
     }
+    mla_fill_stream st = mla_fill_stream_init(seed, name);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t w = mla_fill_stream_u32(&st);
+        if (kind == 2) { /* wide exponents: products and sums overflow / underflow */
+            uint32_t e = ((w >> 23) & 0xFFu) % 254u + 1u;
+            x[i] = fuzz_f32_of_bits((w & 0x807FFFFFu) | (e << 23));
+            continue;
+        }
+        uint32_t r = w % 100u; /* NaN / inf / -0 / +0 sprinkled among uniform values */
+        if (r == 0) x[i] = NAN;
+        else if (r == 1) x[i] = INFINITY;
+        else if (r == 2) x[i] = -INFINITY;
+        else if (r < 8) x[i] = -0.0f;
+        else if (r < 12) x[i] = 0.0f;
+        else x[i] = mla_fill_stream_uniform(&st, -1.0f, 1.0f);
     }
 }
 
 /* The six steps, restated. */
 static void restate(const float *q, const float *key, const float *hw, float *score, int32_t tq,
-                    int32_t H, int32_t d, int32_t np, int32_t pool, int32_t fp, float qs, float hs) {
+                    int32_t H, int32_t d, int32_t np, int32_t pool, int32_t fp, float qs,
+                    float hs) {
     for (int32_t i = 0; i < tq; i++)
         for (int32_t p = 0; p < np; p++) {
             float *out = &score[(size_t)i * np + p];
@@ -72,9 +86,8 @@ static void restate(const float *q, const float *key, const float *hw, float *sc
         }
 }
 
-static int same(float a, float b) { return (a != a && b != b) || kf_bits(a) == kf_bits(b); }
-
 int fuzz_one_input(const uint8_t *data, size_t size) {
+    tb *t = fuzz_tb_begin(data, size);
     fuzz_producer p = fuzz_producer_init(data, size);
     int32_t tq = (int32_t)fuzz_range(&p, 1, 3);
     static const int32_t HEADS[] = {1, 2, 3, 32, 33, 64};
@@ -91,61 +104,65 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
                                                 : fuzz_range(&p, 0, hi));
     static const float SC[] = {0.08838834764831845f, 0.17677669529663688f, 1.0f, 0.5f, -1.0f,
                                1e-30f, 1e30f, 0.0f, -0.0f, 3.0f};
-    float qs = fuzz_range(&p, 0, 3) ? FUZZ_PICK(&p, SC) : kf_from_bits(fuzz_u32(&p));
-    float hs = fuzz_range(&p, 0, 3) ? FUZZ_PICK(&p, SC) : kf_from_bits(fuzz_u32(&p));
+    float qs = fuzz_range(&p, 0, 3) ? FUZZ_PICK(&p, SC) : fuzz_f32_of_bits(fuzz_u32(&p));
+    float hs = fuzz_range(&p, 0, 3) ? FUZZ_PICK(&p, SC) : fuzz_f32_of_bits(fuzz_u32(&p));
     if (!isfinite(qs)) qs = 1.0f; /* non-finite scales are a contract error (40035) */
     if (!isfinite(hs)) hs = 1.0f;
-    int kq = (int)fuzz_range(&p, 0, 3), kk = (int)fuzz_range(&p, 0, 3), kh = (int)fuzz_range(&p, 0, 3);
-    uint64_t seed = ((uint64_t)fuzz_u32(&p) << 32) | fuzz_u32(&p);
+    int kq = (int)fuzz_range(&p, 0, 3), kk = (int)fuzz_range(&p, 0, 3);
+    int kh = (int)fuzz_range(&p, 0, 3);
+    uint32_t seed = fuzz_u32(&p);
+    seed ^= fuzz_u32(&p); /* 8 bytes, as the seed always took: other draws keep their bytes */
+    fuzz_tb_casef(t, "t_q %d heads %d d %d n_pools %d pool %d first_pos %d qk_scale %a "
+                  "head_scale %a gens q%d k%d hw%d seed 0x%08X", tq, H, d, np, pool, fp,
+                  (double)qs, (double)hs, kq, kk, kh, seed);
 
-    size_t nq = (size_t)tq * H * d, nk = (size_t)np * d, nh = (size_t)tq * H, ns = (size_t)tq * np;
-    float *q = kf_malloc(nq * 4), *key = kf_malloc(nk * 4), *hw = kf_malloc(nh * 4),
-          *orc = kf_malloc(ns * 4), *re = kf_malloc(ns * 4);
-    for (size_t i = 0; i < nq; i++) q[i] = gen(kq, seed, i);
-    for (size_t i = 0; i < nk; i++) key[i] = gen(kk, seed ^ 0x1111, i);
-    for (size_t i = 0; i < nh; i++) hw[i] = gen(kh, seed ^ 0x2222, i);
+    size_t nq = (size_t)tq * H * d, nk = (size_t)np * d, nh = (size_t)tq * H;
+    size_t ns = (size_t)tq * np;
+    float *q = tb_xmalloc(t, nq * 4), *key = tb_xmalloc(t, nk * 4), *hw = tb_xmalloc(t, nh * 4);
+    float *orc = tb_xmalloc(t, ns * 4), *re = tb_xmalloc(t, ns * 4);
+    gen(q, nq, kq, seed, "q");
+    gen(key, nk, kk, seed, "pool_keys");
+    gen(hw, nh, kh, seed, "hw");
     oracle_kpool_score_f32(q, key, hw, orc, tq, H, d, np, pool, fp, qs, hs);
     restate(q, key, hw, re, tq, H, d, np, pool, fp, qs, hs);
-#define TUPLE "t_q %d heads %d d %d n_pools %d pool %d first_pos %d qk_scale %a head_scale %a " \
-              "gens q%d k%d hw%d"
-#define TARGS tq, H, d, np, pool, fp, (double)qs, (double)hs, kq, kk, kh
-    for (size_t e = 0; e < ns; e++)
-        FUZZ_ASSERT_MSG(same(orc[e], re[e]),
-                        "oracle vs restated six steps: score[%zu][%zu] oracle %a (0x%08x), "
-                        "restated %a (0x%08x); " TUPLE, e / (size_t)(np ? np : 1),
-                        e % (size_t)(np ? np : 1), (double)orc[e], kf_bits(orc[e]),
-                        (double)re[e], kf_bits(re[e]), TARGS);
-    if (!kf_have_gpu()) {
-        int rc = memra_mla_kpool_score_f32(q, key, hw, re, tq, H, d, np, pool, fp, qs, hs, NULL);
-        if (np > 0) KF_ASSERT_CUDA_BAND(rc, TUPLE, TARGS);
-        else FUZZ_ASSERT_MSG(rc == 0, "n_pools 0 must return 0 (got %d)", rc);
-        rc = memra_mla_kpool_score_ref_f32(q, key, hw, re, tq, H, d, np, pool, fp, qs, hs, NULL);
-        if (np > 0) KF_ASSERT_CUDA_BAND(rc, TUPLE, TARGS);
-        else FUZZ_ASSERT_MSG(rc == 0, "n_pools 0 must return 0 (got %d)", rc);
-    } else if (np > 0) {
-        float *dq = kf_dev_from(q, nq * 4), *dk = kf_dev_from(key, nk * 4),
-              *dh = kf_dev_from(hw, nh * 4), *ds = kf_dev(ns * 4), *fast = kf_malloc(ns * 4);
-        for (int r = 0; r < 2; r++) {
-            kf_poison(ds, ns * 4);
-            int rc = (r ? memra_mla_kpool_score_ref_f32 : memra_mla_kpool_score_f32)(
-                dq, dk, dh, ds, tq, H, d, np, pool, fp, qs, hs, NULL);
-            FUZZ_ASSERT_MSG(rc == 0, "%s returned %d; " TUPLE, r ? "score_ref" : "score", rc, TARGS);
-            float *got = r ? re : fast;
-            kf_download(got, ds, ns * 4);
-            for (size_t e = 0; e < ns; e++)
-                FUZZ_ASSERT_MSG(same(got[e], orc[e]),
-                                "%s vs oracle: score[%zu][%zu] kernel %a (0x%08x), oracle %a "
-                                "(0x%08x); " TUPLE, r ? "reference kernel" : "fast kernel",
-                                e / (size_t)np, e % (size_t)np, (double)got[e], kf_bits(got[e]),
-                                (double)orc[e], kf_bits(orc[e]), TARGS);
+    const int64_t shape[2] = {tq, np};
+    /* class exact: bitwise, any NaN equal to any NaN */
+    tb_compare(t, "score", ST_F32, 2, shape, orc, "oracle", re, "restated six steps",
+               MLA_TOL_EXACT, NULL, 0);
+    if (fuzz_gpu_enabled()) {
+        if (np > 0) {
+            static gpu_buf d_q, d_k, d_h, d_s; /* grow-only, reused across executions */
+            const float *dq = fuzz_dev_in(&d_q, q, nq * 4), *dk = fuzz_dev_in(&d_k, key, nk * 4);
+            const float *dh = fuzz_dev_in(&d_h, hw, nh * 4);
+            float *ds = fuzz_dev_out(&d_s, ns * 4); /* poisoned */
+            float *got[2];
+            for (int r = 0; r < 2; r++) {
+                const char *what = r ? "score_ref (reference kernel)" : "score (fast kernel)";
+                if (r) gpu_buf_poison(&d_s);
+                tb_launched(t, (r ? memra_mla_kpool_score_ref_f32 : memra_mla_kpool_score_f32)(
+                                   dq, dk, dh, ds, tq, H, d, np, pool, fp, qs, hs, NULL),
+                            what);
+                got[r] = tb_output(t, &d_s, "score", what, 1);
+                tb_compare(t, "score", ST_F32, 2, shape, got[r],
+                           r ? "reference kernel" : "fast kernel", orc, "oracle", MLA_TOL_EXACT,
+                           NULL, 0);
+            }
+            /* bytes (NaN payloads included) */
+            tb_compare(t, "score", ST_F32, 2, shape, got[0], "fast kernel", got[1],
+                       "reference kernel", MLA_TOL_EXACT, NULL, 1);
+            tb_input_untouched(t, &d_q, q, "q");
+            tb_input_untouched(t, &d_k, key, "pool_keys");
+            tb_input_untouched(t, &d_h, hw, "hw");
+            free(got[0]);
+            free(got[1]);
         }
-        FUZZ_ASSERT_MSG(memcmp(fast, re, ns * 4) == 0, "fast vs reference kernel bytes differ "
-                        "(NaN payloads?); " TUPLE, TARGS);
-        KF_CUDA(cudaFree(dq));
-        KF_CUDA(cudaFree(dk));
-        KF_CUDA(cudaFree(dh));
-        KF_CUDA(cudaFree(ds));
-        free(fast);
+    } else if (fuzz_no_device()) {
+        int rc = memra_mla_kpool_score_f32(q, key, hw, re, tq, H, d, np, pool, fp, qs, hs, NULL);
+        if (np > 0) FUZZ_ASSERT_CUDA_BAND(t, rc, "score");
+        else FUZZ_TB_ASSERT(t, rc == 0, "score: n_pools 0 must return 0 (got %d)", rc);
+        rc = memra_mla_kpool_score_ref_f32(q, key, hw, re, tq, H, d, np, pool, fp, qs, hs, NULL);
+        if (np > 0) FUZZ_ASSERT_CUDA_BAND(t, rc, "score_ref");
+        else FUZZ_TB_ASSERT(t, rc == 0, "score_ref: n_pools 0 must return 0 (got %d)", rc);
     }
     free(q), free(key), free(hw), free(orc), free(re);
     return 0;

@@ -7,45 +7,62 @@
  * width >= select_k*pool + pool - 1, always_tail, first_pos (any valid one), generator kind and
  * seed. Generators: all equal; a few levels; equal high bits with random low bits; -inf / NaN
  * (any sign and payload) / +0 / -0 mixed with equal values; uniform; raw bits from the input's
- * front. Without a device the launchers must return the CUDA band for the (valid) tuple. */
+ * front; values from the Philox streams of tests/lib/mla_fill.h keyed by the drawn seed. With a
+ * device every launch goes through the fuzz testbed (fuzz/fuzz_gpu.h): it also aborts when a
+ * launch fails, a kernel writes outside idx (guard bands), leaves an idx word unwritten (poison)
+ * or modifies the scores. Without a device the launchers must return the CUDA band for the
+ * (valid) tuple. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz_gpu.h"
 #include "fuzz/fuzz_helpers.h"
-#include "fuzz/kpool_fuzz_util.h"
 #include "kernels/mla.h"
 #include "oracle/mla_oracle.h"
+#include "tests/lib/mla_fill.h"
+#include "tests/lib/testbed.h"
 
 FUZZ_TARGET_NAME("select_order");
 
-static float gen_score(int kind, uint64_t seed, uint64_t i, const uint8_t *front, size_t nfront,
-                       float level) {
-    uint64_t w = kf_word(seed, i);
-    switch (kind) {
-    case 0: return level; /* all equal */
-    case 1: return (float)(int)(w % 5u) * 0.25f - 0.5f;
-    case 2: return kf_from_bits((kf_bits(level) & ~0xFFu) | (uint32_t)(w & 0x7u));
-    case 3: {
-        uint32_t r = (uint32_t)(w % 64u);
-        if (r == 0) return kf_from_bits(0x7FC00000u | (uint32_t)(w >> 40)); /* NaN, payloads */
-        if (r == 1) return kf_from_bits(0xFFC00001u);                     /* -NaN */
-        if (r == 2) return kf_from_bits(0x7F800001u);                     /* signalling NaN */
-        if (r < 12) return -INFINITY;
-        if (r < 20) return INFINITY;
-        if (r < 32) return (w >> 32) & 1 ? 0.0f : -0.0f;
-        if (r < 40) return -level;
-        return level;
+/* The score plane s[0..n): stream "score" of the seed (one Philox word per element where the
+ * generator needs one), the whole-tensor Philox fill for the uniform generator, or raw bits from
+ * the input's front. */
+static void gen_scores(float *s, size_t n, int kind, uint32_t seed, const uint8_t *front,
+                       size_t nfront, float level) {
+    if (kind == 4) { /* uniform on the 2^24-point grid of [-1, 1) */
+        mla_fill_host_f32(s, n, MLA_FILL_REALISTIC, seed, "score", 1.0f);
+        return;
     }
-    case 4: return kf_uni(seed, i);
-    default: {
-        if (nfront < 4) return level;
-        size_t o = (size_t)(i * 4 % (nfront - 3));
-        uint32_t b;
-        memcpy(&b, front + o, 4);
-        return kf_from_bits(b);
-    }
+    mla_fill_stream st = mla_fill_stream_init(seed, "score");
+    for (size_t i = 0; i < n; i++) {
+        if (kind == 0) { /* all equal */
+            s[i] = level;
+            continue;
+        }
+        if (kind == 5) { /* raw bits from the input's front */
+            uint32_t b = fuzz_bits_of_f32(level);
+            if (nfront >= 4) memcpy(&b, front + (i * 4 % (nfront - 3)), 4);
+            s[i] = fuzz_f32_of_bits(b);
+            continue;
+        }
+        uint32_t w = mla_fill_stream_u32(&st);
+        if (kind == 1) { /* a few levels */
+            s[i] = (float)(int)(w % 5u) * 0.25f - 0.5f;
+        } else if (kind == 2) { /* equal high bits, random low bits */
+            s[i] = fuzz_f32_of_bits((fuzz_bits_of_f32(level) & ~0xFFu) | (w & 0x7u));
+        } else { /* -inf / NaN (any sign and payload) / +0 / -0 among equal values */
+            uint32_t r = w % 64u; /* bits 0..5; bit 6: the zero's sign; bits 10..31: payload */
+            if (r == 0) s[i] = fuzz_f32_of_bits(0x7FC00000u | (w >> 10)); /* NaN, payloads */
+            else if (r == 1) s[i] = fuzz_f32_of_bits(0xFFC00001u);         /* -NaN */
+            else if (r == 2) s[i] = fuzz_f32_of_bits(0x7F800001u);         /* signalling NaN */
+            else if (r < 12) s[i] = -INFINITY;
+            else if (r < 20) s[i] = INFINITY;
+            else if (r < 32) s[i] = (w >> 6) & 1u ? 0.0f : -0.0f;
+            else if (r < 40) s[i] = -level;
+            else s[i] = level;
+        }
     }
 }
 
@@ -77,14 +94,17 @@ static void brute_row(const float *row, int64_t q, int32_t np, int32_t pool, int
 }
 
 int fuzz_one_input(const uint8_t *data, size_t size) {
+    tb *t = fuzz_tb_begin(data, size);
     fuzz_producer p = fuzz_producer_init(data, size);
     int32_t tq = (int32_t)fuzz_range(&p, 1, 4);
-    int32_t np = (int32_t)(fuzz_range(&p, 0, 3) == 0 ? fuzz_range(&p, 0, 16) : fuzz_range(&p, 0, 5000));
+    int32_t np = (int32_t)(fuzz_range(&p, 0, 3) == 0 ? fuzz_range(&p, 0, 16)
+                                                     : fuzz_range(&p, 0, 5000));
     static const int32_t POOLS[] = {1, 1, 2, 3, 4, 4, 7, 16, 64};
     int32_t pool = fuzz_range(&p, 0, 1) ? FUZZ_PICK(&p, POOLS) : (int32_t)fuzz_range(&p, 1, 64);
     int32_t max_sel = 16384 / pool;
-    int32_t sel = (int32_t)(fuzz_range(&p, 0, 2) == 0 ? fuzz_range(&p, 1, 8)
-                                                      : fuzz_range(&p, 1, max_sel < 2048 ? max_sel : 2048));
+    int32_t sel = (int32_t)(fuzz_range(&p, 0, 2) == 0
+                                ? fuzz_range(&p, 1, 8)
+                                : fuzz_range(&p, 1, max_sel < 2048 ? max_sel : 2048));
     int32_t width = sel * pool + pool - 1 + (int32_t)fuzz_range(&p, 0, 5);
     int32_t tail = (int32_t)fuzz_range(&p, 0, 1);
     /* first_pos: 0 <= fp <= (np+1)*pool - 1 - tq (40031); fp >= pool - 1 without the tail */
@@ -94,54 +114,57 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
                                              : fuzz_range(&p, lo, hi);
     int32_t fp = (int32_t)fp64;
     int kind = (int)fuzz_range(&p, 0, 5);
-    uint64_t seed = ((uint64_t)fuzz_u32(&p) << 32) | fuzz_u32(&p);
+    uint32_t seed = fuzz_u32(&p);
+    seed ^= fuzz_u32(&p); /* 8 bytes, as the seed always took: other draws keep their bytes */
     float level = FUZZ_PICK(&p, ((const float[]){0.5f, 0.0f, -0.0f, -INFINITY, INFINITY, 1e-40f,
                                                  -3.0f, NAN}));
     size_t nfront = fuzz_remaining(&p);
+    fuzz_tb_casef(t, "t_q %d n_pools %d pool %d select_k %d width %d first_pos %d always_tail %d "
+                  "kind %d level %a seed 0x%08X", tq, np, pool, sel, width, fp, tail, kind,
+                  (double)level, seed);
 
     size_t ns = (size_t)tq * np, ni = (size_t)tq * width;
-    float *s = kf_malloc(ns * 4);
-    for (size_t i = 0; i < ns; i++) s[i] = gen_score(kind, seed, i, data, nfront, level);
-    int32_t *orc = kf_malloc(ni * 4), *bf = kf_malloc(ni * 4), *perm = kf_malloc((size_t)np * 4 + 4);
-    char *kept = kf_malloc((size_t)np + 1);
+    float *s = tb_xmalloc(t, ns * 4);
+    gen_scores(s, ns, kind, seed, data, nfront, level);
+    int32_t *orc = tb_xmalloc(t, ni * 4), *bf = tb_xmalloc(t, ni * 4);
+    int32_t *perm = tb_xmalloc(t, (size_t)np * 4 + 4);
+    char *kept = tb_xmalloc(t, (size_t)np + 1);
     oracle_kpool_select_f32(s, orc, tq, np, pool, sel, width, fp, tail);
     for (int32_t i = 0; i < tq; i++)
         brute_row(s + (size_t)i * np, (int64_t)fp + i, np, pool, sel, width, tail,
                   bf + (size_t)i * width, perm, kept);
-#define TUPLE "t_q %d n_pools %d pool %d select_k %d width %d first_pos %d always_tail %d kind %d"
-#define TARGS tq, np, pool, sel, width, fp, tail, kind
     for (size_t e = 0; e < ni; e++) {
         int64_t row = (int64_t)fp + (int64_t)(e / (size_t)width);
-        FUZZ_ASSERT_MSG(orc[e] >= -1 && orc[e] <= row,
-                        "oracle idx[%zu][%zu] = %d outside -1..%lld; " TUPLE, e / (size_t)width,
-                        e % (size_t)width, orc[e], (long long)row, TARGS);
-        FUZZ_ASSERT_MSG(orc[e] == bf[e],
-                        "oracle vs brute force: idx[%zu][%zu] oracle %d, brute %d; " TUPLE,
-                        e / (size_t)width, e % (size_t)width, orc[e], bf[e], TARGS);
+        FUZZ_TB_ASSERT(t, orc[e] >= -1 && orc[e] <= row,
+                       "oracle idx[%zu][%zu] = %d outside -1..%lld", e / (size_t)width,
+                       e % (size_t)width, orc[e], (long long)row);
     }
-    if (!kf_have_gpu()) {
-        int rc = memra_mla_kpool_select_f32(s, orc, tq, np, pool, sel, width, fp, tail, NULL);
-        KF_ASSERT_CUDA_BAND(rc, TUPLE, TARGS);
-        rc = memra_mla_kpool_select_ref_f32(s, orc, tq, np, pool, sel, width, fp, tail, NULL);
-        KF_ASSERT_CUDA_BAND(rc, TUPLE, TARGS);
-    } else {
-        float *ds = kf_dev_from(s, ns * 4);
-        int32_t *di = kf_dev(ni * 4), *got = kf_malloc(ni * 4);
+    const int64_t shape[2] = {tq, width};
+    tb_compare(t, "idx", ST_I32, 2, shape, orc, "oracle", bf, "brute force", MLA_TOL_EXACT, NULL,
+               1);
+    if (fuzz_gpu_enabled()) {
+        static gpu_buf d_s, d_i; /* grow-only, reused across executions */
+        const float *ds = fuzz_dev_in(&d_s, s, ns * 4);
+        int32_t *di = fuzz_dev_out(&d_i, ni * 4); /* poisoned */
         for (int r = 0; r < 2; r++) {
-            kf_poison(di, ni * 4);
-            int rc = (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
-                ds, di, tq, np, pool, sel, width, fp, tail, NULL);
-            FUZZ_ASSERT_MSG(rc == 0, "%s returned %d; " TUPLE, r ? "select_ref" : "select", rc, TARGS);
-            kf_download(got, di, ni * 4);
-            for (size_t e = 0; e < ni; e++)
-                FUZZ_ASSERT_MSG(got[e] == orc[e],
-                                "%s vs oracle: idx[%zu][%zu] kernel %d (0x%08x), oracle %d; " TUPLE,
-                                r ? "reference kernel" : "radix kernel", e / (size_t)width,
-                                e % (size_t)width, got[e], (unsigned)got[e], orc[e], TARGS);
+            const char *what = r ? "select_ref (reference kernel)" : "select (radix kernel)";
+            if (r) gpu_buf_poison(&d_i);
+            tb_launched(t, (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
+                               ds, di, tq, np, pool, sel, width, fp, tail, NULL),
+                        what);
+            int32_t *got = tb_output(t, &d_i, "idx", what, 1);
+            tb_compare(t, "idx", ST_I32, 2, shape, got, r ? "reference kernel" : "radix kernel",
+                       orc, "oracle", MLA_TOL_EXACT, NULL, 1);
+            free(got);
         }
-        KF_CUDA(cudaFree(ds));
-        KF_CUDA(cudaFree(di));
-        free(got);
+        tb_input_untouched(t, &d_s, s, "score");
+    } else if (fuzz_no_device()) {
+        FUZZ_ASSERT_CUDA_BAND(t, memra_mla_kpool_select_f32(s, orc, tq, np, pool, sel, width, fp,
+                                                            tail, NULL),
+                              "select");
+        FUZZ_ASSERT_CUDA_BAND(t, memra_mla_kpool_select_ref_f32(s, orc, tq, np, pool, sel, width,
+                                                                fp, tail, NULL),
+                              "select_ref");
     }
     free(s), free(orc), free(bf), free(perm), free(kept);
     return 0;

@@ -1,9 +1,12 @@
 /* split_invariance: aborts when absorb_q_split / decompress_v_split at a drawn split give bytes
  * different from the unsplit launcher or from the oracle, for a random small shape and inputs.
  *
- * Without a GPU (cudaGetDeviceCount fails or finds none) the kernel side is skipped: the target
- * then checks that the validator accepts the drawn tuple, that every launcher returns the CUDA
- * band (10000 + cudaError_t) for it, and runs the oracle (so the corpus replays in CPU CI).
+ * With a device every launch goes through the fuzz testbed (fuzz/fuzz_gpu.h): it also aborts when
+ * a launch fails, a kernel writes outside its output (guard bands), leaves an output word
+ * unwritten (poison) or modifies an input. Without a GPU (cudaGetDeviceCount fails or finds
+ * none) the kernel side is skipped: the target then checks that the validator accepts the drawn
+ * tuple, that every launcher returns the CUDA band (10000 + cudaError_t) for it, and runs the
+ * oracle (so the corpus replays in CPU CI).
  *
  * Draws (from the input's end): t_q 1..8, n_head 1..80, d_nope and d_v 1..300, kv_rank
  * 1..1024 (= MLA_MAX_RANK), split 1..out_dim per kernel, a fill seed and kind (Philox fill of
@@ -13,11 +16,7 @@
  * run does thousands). The property is byte equality (class exact: one fmaf chain per output).
  */
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
-#include <cuda_runtime_api.h>
 
 #include "fuzz/fuzz_gpu.h"
 #include "fuzz/fuzz_helpers.h"
@@ -26,11 +25,11 @@
 #include "kernels/mla_validate.h"
 #include "oracle/mla_oracle.h"
 #include "tests/lib/mla_fill.h"
+#include "tests/lib/testbed.h"
 
 FUZZ_TARGET_NAME("split_invariance");
 
 #define WORK_BUDGET (1LL << 20)
-
 
 /* A dimension in lo..hi: small most of the time, the edges sometimes. */
 static int32_t draw_dim(fuzz_producer *p, int32_t lo, int32_t hi, int32_t small) {
@@ -42,25 +41,8 @@ static int32_t draw_dim(fuzz_producer *p, int32_t lo, int32_t hi, int32_t small)
     }
 }
 
-/* Grow-only device buffers reused across executions (cudaMalloc per input would dominate). */
-typedef struct {
-    void *ptr;
-    size_t cap;
-} dev_buf;
-
-static void *dev_reserve(dev_buf *b, size_t bytes) {
-    if (bytes > b->cap) {
-        if (b->ptr) cudaFree(b->ptr);
-        b->ptr = NULL;
-        cudaError_t e = cudaMalloc(&b->ptr, bytes);
-        FUZZ_ASSERT_MSG(e == cudaSuccess, "cudaMalloc(%zu): %d (%s)", bytes, (int)e,
-                        cudaGetErrorString(e));
-        b->cap = bytes;
-    }
-    return b->ptr;
-}
-
-static dev_buf d_in, d_w, d_out;
+/* Grow-only device buffers reused across executions (fuzz_gpu.h). */
+static gpu_buf d_in, d_w, d_out;
 
 typedef struct {
     int absorb;
@@ -69,42 +51,22 @@ typedef struct {
     int small_int;
 } draw;
 
-static void describe(const draw *d, char *buf, size_t n) {
-    snprintf(buf, n,
-             "%s t_q=%d n_head=%d %s=%d kv_rank=%d split=%d fill=%s seed=0x%08X",
-             d->absorb ? "absorb_q" : "decompress_v", d->t_q, d->n_head,
-             d->absorb ? "d_nope" : "d_v", d->head_dim, d->kv_rank, d->split,
-             d->small_int ? "small_int" : "realistic", d->seed);
-}
-
-/* First differing f32 element of a and b (n elements), or -1. */
-static long long first_diff(const float *a, const float *b, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (memcmp(&a[i], &b[i], 4) != 0) return (long long)i;
-    return -1;
-}
-
-static float at(const float *x, long long i) { return i < 0 ? 0.0f : x[i]; }
-static uint32_t bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static void check_one(const draw *d) {
-    char what[256];
-    describe(d, what, sizeof what);
+static void check_one(tb *t, const draw *d) {
+    fuzz_tb_casef(t, "%s t_q=%d n_head=%d %s=%d kv_rank=%d split=%d fill=%s seed=0x%08X",
+                  d->absorb ? "absorb_q" : "decompress_v", d->t_q, d->n_head,
+                  d->absorb ? "d_nope" : "d_v", d->head_dim, d->kv_rank, d->split,
+                  d->small_int ? "small_int" : "realistic", d->seed);
+    const char *in_name = d->absorb ? "q_nope" : "o_lat", *w_name = d->absorb ? "wk_b" : "wv_b";
+    const char *out_name = d->absorb ? "q_lat" : "out";
     int32_t out_dim = d->absorb ? d->kv_rank : d->head_dim;
     size_t n_in = (size_t)d->t_q * d->n_head * (d->absorb ? d->head_dim : d->kv_rank);
     size_t n_w = (size_t)d->n_head * d->head_dim * d->kv_rank;
     size_t n_out = (size_t)d->t_q * d->n_head * out_dim;
-    float *in = malloc(n_in * 4), *w = malloc(n_w * 4), *ref = malloc(n_out * 4);
-    FUZZ_ASSERT_MSG(in && w && ref, "out of memory (%s)", what);
+    float *in = tb_xmalloc(t, n_in * 4), *w = tb_xmalloc(t, n_w * 4);
+    float *ref = tb_xmalloc(t, n_out * 4);
     mla_fill_kind kind = d->small_int ? MLA_FILL_SMALL_INT : MLA_FILL_REALISTIC;
-    mla_fill_host_f32(in, n_in, kind, d->seed, d->absorb ? "q_nope" : "o_lat",
-                      d->small_int ? 0.25f : 1.0f);
-    mla_fill_host_f32(w, n_w, kind, d->seed, d->absorb ? "wk_b" : "wv_b",
-                      d->small_int ? 0.0625f : 0.125f);
+    mla_fill_host_f32(in, n_in, kind, d->seed, in_name, d->small_int ? 0.25f : 1.0f);
+    mla_fill_host_f32(w, n_w, kind, d->seed, w_name, d->small_int ? 0.0625f : 0.125f);
     if (d->absorb)
         oracle_absorb_q_f32(in, w, ref, d->t_q, d->n_head, d->head_dim, d->kv_rank);
     else
@@ -114,10 +76,42 @@ static void check_one(const draw *d) {
                                               d->kv_rank, d->split)
                       : mla_validate_decompress_v(in, w, ref, d->t_q, d->n_head, d->head_dim,
                                                   d->kv_rank, d->split);
-    FUZZ_ASSERT_MSG(v == 0, "%s: the validator refused a valid tuple: %d (%s)", what, v,
-                    mla_status_message(v));
+    FUZZ_TB_ASSERT(t, v == 0, "the validator refused a valid tuple: %d (%s)", v,
+                   mla_status_message(v));
 
-    if (!fuzz_gpu_enabled()) {
+    if (fuzz_gpu_enabled()) {
+        const float *dev_in = fuzz_dev_in(&d_in, in, n_in * 4);
+        const float *dev_w = fuzz_dev_in(&d_w, w, n_w * 4);
+        float *dev_out = fuzz_dev_out(&d_out, n_out * 4); /* poisoned */
+        float *got[2];
+        for (int k = 0; k < 2; k++) { /* k = 0: unsplit launcher, k = 1: split twin */
+            const char *what = k ? "split launcher" : "unsplit launcher";
+            if (k) gpu_buf_poison(&d_out);
+            int rc;
+            if (d->absorb)
+                rc = k ? memra_mla_absorb_q_split_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
+                                                      d->head_dim, d->kv_rank, d->split, NULL)
+                       : memra_mla_absorb_q_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
+                                                d->head_dim, d->kv_rank, NULL);
+            else
+                rc = k ? memra_mla_decompress_v_split_f32(dev_in, dev_w, dev_out, d->t_q,
+                                                          d->n_head, d->head_dim, d->kv_rank,
+                                                          d->split, NULL)
+                       : memra_mla_decompress_v_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
+                                                    d->head_dim, d->kv_rank, NULL);
+            tb_launched(t, rc, what);
+            got[k] = tb_output(t, &d_out, out_name, what, 1);
+        }
+        tb_input_untouched(t, &d_in, in, in_name);
+        tb_input_untouched(t, &d_w, w, w_name);
+        const int64_t shape[3] = {d->t_q, d->n_head, out_dim};
+        tb_compare(t, out_name, ST_F32, 3, shape, got[0], "unsplit", ref, "oracle",
+                   MLA_TOL_EXACT, NULL, 1);
+        tb_compare(t, out_name, ST_F32, 3, shape, got[1], "split", got[0], "unsplit",
+                   MLA_TOL_EXACT, NULL, 1);
+        free(got[0]);
+        free(got[1]);
+    } else if (fuzz_no_device()) {
         /* Host pointers are fine here: with no device nothing is dereferenced. */
         int rc1 = d->absorb ? memra_mla_absorb_q_f32(in, w, ref, d->t_q, d->n_head, d->head_dim,
                                                      d->kv_rank, NULL)
@@ -128,59 +122,16 @@ static void check_one(const draw *d) {
                                                      d->kv_rank, d->split, NULL)
                       : memra_mla_decompress_v_split_f32(in, w, ref, d->t_q, d->n_head,
                                                          d->head_dim, d->kv_rank, d->split, NULL);
-        FUZZ_ASSERT_MSG(rc1 > 10000 && rc1 < 20000 && rc2 > 10000 && rc2 < 20000,
-                        "%s without a device: unsplit returned %d (%s), split %d (%s); want the "
-                        "CUDA band", what, rc1, mla_status_message(rc1), rc2,
-                        mla_status_message(rc2));
-        free(in);
-        free(w);
-        free(ref);
-        return;
+        FUZZ_ASSERT_CUDA_BAND(t, rc1, "the unsplit launcher");
+        FUZZ_ASSERT_CUDA_BAND(t, rc2, "the split launcher");
     }
-
-    float *dev_in = dev_reserve(&d_in, n_in * 4), *dev_w = dev_reserve(&d_w, n_w * 4);
-    float *dev_out = dev_reserve(&d_out, n_out * 4);
-    float *got[2] = {malloc(n_out * 4), malloc(n_out * 4)};
-    FUZZ_ASSERT_MSG(got[0] && got[1], "out of memory (%s)", what);
-    cudaError_t e = cudaMemcpy(dev_in, in, n_in * 4, cudaMemcpyHostToDevice);
-    if (e == cudaSuccess) e = cudaMemcpy(dev_w, w, n_w * 4, cudaMemcpyHostToDevice);
-    FUZZ_ASSERT_MSG(e == cudaSuccess, "%s: upload: %d (%s)", what, (int)e, cudaGetErrorString(e));
-    for (int k = 0; k < 2; k++) { /* k = 0: unsplit launcher, k = 1: split twin */
-        e = cudaMemset(dev_out, 0xFF, n_out * 4); /* poison: NaN words, never an output */
-        FUZZ_ASSERT_MSG(e == cudaSuccess, "%s: poison: %d", what, (int)e);
-        int rc;
-        if (d->absorb)
-            rc = k ? memra_mla_absorb_q_split_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
-                                                  d->head_dim, d->kv_rank, d->split, NULL)
-                   : memra_mla_absorb_q_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
-                                            d->head_dim, d->kv_rank, NULL);
-        else
-            rc = k ? memra_mla_decompress_v_split_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
-                                                      d->head_dim, d->kv_rank, d->split, NULL)
-                   : memra_mla_decompress_v_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
-                                                d->head_dim, d->kv_rank, NULL);
-        FUZZ_ASSERT_MSG(rc == 0, "%s: %s launcher returned %d (%s)", what, k ? "split" : "unsplit",
-                        rc, mla_status_message(rc));
-        e = cudaMemcpy(got[k], dev_out, n_out * 4, cudaMemcpyDeviceToHost); /* syncs */
-        FUZZ_ASSERT_MSG(e == cudaSuccess, "%s: %s kernel failed: %d (%s)", what,
-                        k ? "split" : "unsplit", (int)e, cudaGetErrorString(e));
-    }
-    long long i = first_diff(got[0], ref, n_out);
-    FUZZ_ASSERT_MSG(i < 0, "%s: unsplit != oracle at flat index %lld (of %zu): got %.9g (0x%08X) "
-                    "oracle %.9g (0x%08X)", what, i, n_out, (double)at(got[0], i),
-                    bits(at(got[0], i)), (double)at(ref, i), bits(at(ref, i)));
-    i = first_diff(got[1], got[0], n_out);
-    FUZZ_ASSERT_MSG(i < 0, "%s: split != unsplit at flat index %lld (of %zu): split %.9g "
-                    "(0x%08X) unsplit %.9g (0x%08X)", what, i, n_out, (double)at(got[1], i),
-                    bits(at(got[1], i)), (double)at(got[0], i), bits(at(got[0], i)));
-    free(got[0]);
-    free(got[1]);
     free(in);
     free(w);
     free(ref);
 }
 
 int fuzz_one_input(const uint8_t *data, size_t size) {
+    tb *t = fuzz_tb_begin(data, size);
     fuzz_producer p = fuzz_producer_init(data, size);
     int32_t t_q = draw_dim(&p, 1, 8, 4), n_head = draw_dim(&p, 1, 80, 8);
     int32_t d_nope = draw_dim(&p, 1, 300, 64), d_v = draw_dim(&p, 1, 300, 64);
@@ -209,7 +160,7 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         case 3: d.split = out_dim >= 2 ? 2 : 1; break;
         default: d.split = (int32_t)((pick[1] - 1) % out_dim) + 1; break;
         }
-        check_one(&d);
+        check_one(t, &d);
     }
     return 0;
 }

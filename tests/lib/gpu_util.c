@@ -6,12 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void (*abort_hook)(void);
+
+void gpu_set_abort_hook(void (*hook)(void)) { abort_hook = hook; }
+
 #define GPU_CHECK(stmt)                                                                        \
     do {                                                                                       \
         cudaError_t e_ = (stmt);                                                               \
         if (e_ != cudaSuccess) {                                                               \
             fprintf(stderr, "CUDA failure %d (%s) in `%s` at %s:%d\n", (int)e_,                \
                     cudaGetErrorString(e_), #stmt, __FILE__, __LINE__);                        \
+            if (abort_hook) abort_hook();                                                      \
             abort();                                                                           \
         }                                                                                      \
     } while (0)
@@ -47,15 +52,30 @@ static void fill_words(void *dev, size_t bytes, uint32_t word) {
     free(h);
 }
 
+/* Guard bands around the current payload, then the poison fill. */
+static void fill_guards_and_poison(gpu_buf *b) {
+    GPU_CHECK(cudaMemset(b->base, GPU_GUARD_BYTE, GPU_GUARD_BYTES));
+    GPU_CHECK(cudaMemset(b->base + GPU_GUARD_BYTES + b->bytes, GPU_GUARD_BYTE, GPU_GUARD_BYTES));
+    gpu_buf_poison(b);
+}
+
 gpu_buf gpu_buf_alloc(size_t bytes) {
     gpu_buf b;
-    b.bytes = bytes;
+    b.bytes = b.cap = bytes;
     GPU_CHECK(cudaMalloc((void **)&b.base, bytes + 2 * GPU_GUARD_BYTES));
     b.ptr = b.base + GPU_GUARD_BYTES;
-    GPU_CHECK(cudaMemset(b.base, GPU_GUARD_BYTE, GPU_GUARD_BYTES));
-    GPU_CHECK(cudaMemset(b.base + GPU_GUARD_BYTES + bytes, GPU_GUARD_BYTE, GPU_GUARD_BYTES));
-    gpu_buf_poison(&b);
+    fill_guards_and_poison(&b);
     return b;
+}
+
+void gpu_buf_reserve(gpu_buf *b, size_t bytes) {
+    if (!b->base || bytes > b->cap) {
+        gpu_buf_free(b);
+        *b = gpu_buf_alloc(bytes);
+        return;
+    }
+    b->bytes = bytes;
+    fill_guards_and_poison(b);
 }
 
 gpu_buf gpu_buf_from_host(const void *host, size_t bytes) {
@@ -100,6 +120,7 @@ void gpu_buf_free(gpu_buf *b) {
     if (b->base) GPU_CHECK(cudaFree(b->base));
     b->base = NULL;
     b->ptr = NULL;
+    b->bytes = b->cap = 0;
 }
 
 int gpu_sync(void) {

@@ -3,7 +3,9 @@
  *    CUDA device is present, naming the reason (no driver / no device).
  *  - gpu_buf: a device buffer with guard bands on both sides (filled with a pattern and checked
  *    untouched after each launch) and a poison fill (0x7FC0DEAD per 32-bit word: a quiet NaN as
- *    f32, an impossible index as int32) so "every element written" is checkable.
+ *    f32, an impossible index as int32) so "every element written" is checkable; either one
+ *    allocation per buffer (gpu_buf_alloc) or a grow-only buffer reused across iterations
+ *    (gpu_buf_reserve: the fuzz targets, where a cudaMalloc per input would dominate).
  * Create CUDA state inside the test (Criterion runs tests in worker processes).
  */
 #ifndef MLA_TESTS_GPU_UTIL_H
@@ -32,15 +34,21 @@ int gpu_device_present(char *why, size_t why_len);
     } while (0)
 
 typedef struct {
-    uint8_t *base; /* device allocation: guard | payload | guard */
+    uint8_t *base; /* device allocation: guard | payload | guard (| unused, after a shrink) */
     void *ptr;     /* payload (what the launcher gets) */
     size_t bytes;  /* payload bytes */
+    size_t cap;    /* payload bytes the allocation holds (>= bytes; gpu_buf_reserve) */
 } gpu_buf;
 
 /* Allocates bytes (0 allowed) plus guard bands, fills the guards with GPU_GUARD_BYTE and the
  * payload with the poison word. Aborts the test process on a CUDA failure (a broken device is a
  * failure, never a skip). */
 gpu_buf gpu_buf_alloc(size_t bytes);
+/* Grow-only reuse: makes b (a zeroed gpu_buf, or one from gpu_buf_alloc / gpu_buf_reserve) a
+ * buffer of `bytes` payload bytes, reallocating only when bytes exceeds its capacity; then
+ * re-fills both guard bands (the trailing one right after the new payload, so an overrun of the
+ * smaller payload still lands in it) and poisons the payload. Aborts like gpu_buf_alloc. */
+void gpu_buf_reserve(gpu_buf *b, size_t bytes);
 /* Allocates and uploads `bytes` from host. */
 gpu_buf gpu_buf_from_host(const void *host, size_t bytes);
 void gpu_buf_upload(gpu_buf *b, const void *host, size_t bytes);
@@ -52,6 +60,10 @@ int gpu_buf_guards_intact(const gpu_buf *b);
 /* Number of 32-bit words of the payload still equal to GPU_POISON_WORD (downloads). */
 size_t gpu_buf_count_poison(const gpu_buf *b);
 void gpu_buf_free(gpu_buf *b);
+/* A CUDA failure inside these helpers prints the failing call and aborts the process; a hook
+ * set here runs between the two (e.g. the fuzz targets write their input reproducer). NULL:
+ * none. */
+void gpu_set_abort_hook(void (*hook)(void));
 /* cudaDeviceSynchronize; returns 0 or 10000 + cudaError_t. */
 int gpu_sync(void);
 

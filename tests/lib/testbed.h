@@ -43,8 +43,8 @@ typedef void (*tb_fail_fn)(void *user, int fatal, const char *msg);
 
 typedef struct tb {
     char id[200];        /* "<suite>/<test>": the Criterion name, also its filter */
-    char rerun[700];     /* the command that re-runs exactly this check */
-    char case_name[200]; /* what reports call the case (the golden case, or a drawn shape) */
+    char rerun[4608];    /* the command that re-runs exactly this check */
+    char case_name[512]; /* what reports call the case (the golden case, or a drawn shape) */
     tb_fail_fn fail;
     void *user;
     int failures;        /* non-fatal failures so far */
