@@ -30,16 +30,15 @@ void fuzz_reproducer_path(const char *target, char *buf, size_t n);
 /* The target's name (each target defines it with FUZZ_TARGET_NAME). */
 extern const char *fuzz_target_name;
 
-#define FUZZ_ASSERT_MSG(cond, ...)                                                            \
-    do {                                                                                      \
-        if (!(cond)) {                                                                        \
-            fprintf(stderr, "FUZZ_ASSERT failed: %s\n  at %s:%d\n  ", #cond, __FILE__,        \
-                    __LINE__);                                                                \
-            fprintf(stderr, __VA_ARGS__);                                                     \
-            fprintf(stderr, "\n");                                                            \
-            fuzz_write_reproducer(fuzz_target_name);                                          \
-            abort();                                                                          \
-        }                                                                                     \
+#define FUZZ_ASSERT_MSG(cond, ...)                                                                 \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FUZZ_ASSERT failed: %s\n  at %s:%d\n  ", #cond, __FILE__, __LINE__);  \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            fuzz_write_reproducer(fuzz_target_name);                                               \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 #define FUZZ_ASSERT(cond) FUZZ_ASSERT_MSG(cond, "%s", "")
 

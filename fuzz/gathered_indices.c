@@ -36,8 +36,7 @@ static int32_t gen_entry(int style, uint32_t w, int32_t s, int32_t tkv, int32_t 
     case 1: return w % 4u == 0 ? NEG[(w >> 8) % 7u] : (int32_t)((w >> 16) % (uint32_t)tkv);
     case 2: return (int32_t)((w >> 16) % (uint32_t)(tkv < 3 ? tkv : 3)); /* heavy repeats */
     case 3: return s % 3 == 0 ? own : (s % 3 == 1 ? -1 : (int32_t)((w >> 16) % (uint32_t)tkv));
-    case 4: /* descending */
-        return n_slots - 1 - s < tkv ? tkv - 1 - (n_slots - 1 - s) % tkv : -1;
+    case 4: /* descending */ return n_slots - 1 - s < tkv ? tkv - 1 - (n_slots - 1 - s) % tkv : -1;
     default: return s < tkv ? s : -1; /* ascending, padded */
     }
 }
@@ -74,10 +73,11 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     for (int i = 0; i < 3; i++) style[i] = (int)fuzz_range(&p, 0, 5);
     uint32_t seed = fuzz_u32(&p);
     seed ^= fuzz_u32(&p); /* 8 bytes, as the seed always took: other draws keep their bytes */
-    fuzz_tb_casef(t, "n_head %d kv_rank %d d_rope %d t_q %d t_kv %d n_slots %d scale %g "
-                  "value_scale %g styles %d %d %d seed 0x%08X", H, R, dr, tq, tkv, ns,
-                  (double)scale, (double)vscale, style[0], tq > 1 ? style[1] : -1,
-                  tq > 2 ? style[2] : -1, seed);
+    fuzz_tb_casef(t,
+                  "n_head %d kv_rank %d d_rope %d t_q %d t_kv %d n_slots %d scale %g "
+                  "value_scale %g styles %d %d %d seed 0x%08X",
+                  H, R, dr, tq, tkv, ns, (double)scale, (double)vscale, style[0],
+                  tq > 1 ? style[1] : -1, tq > 2 ? style[2] : -1, seed);
 
     int32_t W = R + dr;
     size_t nq = (size_t)tq * H * R, npe = (size_t)tq * H * dr, nc = (size_t)tkv * W;
@@ -119,8 +119,9 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         const float *dc = fuzz_dev_in(&d_cache, cache, nc * 4);
         const int32_t *di = fuzz_dev_in(&d_idx, idx, ni * 4);
         float *dout = fuzz_dev_out(&d_out, nq * 4); /* poisoned */
-        tb_launched(t, memra_mla_attn_gathered_f32(dql, dr ? dqp : NULL, dc, di, dout, H, R, dr,
-                                                   tq, ns, scale, NULL),
+        tb_launched(t,
+                    memra_mla_attn_gathered_f32(dql, dr ? dqp : NULL, dc, di, dout, H, R, dr, tq,
+                                                ns, scale, NULL),
                     "attn_gathered");
         float *got = tb_output(t, &d_out, "o_lat", "attn_gathered", 1);
         check_empty_queries(t, got, "kernel", n_valid, tq, H, R, zeros);
@@ -132,9 +133,9 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         tb_input_untouched(t, &d_idx, idx, "idx");
         free(got);
     } else if (fuzz_no_device()) {
-        FUZZ_ASSERT_CUDA_BAND(t, memra_mla_attn_gathered_f32(ql, qpe, cache, idx, alt, H, R, dr,
-                                                             tq, ns, scale, NULL),
-                              "attn_gathered");
+        FUZZ_ASSERT_CUDA_BAND(
+            t, memra_mla_attn_gathered_f32(ql, qpe, cache, idx, alt, H, R, dr, tq, ns, scale, NULL),
+            "attn_gathered");
     }
     free(ql), free(qp), free(cache), free(orc), free(alt), free(zeros), free(idx), free(idx2);
     free(atol);

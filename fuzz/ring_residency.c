@@ -50,7 +50,9 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         int32_t cap = sr - done % pool, left = total - done;
         if (cap > left) cap = left;
         int32_t n = nch == MAX_CHUNKS - 1 ? cap : (int32_t)fuzz_range(&p, 1, cap);
-        if (nch == MAX_CHUNKS - 1 && n < left) { total = done + n; } /* last chunk: stop there */
+        if (nch == MAX_CHUNKS - 1 && n < left) {
+            total = done + n;
+        } /* last chunk: stop there */
         chunk[nch++] = n;
         done += n;
     }
@@ -59,10 +61,11 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     for (int i = 0; i < 8; i++) steps[i] = (int32_t)fuzz_range(&p, 0, np);
     for (int i = 1; i < 8; i++) /* non-decreasing */
         if (steps[i] < steps[i - 1]) steps[i] = steps[i - 1];
-    fuzz_tb_casef(t, "pool %d d %d state_rows %d total %d chunks %d gate_scale %g seed 0x%08X "
-                  "flat steps %d %d %d %d %d %d %d %d", pool, d, sr, total, nch, (double)gscale,
-                  seed, steps[0], steps[1], steps[2], steps[3], steps[4], steps[5], steps[6],
-                  steps[7]);
+    fuzz_tb_casef(t,
+                  "pool %d d %d state_rows %d total %d chunks %d gate_scale %g seed 0x%08X "
+                  "flat steps %d %d %d %d %d %d %d %d",
+                  pool, d, sr, total, nch, (double)gscale, seed, steps[0], steps[1], steps[2],
+                  steps[3], steps[4], steps[5], steps[6], steps[7]);
 
     size_t w = (size_t)2 * d, nkg = (size_t)total * d, nkeys = (size_t)np * d;
     size_t nflat = (size_t)total * w, nring = (size_t)sr * w, nape = (size_t)pool * d;
@@ -122,8 +125,8 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         for (int i = 0; i <= 8; i++) {
             int32_t now = i < 8 ? steps[i] : np;
             snprintf(what, sizeof what, "pool_keys (flat, begin %d, n_pools %d)", built, now);
-            tb_launched(t, memra_mla_kpool_pool_keys_f32(df, da, dkeys, built, now, pool, d, 0,
-                                                         NULL),
+            tb_launched(t,
+                        memra_mla_kpool_pool_keys_f32(df, da, dkeys, built, now, pool, d, 0, NULL),
                         what);
             built = now;
         }
@@ -136,15 +139,16 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         done = 0, built = 0;
         for (int c = 0; c < nch; c++) {
             snprintf(what, sizeof what, "ring append (slot %d, t %d)", done, chunk[c]);
-            tb_launched(t, memra_mla_index_append_ring_f32(dr, dk + (size_t)done * d,
-                                                           dg + (size_t)done * d, done,
-                                                           chunk[c], d, d, sr, NULL),
+            tb_launched(t,
+                        memra_mla_index_append_ring_f32(dr, dk + (size_t)done * d,
+                                                        dg + (size_t)done * d, done, chunk[c], d, d,
+                                                        sr, NULL),
                         what);
             done += chunk[c];
             int32_t now = done / pool;
             snprintf(what, sizeof what, "pool_keys (ring, begin %d, n_pools %d)", built, now);
-            tb_launched(t, memra_mla_kpool_pool_keys_f32(dr, da, dkeys, built, now, pool, d, sr,
-                                                         NULL),
+            tb_launched(t,
+                        memra_mla_kpool_pool_keys_f32(dr, da, dkeys, built, now, pool, d, sr, NULL),
                         what);
             built = now;
         }
@@ -164,13 +168,13 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         tb_input_untouched(t, &d_flat, flat, "flat plane");
         free(kfull), free(atol);
     } else if (fuzz_no_device()) {
-        FUZZ_ASSERT_CUDA_BAND(t, memra_mla_index_append_ring_f32(ring, k, g, 0, chunk[0], d, d, sr,
-                                                                 NULL),
-                              "ring append");
+        FUZZ_ASSERT_CUDA_BAND(
+            t, memra_mla_index_append_ring_f32(ring, k, g, 0, chunk[0], d, d, sr, NULL),
+            "ring append");
         if (np > 0)
-            FUZZ_ASSERT_CUDA_BAND(t, memra_mla_kpool_pool_keys_f32(flat, ape, full, 0, np, pool,
-                                                                   d, 0, NULL),
-                                  "pool_keys");
+            FUZZ_ASSERT_CUDA_BAND(
+                t, memra_mla_kpool_pool_keys_f32(flat, ape, full, 0, np, pool, d, 0, NULL),
+                "pool_keys");
     }
     free(k), free(g), free(ape), free(flat), free(ring), free(full), free(inc), free(rk);
     return 0;

@@ -38,10 +38,23 @@ FUZZ_TARGET_NAME("rope_positions");
 #define MAX_POS 16
 
 static int32_t draw_position(fuzz_producer *p) {
-    static const int32_t INTERESTING[] = {0, 1, 2, 202751, 202752, 1048575, 1048576,
-                                          (1 << 20) - 3, (1 << 20) + 5, (1 << 24) - 1,
-                                          (1 << 24) + 1, INT32_MAX, INT32_MIN, -1, -202751,
-                                          4096, 8191};
+    static const int32_t INTERESTING[] = {0,
+                                          1,
+                                          2,
+                                          202751,
+                                          202752,
+                                          1048575,
+                                          1048576,
+                                          (1 << 20) - 3,
+                                          (1 << 20) + 5,
+                                          (1 << 24) - 1,
+                                          (1 << 24) + 1,
+                                          INT32_MAX,
+                                          INT32_MIN,
+                                          -1,
+                                          -202751,
+                                          4096,
+                                          8191};
     switch (fuzz_range(p, 0, 3)) {
     case 0: return (int32_t)fuzz_u32(p);
     case 1: return (int32_t)fuzz_range(p, 1048576 - 64, 1048576 + 64);
@@ -62,8 +75,9 @@ static float draw_base(fuzz_producer *p) {
         memcpy(&f, &u, 4);
         return f;
     }
-    case 2: return ldexpf(1.0f + (float)fuzz_range(p, 0, 1023) / 1024.0f,
-                          (int)fuzz_range(p, -4, 40)); /* a plausible theta */
+    case 2:
+        return ldexpf(1.0f + (float)fuzz_range(p, 0, 1023) / 1024.0f,
+                      (int)fuzz_range(p, -4, 40)); /* a plausible theta */
     default: return FUZZ_PICK(p, NAMED);
     }
 }
@@ -72,8 +86,8 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     tb *t = fuzz_tb_begin(data, size);
     fuzz_producer p = fuzz_producer_init(data, size);
     int32_t n_pos = (int32_t)fuzz_range(&p, 1, MAX_POS);
-    int32_t n_vec = fuzz_range(&p, 0, 3) ? (int32_t)fuzz_range(&p, 1, 8)
-                                          : (int32_t)fuzz_range(&p, 1, 64);
+    int32_t n_vec =
+        fuzz_range(&p, 0, 3) ? (int32_t)fuzz_range(&p, 1, 8) : (int32_t)fuzz_range(&p, 1, 64);
     int32_t d_rope = 2 * (int32_t)fuzz_range(&p, 1, 64);
     float base = draw_base(&p);
     uint32_t seed = fuzz_u32(&p);
@@ -84,9 +98,11 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     char posl[MAX_POS * 12 + 16] = ""; /* "-2147483648," at most per position */
     for (int32_t i = 0, off = 0; i < n_pos; i++)
         off += snprintf(posl + off, sizeof posl - (size_t)off, "%s%d", i ? "," : "", pos[i]);
-    fuzz_tb_casef(t, "n_pos=%d n_vec=%d d_rope=%d base=%.9g (0x%08X) seed=0x%08X scale=2^%d "
-                  "positions=%s", n_pos, n_vec, d_rope, (double)base, fuzz_bits_of_f32(base),
-                  seed, scale_exp, posl);
+    fuzz_tb_casef(t,
+                  "n_pos=%d n_vec=%d d_rope=%d base=%.9g (0x%08X) seed=0x%08X scale=2^%d "
+                  "positions=%s",
+                  n_pos, n_vec, d_rope, (double)base, fuzz_bits_of_f32(base), seed, scale_exp,
+                  posl);
 
     size_t n = (size_t)n_pos * n_vec * d_rope;
     float *x = tb_xmalloc(t, n * 4), *ref = tb_xmalloc(t, n * 4);
@@ -107,15 +123,15 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         for (int k = 0; k < 2; k++) { /* in place: x uploaded afresh for each run */
             const char *what = k ? "run 2" : "run 1";
             float *dx = fuzz_dev_in(&d_x, x, n * 4);
-            tb_launched(t, memra_mla_rope_interleaved_f32(dx, n_pos, n_vec, d_rope, dpos, base,
-                                                          NULL),
+            tb_launched(t,
+                        memra_mla_rope_interleaved_f32(dx, n_pos, n_vec, d_rope, dpos, base, NULL),
                         k ? "rope (run 2)" : "rope (run 1)");
             got[k] = tb_output(t, &d_x, "x", what, 0); /* in place: no poison to find */
         }
         tb_input_untouched(t, &d_pos, pos, "positions");
         const int64_t shape[3] = {n_pos, n_vec, d_rope};
-        tb_compare(t, "x", ST_F32, 3, shape, got[1], "run 2", got[0], "run 1", MLA_TOL_EXACT,
-                   NULL, 1);
+        tb_compare(t, "x", ST_F32, 3, shape, got[1], "run 2", got[0], "run 1", MLA_TOL_EXACT, NULL,
+                   1);
         tb_compare(t, "x", ST_F32, 3, shape, got[0], "kernel", ref, "oracle", MLA_TOL_ROPE, atol,
                    0);
         free(got[0]);

@@ -51,12 +51,18 @@ static void gen(float *x, size_t n, int kind, uint32_t seed, const char *name) {
             continue;
         }
         uint32_t r = w % 100u; /* NaN / inf / -0 / +0 sprinkled among uniform values */
-        if (r == 0) x[i] = NAN;
-        else if (r == 1) x[i] = INFINITY;
-        else if (r == 2) x[i] = -INFINITY;
-        else if (r < 8) x[i] = -0.0f;
-        else if (r < 12) x[i] = 0.0f;
-        else x[i] = mla_fill_stream_uniform(&st, -1.0f, 1.0f);
+        if (r == 0)
+            x[i] = NAN;
+        else if (r == 1)
+            x[i] = INFINITY;
+        else if (r == 2)
+            x[i] = -INFINITY;
+        else if (r < 8)
+            x[i] = -0.0f;
+        else if (r < 12)
+            x[i] = 0.0f;
+        else
+            x[i] = mla_fill_stream_uniform(&st, -1.0f, 1.0f);
     }
 }
 
@@ -102,8 +108,16 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     if (hi < 0) return 0;
     int32_t fp = (int32_t)(fuzz_range(&p, 0, 1) ? hi - fuzz_range(&p, 0, hi < 5 ? hi : 5)
                                                 : fuzz_range(&p, 0, hi));
-    static const float SC[] = {0.08838834764831845f, 0.17677669529663688f, 1.0f, 0.5f, -1.0f,
-                               1e-30f, 1e30f, 0.0f, -0.0f, 3.0f};
+    static const float SC[] = {0.08838834764831845f,
+                               0.17677669529663688f,
+                               1.0f,
+                               0.5f,
+                               -1.0f,
+                               1e-30f,
+                               1e30f,
+                               0.0f,
+                               -0.0f,
+                               3.0f};
     float qs = fuzz_range(&p, 0, 3) ? FUZZ_PICK(&p, SC) : fuzz_f32_of_bits(fuzz_u32(&p));
     float hs = fuzz_range(&p, 0, 3) ? FUZZ_PICK(&p, SC) : fuzz_f32_of_bits(fuzz_u32(&p));
     if (!isfinite(qs)) qs = 1.0f; /* non-finite scales are a contract error (40035) */
@@ -112,9 +126,10 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     int kh = (int)fuzz_range(&p, 0, 3);
     uint32_t seed = fuzz_u32(&p);
     seed ^= fuzz_u32(&p); /* 8 bytes, as the seed always took: other draws keep their bytes */
-    fuzz_tb_casef(t, "t_q %d heads %d d %d n_pools %d pool %d first_pos %d qk_scale %a "
-                  "head_scale %a gens q%d k%d hw%d seed 0x%08X", tq, H, d, np, pool, fp,
-                  (double)qs, (double)hs, kq, kk, kh, seed);
+    fuzz_tb_casef(t,
+                  "t_q %d heads %d d %d n_pools %d pool %d first_pos %d qk_scale %a "
+                  "head_scale %a gens q%d k%d hw%d seed 0x%08X",
+                  tq, H, d, np, pool, fp, (double)qs, (double)hs, kq, kk, kh, seed);
 
     size_t nq = (size_t)tq * H * d, nk = (size_t)np * d, nh = (size_t)tq * H;
     size_t ns = (size_t)tq * np;
@@ -127,8 +142,8 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     restate(q, key, hw, re, tq, H, d, np, pool, fp, qs, hs);
     const int64_t shape[2] = {tq, np};
     /* class exact: bitwise, any NaN equal to any NaN */
-    tb_compare(t, "score", ST_F32, 2, shape, orc, "oracle", re, "restated six steps",
-               MLA_TOL_EXACT, NULL, 0);
+    tb_compare(t, "score", ST_F32, 2, shape, orc, "oracle", re, "restated six steps", MLA_TOL_EXACT,
+               NULL, 0);
     if (fuzz_gpu_enabled()) {
         if (np > 0) {
             static gpu_buf d_q, d_k, d_h, d_s; /* grow-only, reused across executions */
@@ -139,8 +154,9 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
             for (int r = 0; r < 2; r++) {
                 const char *what = r ? "score_ref (reference kernel)" : "score (fast kernel)";
                 if (r) gpu_buf_poison(&d_s);
-                tb_launched(t, (r ? memra_mla_kpool_score_ref_f32 : memra_mla_kpool_score_f32)(
-                                   dq, dk, dh, ds, tq, H, d, np, pool, fp, qs, hs, NULL),
+                tb_launched(t,
+                            (r ? memra_mla_kpool_score_ref_f32 : memra_mla_kpool_score_f32)(
+                                dq, dk, dh, ds, tq, H, d, np, pool, fp, qs, hs, NULL),
                             what);
                 got[r] = tb_output(t, &d_s, "score", what, 1);
                 tb_compare(t, "score", ST_F32, 2, shape, got[r],
@@ -158,11 +174,15 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         }
     } else if (fuzz_no_device()) {
         int rc = memra_mla_kpool_score_f32(q, key, hw, re, tq, H, d, np, pool, fp, qs, hs, NULL);
-        if (np > 0) FUZZ_ASSERT_CUDA_BAND(t, rc, "score");
-        else FUZZ_TB_ASSERT(t, rc == 0, "score: n_pools 0 must return 0 (got %d)", rc);
+        if (np > 0)
+            FUZZ_ASSERT_CUDA_BAND(t, rc, "score");
+        else
+            FUZZ_TB_ASSERT(t, rc == 0, "score: n_pools 0 must return 0 (got %d)", rc);
         rc = memra_mla_kpool_score_ref_f32(q, key, hw, re, tq, H, d, np, pool, fp, qs, hs, NULL);
-        if (np > 0) FUZZ_ASSERT_CUDA_BAND(t, rc, "score_ref");
-        else FUZZ_TB_ASSERT(t, rc == 0, "score_ref: n_pools 0 must return 0 (got %d)", rc);
+        if (np > 0)
+            FUZZ_ASSERT_CUDA_BAND(t, rc, "score_ref");
+        else
+            FUZZ_TB_ASSERT(t, rc == 0, "score_ref: n_pools 0 must return 0 (got %d)", rc);
     }
     free(q), free(key), free(hw), free(orc), free(re);
     return 0;

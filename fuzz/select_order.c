@@ -54,14 +54,22 @@ static void gen_scores(float *s, size_t n, int kind, uint32_t seed, const uint8_
             s[i] = fuzz_f32_of_bits((fuzz_bits_of_f32(level) & ~0xFFu) | (w & 0x7u));
         } else { /* -inf / NaN (any sign and payload) / +0 / -0 among equal values */
             uint32_t r = w % 64u; /* bits 0..5; bit 6: the zero's sign; bits 10..31: payload */
-            if (r == 0) s[i] = fuzz_f32_of_bits(0x7FC00000u | (w >> 10)); /* NaN, payloads */
-            else if (r == 1) s[i] = fuzz_f32_of_bits(0xFFC00001u);         /* -NaN */
-            else if (r == 2) s[i] = fuzz_f32_of_bits(0x7F800001u);         /* signalling NaN */
-            else if (r < 12) s[i] = -INFINITY;
-            else if (r < 20) s[i] = INFINITY;
-            else if (r < 32) s[i] = (w >> 6) & 1u ? 0.0f : -0.0f;
-            else if (r < 40) s[i] = -level;
-            else s[i] = level;
+            if (r == 0)
+                s[i] = fuzz_f32_of_bits(0x7FC00000u | (w >> 10)); /* NaN, payloads */
+            else if (r == 1)
+                s[i] = fuzz_f32_of_bits(0xFFC00001u); /* -NaN */
+            else if (r == 2)
+                s[i] = fuzz_f32_of_bits(0x7F800001u); /* signalling NaN */
+            else if (r < 12)
+                s[i] = -INFINITY;
+            else if (r < 20)
+                s[i] = INFINITY;
+            else if (r < 32)
+                s[i] = (w >> 6) & 1u ? 0.0f : -0.0f;
+            else if (r < 40)
+                s[i] = -level;
+            else
+                s[i] = level;
         }
     }
 }
@@ -72,9 +80,9 @@ static int cmp_rank(const void *pa, const void *pb) {
     int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
     float x = g_row[a], y = g_row[b];
     int nx = x != x, ny = y != y;
-    if (nx != ny) return nx ? 1 : -1;              /* NaN after everything */
-    if (!nx && x != y) return x > y ? -1 : 1;      /* descending; +0 == -0 compare equal */
-    return a < b ? -1 : a > b;                     /* ties (and NaN vs NaN) by pool index */
+    if (nx != ny) return nx ? 1 : -1;         /* NaN after everything */
+    if (!nx && x != y) return x > y ? -1 : 1; /* descending; +0 == -0 compare equal */
+    return a < b ? -1 : a > b;                /* ties (and NaN vs NaN) by pool index */
 }
 static void brute_row(const float *row, int64_t q, int32_t np, int32_t pool, int32_t sel,
                       int32_t width, int32_t tail, int32_t *out, int32_t *perm, char *kept) {
@@ -97,14 +105,14 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     tb *t = fuzz_tb_begin(data, size);
     fuzz_producer p = fuzz_producer_init(data, size);
     int32_t tq = (int32_t)fuzz_range(&p, 1, 4);
-    int32_t np = (int32_t)(fuzz_range(&p, 0, 3) == 0 ? fuzz_range(&p, 0, 16)
-                                                     : fuzz_range(&p, 0, 5000));
+    int32_t np =
+        (int32_t)(fuzz_range(&p, 0, 3) == 0 ? fuzz_range(&p, 0, 16) : fuzz_range(&p, 0, 5000));
     static const int32_t POOLS[] = {1, 1, 2, 3, 4, 4, 7, 16, 64};
     int32_t pool = fuzz_range(&p, 0, 1) ? FUZZ_PICK(&p, POOLS) : (int32_t)fuzz_range(&p, 1, 64);
     int32_t max_sel = 16384 / pool;
-    int32_t sel = (int32_t)(fuzz_range(&p, 0, 2) == 0
-                                ? fuzz_range(&p, 1, 8)
-                                : fuzz_range(&p, 1, max_sel < 2048 ? max_sel : 2048));
+    int32_t sel =
+        (int32_t)(fuzz_range(&p, 0, 2) == 0 ? fuzz_range(&p, 1, 8)
+                                            : fuzz_range(&p, 1, max_sel < 2048 ? max_sel : 2048));
     int32_t width = sel * pool + pool - 1 + (int32_t)fuzz_range(&p, 0, 5);
     int32_t tail = (int32_t)fuzz_range(&p, 0, 1);
     /* first_pos: 0 <= fp <= (np+1)*pool - 1 - tq (40031); fp >= pool - 1 without the tail */
@@ -116,12 +124,13 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     int kind = (int)fuzz_range(&p, 0, 5);
     uint32_t seed = fuzz_u32(&p);
     seed ^= fuzz_u32(&p); /* 8 bytes, as the seed always took: other draws keep their bytes */
-    float level = FUZZ_PICK(&p, ((const float[]){0.5f, 0.0f, -0.0f, -INFINITY, INFINITY, 1e-40f,
-                                                 -3.0f, NAN}));
+    float level = FUZZ_PICK(
+        &p, ((const float[]){0.5f, 0.0f, -0.0f, -INFINITY, INFINITY, 1e-40f, -3.0f, NAN}));
     size_t nfront = fuzz_remaining(&p);
-    fuzz_tb_casef(t, "t_q %d n_pools %d pool %d select_k %d width %d first_pos %d always_tail %d "
-                  "kind %d level %a seed 0x%08X", tq, np, pool, sel, width, fp, tail, kind,
-                  (double)level, seed);
+    fuzz_tb_casef(t,
+                  "t_q %d n_pools %d pool %d select_k %d width %d first_pos %d always_tail %d "
+                  "kind %d level %a seed 0x%08X",
+                  tq, np, pool, sel, width, fp, tail, kind, (double)level, seed);
 
     size_t ns = (size_t)tq * np, ni = (size_t)tq * width;
     float *s = tb_xmalloc(t, ns * 4);
@@ -149,8 +158,9 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         for (int r = 0; r < 2; r++) {
             const char *what = r ? "select_ref (reference kernel)" : "select (radix kernel)";
             if (r) gpu_buf_poison(&d_i);
-            tb_launched(t, (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
-                               ds, di, tq, np, pool, sel, width, fp, tail, NULL),
+            tb_launched(t,
+                        (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
+                            ds, di, tq, np, pool, sel, width, fp, tail, NULL),
                         what);
             int32_t *got = tb_output(t, &d_i, "idx", what, 1);
             tb_compare(t, "idx", ST_I32, 2, shape, got, r ? "reference kernel" : "radix kernel",
@@ -159,12 +169,12 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         }
         tb_input_untouched(t, &d_s, s, "score");
     } else if (fuzz_no_device()) {
-        FUZZ_ASSERT_CUDA_BAND(t, memra_mla_kpool_select_f32(s, orc, tq, np, pool, sel, width, fp,
-                                                            tail, NULL),
-                              "select");
-        FUZZ_ASSERT_CUDA_BAND(t, memra_mla_kpool_select_ref_f32(s, orc, tq, np, pool, sel, width,
-                                                                fp, tail, NULL),
-                              "select_ref");
+        FUZZ_ASSERT_CUDA_BAND(
+            t, memra_mla_kpool_select_f32(s, orc, tq, np, pool, sel, width, fp, tail, NULL),
+            "select");
+        FUZZ_ASSERT_CUDA_BAND(
+            t, memra_mla_kpool_select_ref_f32(s, orc, tq, np, pool, sel, width, fp, tail, NULL),
+            "select_ref");
     }
     free(s), free(orc), free(bf), free(perm), free(kept);
     return 0;

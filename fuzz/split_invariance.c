@@ -94,9 +94,8 @@ static void check_one(tb *t, const draw *d) {
                        : memra_mla_absorb_q_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
                                                 d->head_dim, d->kv_rank, NULL);
             else
-                rc = k ? memra_mla_decompress_v_split_f32(dev_in, dev_w, dev_out, d->t_q,
-                                                          d->n_head, d->head_dim, d->kv_rank,
-                                                          d->split, NULL)
+                rc = k ? memra_mla_decompress_v_split_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
+                                                          d->head_dim, d->kv_rank, d->split, NULL)
                        : memra_mla_decompress_v_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
                                                     d->head_dim, d->kv_rank, NULL);
             tb_launched(t, rc, what);
@@ -105,23 +104,23 @@ static void check_one(tb *t, const draw *d) {
         tb_input_untouched(t, &d_in, in, in_name);
         tb_input_untouched(t, &d_w, w, w_name);
         const int64_t shape[3] = {d->t_q, d->n_head, out_dim};
-        tb_compare(t, out_name, ST_F32, 3, shape, got[0], "unsplit", ref, "oracle",
-                   MLA_TOL_EXACT, NULL, 1);
-        tb_compare(t, out_name, ST_F32, 3, shape, got[1], "split", got[0], "unsplit",
-                   MLA_TOL_EXACT, NULL, 1);
+        tb_compare(t, out_name, ST_F32, 3, shape, got[0], "unsplit", ref, "oracle", MLA_TOL_EXACT,
+                   NULL, 1);
+        tb_compare(t, out_name, ST_F32, 3, shape, got[1], "split", got[0], "unsplit", MLA_TOL_EXACT,
+                   NULL, 1);
         free(got[0]);
         free(got[1]);
     } else if (fuzz_no_device()) {
         /* Host pointers are fine here: with no device nothing is dereferenced. */
         int rc1 = d->absorb ? memra_mla_absorb_q_f32(in, w, ref, d->t_q, d->n_head, d->head_dim,
                                                      d->kv_rank, NULL)
-                            : memra_mla_decompress_v_f32(in, w, ref, d->t_q, d->n_head,
-                                                         d->head_dim, d->kv_rank, NULL);
+                            : memra_mla_decompress_v_f32(in, w, ref, d->t_q, d->n_head, d->head_dim,
+                                                         d->kv_rank, NULL);
         int rc2 = d->absorb
                       ? memra_mla_absorb_q_split_f32(in, w, ref, d->t_q, d->n_head, d->head_dim,
                                                      d->kv_rank, d->split, NULL)
-                      : memra_mla_decompress_v_split_f32(in, w, ref, d->t_q, d->n_head,
-                                                         d->head_dim, d->kv_rank, d->split, NULL);
+                      : memra_mla_decompress_v_split_f32(in, w, ref, d->t_q, d->n_head, d->head_dim,
+                                                         d->kv_rank, d->split, NULL);
         FUZZ_ASSERT_CUDA_BAND(t, rc1, "the unsplit launcher");
         FUZZ_ASSERT_CUDA_BAND(t, rc2, "the split launcher");
     }

@@ -80,15 +80,15 @@ int memra_mla_decompress_v_f32(const float *o_lat, const float *wv_b, float *out
 /* Decode-split twin of memra_mla_absorb_q_f32: each (token, head) block's kv_rank outputs split
  * over `split` blocks. Same codes, plus 40023 split outside 1..=kv_rank (checked after the
  * shape codes). Promise: bytes identical to memra_mla_absorb_q_f32 for every split. */
-int memra_mla_absorb_q_split_f32(const float *q_nope, const float *wk_b, float *q_lat,
-                                 int32_t t_q, int32_t n_head, int32_t d_nope, int32_t kv_rank,
-                                 int32_t split, void *stream);
+int memra_mla_absorb_q_split_f32(const float *q_nope, const float *wk_b, float *q_lat, int32_t t_q,
+                                 int32_t n_head, int32_t d_nope, int32_t kv_rank, int32_t split,
+                                 void *stream);
 
 /* Decode-split twin of memra_mla_decompress_v_f32 (split in 1..=d_v, else 40023).
  * Promise: bytes identical to memra_mla_decompress_v_f32 for every split. */
-int memra_mla_decompress_v_split_f32(const float *o_lat, const float *wv_b, float *out,
-                                     int32_t t_q, int32_t n_head, int32_t d_v, int32_t kv_rank,
-                                     int32_t split, void *stream);
+int memra_mla_decompress_v_split_f32(const float *o_lat, const float *wv_b, float *out, int32_t t_q,
+                                     int32_t n_head, int32_t d_v, int32_t kv_rank, int32_t split,
+                                     void *stream);
 
 /* MQA over the latent cache. q_lat[t_q][n_head][kv_rank], q_pe[t_q][n_head][d_rope] (unread and
  * may be NULL when d_rope == 0), cache[t_kv][kv_rank + d_rope] (rows [c_kv | k_pe]),
@@ -111,8 +111,7 @@ int memra_mla_attn_absorbed_f32(const float *q_lat, const float *q_pe, const flo
  * would write a ring row twice), 40024, 40020, 40028 (written plane range vs a / b).
  * Promise: bit-exact (pure copy). */
 int memra_mla_index_append_ring_f32(float *plane, const float *a, const float *b, int32_t slot,
-                                    int32_t t, int32_t wa, int32_t wb, int32_t rows,
-                                    void *stream);
+                                    int32_t t, int32_t wa, int32_t wb, int32_t rows, void *stream);
 
 /* Pool keys for pools p in [pool_begin, n_pools), channel c < d:
  *   w_s = softmax_s(gate[p*pool+s][c] + ape[s][c]),  key[p][c] = sum_s w_s * k[p*pool+s][c].
@@ -152,17 +151,16 @@ int memra_mla_kpool_pool_keys_f32(const float *state, const float *ape, float *p
  * finite), 40024, 40020, 40028. n_pools == 0 writes nothing and returns 0.
  * Promise: bit-exact (fast == reference == oracle); the fast kernel never materialises a
  * [t_q * heads, n_pools] plane. */
-int memra_mla_kpool_score_f32(const float *q, const float *pool_keys, const float *hw,
-                              float *score, int32_t t_q, int32_t heads, int32_t d,
-                              int32_t n_pools, int32_t pool, int32_t first_pos, float qk_scale,
-                              float head_scale, void *stream);
+int memra_mla_kpool_score_f32(const float *q, const float *pool_keys, const float *hw, float *score,
+                              int32_t t_q, int32_t heads, int32_t d, int32_t n_pools, int32_t pool,
+                              int32_t first_pos, float qk_scale, float head_scale, void *stream);
 
 /* The reference scorer (block per (query, pool), one thread per head, head sum walked by
  * thread 0): the definition memra_mla_kpool_score_f32 reproduces. Same contract. */
 int memra_mla_kpool_score_ref_f32(const float *q, const float *pool_keys, const float *hw,
                                   float *score, int32_t t_q, int32_t heads, int32_t d,
-                                  int32_t n_pools, int32_t pool, int32_t first_pos,
-                                  float qk_scale, float head_scale, void *stream);
+                                  int32_t n_pools, int32_t pool, int32_t first_pos, float qk_scale,
+                                  float head_scale, void *stream);
 
 /* Per query i (cache row q = first_pos + i): the visible pools are p < min(n_pools, (q+1)/pool).
  * The select_k best visible pools, ranked score descending then pool index ascending (+0 and
@@ -181,10 +179,9 @@ int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int32_t t_q, in
 
 /* The select_k-rounds reference selection: the definition memra_mla_kpool_select_f32
  * reproduces. Same contract. */
-int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q,
-                                   int32_t n_pools, int32_t pool, int32_t select_k,
-                                   int32_t width, int32_t first_pos, int32_t always_tail,
-                                   void *stream);
+int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
+                                   int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
+                                   int32_t always_tail, void *stream);
 
 /* attn_absorbed over the cache rows listed in idx[i][0..n_slots) (one list per query, shared by
  * the heads); negative entries (the -1 padding) are skipped; repeated entries count once per
@@ -194,9 +191,9 @@ int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q
  * 40022 (d_rope, n_slots < 0), 40035, 40024, 40020, 40028. Promise: class attn.
  * walk: R = min(N, ceil(n_slots / 16)), D = min(16, N) + min(N, ceil(n_slots / 16)) + 1. */
 int memra_mla_attn_gathered_f32(const float *q_lat, const float *q_pe, const float *cache,
-                                const int32_t *idx, float *o_lat, int32_t n_head,
-                                int32_t kv_rank, int32_t d_rope, int32_t t_q, int32_t n_slots,
-                                float scale, void *stream);
+                                const int32_t *idx, float *o_lat, int32_t n_head, int32_t kv_rank,
+                                int32_t d_rope, int32_t t_q, int32_t n_slots, float scale,
+                                void *stream);
 
 /* ------------------------------------------------------------------ bf16 GEMM -------------- */
 
@@ -212,8 +209,7 @@ int memra_mla_attn_gathered_f32(const float *q_lat, const float *q_pe, const flo
  * Promise: class bf16_gemm against the oracle's bf16 reference. */
 int memra_bf16_gemm_sb(const void *w_bf16, const void *x_bf16, void *y, int32_t m, int32_t n,
                        int32_t k, int64_t x_rs, int64_t x_bs, int64_t y_rs, int64_t y_bs,
-                       int32_t batch, int32_t y_is_bf16, void *ws, size_t ws_bytes,
-                       void *stream);
+                       int32_t batch, int32_t y_is_bf16, void *ws, size_t ws_bytes, void *stream);
 
 #ifdef __cplusplus
 }

@@ -100,13 +100,13 @@
 #define AC_NT 128 /* combine: threads (= columns) per block */
 
 template <int HT> struct at_cfg {
-    static constexpr int TR = AT_JT / 4;               /* logit rows per lane */
-    static constexpr int TH = HT / 8;                  /* logit heads per lane */
-    static constexpr int HV = HT < 16 ? HT : 16;       /* P . V heads per thread */
-    static constexpr int NCOL = AT_NT / (HT / HV);     /* P . V float4 columns */
-    static constexpr int MAX_RANK = 4 * NCOL;          /* kv_rank the layout covers */
-    static constexpr int HTP = HT == 8 ? 8 : HT + 8;   /* [row][head] plane stride (8 mod 32) */
-    static constexpr int NRG = AT_NT / HT;             /* softmax row groups */
+    static constexpr int TR = AT_JT / 4;                /* logit rows per lane */
+    static constexpr int TH = HT / 8;                   /* logit heads per lane */
+    static constexpr int HV = HT < 16 ? HT : 16;        /* P . V heads per thread */
+    static constexpr int NCOL = AT_NT / (HT / HV);      /* P . V float4 columns */
+    static constexpr int MAX_RANK = 4 * NCOL;           /* kv_rank the layout covers */
+    static constexpr int HTP = HT == 8 ? 8 : HT + 8;    /* [row][head] plane stride (8 mod 32) */
+    static constexpr int NRG = AT_NT / HT;              /* softmax row groups */
     static constexpr int RPT = (AT_JT + NRG - 1) / NRG; /* softmax rows per thread */
     static_assert(HT % 8 == 0 && HT % HV == 0 && HV % 4 == 0, "head tile");
     static_assert(AT_NT % HT == 0 && TR * 4 == AT_JT, "thread layouts");
@@ -114,24 +114,22 @@ template <int HT> struct at_cfg {
 
 /* Row stride (floats) of the shared query / cache tiles: the row padded to whole float4s, plus
  * one float4 when that count is even, so consecutive rows start in different float4 banks. */
-static __host__ __device__ __forceinline__ int32_t at_ld(int32_t width)
-{
+static __host__ __device__ __forceinline__ int32_t at_ld(int32_t width) {
     int32_t wpad = (width + 3) & ~3;
     return ((wpad >> 2) & 1) ? wpad : wpad + 4;
 }
 
 /* Shared-memory floats (the int32 row ring included), in kernel order. */
-template <int HT> static size_t at_smem_bytes(int32_t ld)
-{
+template <int HT> static size_t at_smem_bytes(int32_t ld) {
     typedef at_cfg<HT> C;
-    size_t f = (size_t)HT * ld                   /* qs   [HT][ld] */
-               + 2 * (size_t)AT_JT * ld          /* ks   [2][T][ld] */
-               + (size_t)AT_NW * AT_JT * C::HTP  /* sp   [NW][T][HTP] */
-               + (size_t)AT_JT * C::HTP          /* ps   [T][HTP] */
-               + 2 * (size_t)C::NRG * HT         /* lmax, psum [NRG][HT] */
-               + (size_t)HT                      /* alpha */
-               + 3 * (size_t)HT                  /* final m, l, poison */
-               + 3 * (size_t)AT_JT;              /* rows_s [3][T] (int32) */
+    size_t f = (size_t)HT * ld                  /* qs   [HT][ld] */
+               + 2 * (size_t)AT_JT * ld         /* ks   [2][T][ld] */
+               + (size_t)AT_NW * AT_JT * C::HTP /* sp   [NW][T][HTP] */
+               + (size_t)AT_JT * C::HTP         /* ps   [T][HTP] */
+               + 2 * (size_t)C::NRG * HT        /* lmax, psum [NRG][HT] */
+               + (size_t)HT                     /* alpha */
+               + 3 * (size_t)HT                 /* final m, l, poison */
+               + 3 * (size_t)AT_JT;             /* rows_s [3][T] (int32) */
     return f * sizeof(float);
 }
 
@@ -140,8 +138,7 @@ template <int HT> static size_t at_smem_bytes(int32_t ld)
 /* attn_absorbed: query i sees rows 0 ..= t_kv - t_q + i, slot s is row s. */
 struct walk_causal {
     int32_t t_kv, t_q;
-    __device__ __forceinline__ int64_t length(int64_t i) const
-    {
+    __device__ __forceinline__ int64_t length(int64_t i) const {
         return (int64_t)t_kv - t_q + i + 1;
     }
     __device__ __forceinline__ int32_t row(int64_t, int64_t s) const { return (int32_t)s; }
@@ -152,8 +149,7 @@ struct walk_list {
     const int32_t *idx;
     int32_t n_slots;
     __device__ __forceinline__ int64_t length(int64_t) const { return n_slots; }
-    __device__ __forceinline__ int32_t row(int64_t i, int64_t s) const
-    {
+    __device__ __forceinline__ int32_t row(int64_t i, int64_t s) const {
         int32_t r = idx[i * n_slots + s];
         return r < 0 ? -1 : r;
     }
@@ -168,8 +164,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
                   const float *__restrict__ cache, Walk walk, float *__restrict__ o_lat,
                   float *__restrict__ ws_o, float *__restrict__ ws_ml, int32_t n_head,
                   int32_t kv_rank, int32_t d_rope, int32_t t_q, float scale, int32_t n_hg,
-                  int64_t chunk_slots, int32_t n_chunks)
-{
+                  int64_t chunk_slots, int32_t n_chunks) {
     typedef at_cfg<HT> C;
     constexpr int JT = AT_JT;
     extern __shared__ __align__(16) float smem[];
@@ -179,15 +174,15 @@ static __global__ void __launch_bounds__(AT_NT, 1)
     const int32_t wpad = (width + 3) & ~3, wp4 = wpad >> 2;
     const int32_t ld = at_ld(width);
 
-    float *qs = smem;                                   /* [HT][ld] */
-    float *ks = qs + (size_t)HT * ld;                   /* [2][JT][ld] */
-    float *sp = ks + 2 * (size_t)JT * ld;               /* [NW][JT][HTP] */
-    float *ps = sp + (size_t)AT_NW * JT * C::HTP;       /* [JT][HTP] */
-    float *lmax_s = ps + (size_t)JT * C::HTP;           /* [NRG][HT] */
-    float *psum_s = lmax_s + (size_t)C::NRG * HT;       /* [NRG][HT] */
-    float *alpha_s = psum_s + (size_t)C::NRG * HT;      /* [HT] */
+    float *qs = smem;                              /* [HT][ld] */
+    float *ks = qs + (size_t)HT * ld;              /* [2][JT][ld] */
+    float *sp = ks + 2 * (size_t)JT * ld;          /* [NW][JT][HTP] */
+    float *ps = sp + (size_t)AT_NW * JT * C::HTP;  /* [JT][HTP] */
+    float *lmax_s = ps + (size_t)JT * C::HTP;      /* [NRG][HT] */
+    float *psum_s = lmax_s + (size_t)C::NRG * HT;  /* [NRG][HT] */
+    float *alpha_s = psum_s + (size_t)C::NRG * HT; /* [HT] */
     float *fin_m = alpha_s + HT, *fin_l = fin_m + HT, *fin_p = fin_l + HT;
-    int32_t *rows_s = (int32_t *)(fin_p + HT);          /* [3][JT] */
+    int32_t *rows_s = (int32_t *)(fin_p + HT); /* [3][JT] */
 
     const int64_t n_tiles = (int64_t)t_q * n_hg;
     const int64_t tile = (int64_t)blockIdx.x % n_tiles;
@@ -198,8 +193,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
     const int64_t c_begin = (int64_t)chunk * chunk_slots;
     int64_t c_end = c_begin + chunk_slots;
     const int64_t w_len = walk.length(i);
-    if (c_end > w_len)
-        c_end = w_len;
+    if (c_end > w_len) c_end = w_len;
     const int32_t n_k = c_end > c_begin ? (int32_t)((c_end - c_begin + JT - 1) / JT) : 0;
 
     /* P . V ownership: heads hv0 .. hv0 + HV of the tile, c_kv columns 4*vcol .. 4*vcol + 3 */
@@ -212,11 +206,9 @@ static __global__ void __launch_bounds__(AT_NT, 1)
         if (v_on) {
             for (int hh = 0; hh < C::HV; hh++) {
                 int32_t h = h0 + hv0 + hh;
-                if (h >= n_head)
-                    break;
+                if (h >= n_head) break;
                 float *dst = ws_o + ((int64_t)chunk * n_qh + i * n_head + h) * kv_rank;
-                for (int x = 0; x < 4 && 4 * vcol + x < kv_rank; x++)
-                    dst[4 * vcol + x] = 0.0f;
+                for (int x = 0; x < 4 && 4 * vcol + x < kv_rank; x++) dst[4 * vcol + x] = 0.0f;
             }
         }
         if (tid < HT && h0 + tid < n_head) {
@@ -283,8 +275,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
 
     float acc[C::HV][4];
 #pragma unroll
-    for (int hh = 0; hh < C::HV; hh++)
-        acc[hh][0] = acc[hh][1] = acc[hh][2] = acc[hh][3] = 0.0f;
+    for (int hh = 0; hh < C::HV; hh++) acc[hh][0] = acc[hh][1] = acc[hh][2] = acc[hh][3] = 0.0f;
     float m_run = -INFINITY, l_run = 0.0f; /* head sh's running stats (same in every row group) */
     bool poison = false;                   /* head sh saw a NaN logit on a valid row */
     bool any_valid = false;                /* this thread saw a valid slot */
@@ -297,9 +288,8 @@ static __global__ void __launch_bounds__(AT_NT, 1)
     for (int32_t k = 0; k < n_k; k++) {
         mla_cp_async_wait<0>(); /* tile k (the only group in flight) */
         __syncthreads();        /* (a) tile k visible; every thread is done with tile k - 1 */
-        if (k + 1 < n_k)
-            issue(k + 1); /* buffer (k+1) & 1 was last read in tile k - 1 */
-        stage(k + 2);     /* slot (k+2) % 3 was last read in tile k - 1 */
+        if (k + 1 < n_k) issue(k + 1); /* buffer (k+1) & 1 was last read in tile k - 1 */
+        stage(k + 2);                  /* slot (k+2) % 3 was last read in tile k - 1 */
         const float *buf = ks + (size_t)(k & 1) * JT * ld;
         const int32_t *rt = rows_s + (k % 3) * JT;
 
@@ -309,8 +299,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
 #pragma unroll
             for (int t = 0; t < C::TR; t++)
 #pragma unroll
-                for (int u = 0; u < C::TH; u++)
-                    s[t][u] = 0.0f;
+                for (int u = 0; u < C::TH; u++) s[t][u] = 0.0f;
             const float *kb = buf + (size_t)rg * ld;
             const float *qb = qs + (size_t)hg * ld;
 #pragma unroll 2
@@ -336,8 +325,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
 #pragma unroll
             for (int t = 0; t < C::TR; t++)
 #pragma unroll
-                for (int u = 0; u < C::TH; u++)
-                    spw[(t * 4 + rg) * C::HTP + u * 8 + hg] = s[t][u];
+                for (int u = 0; u < C::TH; u++) spw[(t * 4 + rg) * C::HTP + u * 8 + hg] = s[t][u];
         }
         __syncthreads(); /* (b) partials */
 
@@ -389,8 +377,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
             poison = poison || pz;
             const float m_new = fmaxf(m_run, mt);
             const bool live = m_new != -INFINITY;
-            if (live)
-                alpha = expf(m_run - m_new); /* m_run = -inf: 0; unchanged max: exactly 1 */
+            if (live) alpha = expf(m_run - m_new); /* m_run = -inf: 0; unchanged max: exactly 1 */
             float part = 0.0f;
 #pragma unroll
             for (int q = 0; q < C::RPT; q++) {
@@ -402,8 +389,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
                 }
             }
             psum_s[sg * HT + sh] = part;
-            if (sg == 0)
-                alpha_s[sh] = alpha;
+            if (sg == 0) alpha_s[sh] = alpha;
             m_run = m_new;
         }
         __syncthreads(); /* (d) P, row-group sums, alpha */
@@ -412,8 +398,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
         {
             float ls = psum_s[sh];
 #pragma unroll 8
-            for (int g2 = 1; g2 < C::NRG; g2++)
-                ls = __fadd_rn(ls, psum_s[g2 * HT + sh]);
+            for (int g2 = 1; g2 < C::NRG; g2++) ls = __fadd_rn(ls, psum_s[g2 * HT + sh]);
             l_run = __fmaf_rn(l_run, alpha, ls);
         }
 
@@ -421,8 +406,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
         if (v_on) {
             float ta[C::HV][4];
 #pragma unroll
-            for (int hh = 0; hh < C::HV; hh++)
-                ta[hh][0] = ta[hh][1] = ta[hh][2] = ta[hh][3] = 0.0f;
+            for (int hh = 0; hh < C::HV; hh++) ta[hh][0] = ta[hh][1] = ta[hh][2] = ta[hh][3] = 0.0f;
             const float *vb = buf + 4 * vcol;
 #pragma unroll
             for (int j = 0; j < JT; j++) {
@@ -446,8 +430,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
             for (int hh = 0; hh < C::HV; hh++) {
                 const float a = alpha_s[hv0 + hh];
 #pragma unroll
-                for (int x = 0; x < 4; x++)
-                    acc[hh][x] = __fmaf_rn(acc[hh][x], a, ta[hh][x]);
+                for (int x = 0; x < 4; x++) acc[hh][x] = __fmaf_rn(acc[hh][x], a, ta[hh][x]);
             }
         }
         /* no barrier here: the next tile's barrier (a) orders these reads of buf, ps, psum_s and
@@ -466,8 +449,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
 #pragma unroll
         for (int hh = 0; hh < C::HV; hh++) {
             const int32_t h = h0 + hv0 + hh;
-            if (h >= n_head)
-                continue;
+            if (h >= n_head) continue;
             const int64_t qh = i * n_head + h;
             if (n_chunks == 1) {
                 const float m = fin_m[hv0 + hh], l = fin_l[hv0 + hh];
@@ -484,8 +466,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
 #pragma unroll
                 for (int x = 0; x < 4; x++) {
                     const int32_t r = 4 * vcol + x;
-                    if (r < kv_rank)
-                        dst[r] = acc[hh][x]; /* 0 when the chunk had no valid slot */
+                    if (r < kv_rank) dst[r] = acc[hh][x]; /* 0 when the chunk had no valid slot */
                 }
             }
         }
@@ -502,8 +483,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
  * order (see the file comment). Flags: 0 empty, 1 non-empty, 2 non-empty with a NaN logit. */
 static __global__ void __launch_bounds__(AC_NT)
     attn_combine_f32(const float *__restrict__ ws_o, const float *__restrict__ ws_ml,
-                     float *__restrict__ o_lat, int64_t n_qh, int32_t kv_rank, int32_t n_chunks)
-{
+                     float *__restrict__ o_lat, int64_t n_qh, int32_t kv_rank, int32_t n_chunks) {
     __shared__ float m_s[AT_MAX_CHUNKS], l_s[AT_MAX_CHUNKS], w_s[AT_MAX_CHUNKS];
     __shared__ float red_s[AC_NT / 32];
     const int tid = threadIdx.x;
@@ -517,30 +497,26 @@ static __global__ void __launch_bounds__(AC_NT)
         const bool ne = f != 0.0f;
         nonempty |= ne;
         poison |= f == 2.0f;
-        if (ne && m == m)
-            m_loc = fmaxf(m_loc, m);
+        if (ne && m == m) m_loc = fmaxf(m_loc, m);
         m_s[c] = ne ? m : -INFINITY;
         l_s[c] = ne ? l : 0.0f;
     }
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1)
         m_loc = fmaxf(m_loc, __shfl_xor_sync(0xffffffffu, m_loc, off));
-    if ((tid & 31) == 0)
-        red_s[tid >> 5] = m_loc;
+    if ((tid & 31) == 0) red_s[tid >> 5] = m_loc;
     nonempty = __syncthreads_or(nonempty);
     poison = __syncthreads_or(poison);
     float M = red_s[0];
 #pragma unroll
-    for (int w = 1; w < AC_NT / 32; w++)
-        M = fmaxf(M, red_s[w]);
+    for (int w = 1; w < AC_NT / 32; w++) M = fmaxf(M, red_s[w]);
     const bool live = M != -INFINITY;
     for (int32_t c = tid; c < n_chunks; c += AC_NT)
         w_s[c] = (live && m_s[c] != -INFINITY) ? expf(m_s[c] - M) : 0.0f;
     __syncthreads();
 
     const int32_t r = blockIdx.y * AC_NT + tid;
-    if (r >= kv_rank)
-        return;
+    if (r >= kv_rank) return;
     float L = 0.0f, o = 0.0f;
     const float *src = ws_o + qh * kv_rank + r;
     const int64_t stride = n_qh * kv_rank;
@@ -572,8 +548,7 @@ struct at_launch_plan {
     size_t o_floats, ws_bytes; /* 0 with one chunk */
 };
 
-static at_launch_plan at_plan(int32_t n_head, int32_t kv_rank, int32_t t_q, int64_t w_max)
-{
+static at_launch_plan at_plan(int32_t n_head, int32_t kv_rank, int32_t t_q, int64_t w_max) {
     at_launch_plan p;
     p.ht = kv_rank <= at_cfg<32>::MAX_RANK ? 32 : 8;
     p.n_hg = (n_head + p.ht - 1) / p.ht;
@@ -581,12 +556,9 @@ static at_launch_plan at_plan(int32_t n_head, int32_t kv_rank, int32_t t_q, int6
     p.n_qh = (int64_t)t_q * n_head;
     int64_t want = AT_TARGET_BLOCKS / p.n_tiles;
     int64_t by_len = (w_max + AT_MIN_CHUNK - 1) / AT_MIN_CHUNK;
-    if (want > by_len)
-        want = by_len;
-    if (want > AT_MAX_CHUNKS)
-        want = AT_MAX_CHUNKS;
-    if (want < 1)
-        want = 1;
+    if (want > by_len) want = by_len;
+    if (want > AT_MAX_CHUNKS) want = AT_MAX_CHUNKS;
+    if (want < 1) want = 1;
     int64_t cs = (w_max + want - 1) / want;
     cs = (cs + AT_JT - 1) / AT_JT * AT_JT;
     p.chunk_slots = cs;
@@ -602,21 +574,18 @@ static at_launch_plan at_plan(int32_t n_head, int32_t kv_rank, int32_t t_q, int6
 
 /* Dynamic shared memory above 48 KiB: set once per device for every instantiation, to the
  * largest request that instantiation can make (so concurrent callers never race on it). */
-template <int HT, class Walk> static cudaError_t at_set_attrs(void)
-{
-    const int32_t max_w = HT == 32 ? at_cfg<32>::MAX_RANK + MLA_MAX_ROPE
-                                   : MLA_MAX_RANK + MLA_MAX_ROPE;
+template <int HT, class Walk> static cudaError_t at_set_attrs(void) {
+    const int32_t max_w =
+        HT == 32 ? at_cfg<32>::MAX_RANK + MLA_MAX_ROPE : MLA_MAX_RANK + MLA_MAX_ROPE;
     const int bytes = (int)at_smem_bytes<HT>(at_ld(max_w));
     cudaError_t e = cudaFuncSetAttribute(attn_walk_f32<HT, Walk, true>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-    if (e != cudaSuccess)
-        return e;
+    if (e != cudaSuccess) return e;
     return cudaFuncSetAttribute(attn_walk_f32<HT, Walk, false>,
                                 cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
 
-static int at_ensure_attrs(void)
-{
+static int at_ensure_attrs(void) {
     static mla_device_once once;
     return mla_device_once_run(once, [] {
         MLA_CUDA_CHECK((at_set_attrs<32, walk_causal>()));
@@ -632,8 +601,7 @@ template <class Walk>
 static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, const float *q_pe,
                                  const float *cache, Walk walk, float *o_lat, float *ws,
                                  int32_t n_head, int32_t kv_rank, int32_t d_rope, int32_t t_q,
-                                 float scale, cudaStream_t st)
-{
+                                 float scale, cudaStream_t st) {
     const int32_t width = kv_rank + d_rope;
     const bool vec = (width & 3) == 0 && (((uintptr_t)cache) & 15) == 0;
     float *ws_ml = ws ? ws + p.o_floats : NULL;
@@ -648,8 +616,7 @@ static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, co
 
 /* ws: the plan's workspace, n_chunks > 1. */
 static void attn_combine_f32_launch(const at_launch_plan &p, const float *ws, float *o_lat,
-                                    int32_t kv_rank, cudaStream_t st)
-{
+                                    int32_t kv_rank, cudaStream_t st) {
     dim3 grid((unsigned)p.n_qh, (unsigned)((kv_rank + AC_NT - 1) / AC_NT));
     attn_combine_f32<<<grid, AC_NT, 0, st>>>(ws, ws + p.o_floats, o_lat, p.n_qh, kv_rank,
                                              p.n_chunks);
@@ -659,12 +626,10 @@ static void attn_combine_f32_launch(const at_launch_plan &p, const float *ws, fl
 template <class Walk>
 static int attn_walk_run(const float *q_lat, const float *q_pe, const float *cache, Walk walk,
                          int64_t w_max, float *o_lat, int32_t n_head, int32_t kv_rank,
-                         int32_t d_rope, int32_t t_q, float scale, cudaStream_t st)
-{
+                         int32_t d_rope, int32_t t_q, float scale, cudaStream_t st) {
     const at_launch_plan p = at_plan(n_head, kv_rank, t_q, w_max);
     float *ws = NULL;
-    if (p.n_chunks > 1)
-        MLA_CUDA_CHECK(cudaMallocAsync((void **)&ws, p.ws_bytes, st));
+    if (p.n_chunks > 1) MLA_CUDA_CHECK(cudaMallocAsync((void **)&ws, p.ws_bytes, st));
     attn_walk_f32_launch(p, q_lat, q_pe, cache, walk, o_lat, ws, n_head, kv_rank, d_rope, t_q,
                          scale, st);
     cudaError_t launch = cudaGetLastError();
@@ -672,8 +637,7 @@ static int attn_walk_run(const float *q_lat, const float *q_pe, const float *cac
         attn_combine_f32_launch(p, ws, o_lat, kv_rank, st);
         launch = cudaGetLastError();
     }
-    if (ws)
-        MLA_CUDA_CHECK(cudaFreeAsync(ws, st)); /* stream-ordered: after both kernels */
+    if (ws) MLA_CUDA_CHECK(cudaFreeAsync(ws, st)); /* stream-ordered: after both kernels */
     MLA_CUDA_CHECK(launch);
     return 0;
 }
@@ -681,33 +645,27 @@ static int attn_walk_run(const float *q_lat, const float *q_pe, const float *cac
 extern "C" int memra_mla_attn_absorbed_f32(const float *q_lat, const float *q_pe,
                                            const float *cache, float *o_lat, int32_t n_head,
                                            int32_t kv_rank, int32_t d_rope, int32_t t_q,
-                                           int32_t t_kv, float scale, void *stream)
-{
+                                           int32_t t_kv, float scale, void *stream) {
     int rc = mla_validate_attn_absorbed(q_lat, q_pe, cache, o_lat, n_head, kv_rank, d_rope, t_q,
                                         t_kv, scale);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     rc = at_ensure_attrs();
-    if (rc)
-        return rc;
+    if (rc) return rc;
     walk_causal walk = {t_kv, t_q};
-    return attn_walk_run(q_lat, q_pe, cache, walk, t_kv, o_lat, n_head, kv_rank, d_rope, t_q,
-                         scale, (cudaStream_t)stream);
+    return attn_walk_run(q_lat, q_pe, cache, walk, t_kv, o_lat, n_head, kv_rank, d_rope, t_q, scale,
+                         (cudaStream_t)stream);
 }
 
 extern "C" int memra_mla_attn_gathered_f32(const float *q_lat, const float *q_pe,
                                            const float *cache, const int32_t *idx, float *o_lat,
                                            int32_t n_head, int32_t kv_rank, int32_t d_rope,
                                            int32_t t_q, int32_t n_slots, float scale,
-                                           void *stream)
-{
+                                           void *stream) {
     int rc = mla_validate_attn_gathered(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank, d_rope,
                                         t_q, n_slots, scale);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     rc = at_ensure_attrs();
-    if (rc)
-        return rc;
+    if (rc) return rc;
     walk_list walk = {idx, n_slots};
     return attn_walk_run(q_lat, q_pe, cache, walk, n_slots, o_lat, n_head, kv_rank, d_rope, t_q,
                          scale, (cudaStream_t)stream);

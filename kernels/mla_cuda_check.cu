@@ -10,10 +10,9 @@
 static thread_local char mla_failure_text[512];
 
 extern "C" void mla_cuda_record_failure(int err, const char *stmt, const char *func,
-                                        const char *file, int line)
-{
-    snprintf(mla_failure_text, sizeof mla_failure_text, "%s:%d %s: %s -> %d (%s)", file, line,
-             func, stmt, err, cudaGetErrorName((cudaError_t)err));
+                                        const char *file, int line) {
+    snprintf(mla_failure_text, sizeof mla_failure_text, "%s:%d %s: %s -> %d (%s)", file, line, func,
+             stmt, err, cudaGetErrorName((cudaError_t)err));
 }
 
 extern "C" const char *mla_cuda_last_failure(void) { return mla_failure_text; }

@@ -28,13 +28,13 @@ const char *mla_cuda_last_failure(void);
 }
 #endif
 
-#define MLA_CUDA_CHECK(stmt)                                                                   \
-    do {                                                                                       \
-        cudaError_t mla_err_ = (stmt);                                                         \
-        if (mla_err_ != cudaSuccess) {                                                         \
-            mla_cuda_record_failure((int)mla_err_, #stmt, __func__, __FILE__, __LINE__);       \
-            return 10000 + (int)mla_err_;                                                      \
-        }                                                                                      \
+#define MLA_CUDA_CHECK(stmt)                                                                       \
+    do {                                                                                           \
+        cudaError_t mla_err_ = (stmt);                                                             \
+        if (mla_err_ != cudaSuccess) {                                                             \
+            mla_cuda_record_failure((int)mla_err_, #stmt, __func__, __FILE__, __LINE__);           \
+            return 10000 + (int)mla_err_;                                                          \
+        }                                                                                          \
     } while (0)
 
 #endif /* MLA_CUDA_CHECK_H */

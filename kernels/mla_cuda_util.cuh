@@ -16,8 +16,7 @@
 
 /* 16 bytes; both addresses 16-byte aligned. */
 static __device__ __forceinline__ void mla_cp_async16(void *smem, const void *gmem,
-                                                      bool valid = true)
-{
+                                                      bool valid = true) {
     unsigned s = (unsigned)__cvta_generic_to_shared(smem);
     int n = valid ? 16 : 0; /* src-size 0: nothing read, 16 zero bytes written */
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n)
@@ -26,22 +25,19 @@ static __device__ __forceinline__ void mla_cp_async16(void *smem, const void *gm
 
 /* 4 bytes; both addresses 4-byte aligned. */
 static __device__ __forceinline__ void mla_cp_async4(void *smem, const void *gmem,
-                                                     bool valid = true)
-{
+                                                     bool valid = true) {
     unsigned s = (unsigned)__cvta_generic_to_shared(smem);
     int n = valid ? 4 : 0;
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(n)
                  : "memory");
 }
 
-static __device__ __forceinline__ void mla_cp_async_commit(void)
-{
+static __device__ __forceinline__ void mla_cp_async_commit(void) {
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
 
 /* Waits until at most N committed groups are still in flight. */
-template <int N> static __device__ __forceinline__ void mla_cp_async_wait(void)
-{
+template <int N> static __device__ __forceinline__ void mla_cp_async_wait(void) {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
@@ -52,16 +48,13 @@ struct mla_device_once {
     uint64_t done_mask = 0; /* bit d: device d configured */
 };
 
-template <class F> static int mla_device_once_run(mla_device_once &once, F &&configure)
-{
+template <class F> static int mla_device_once_run(mla_device_once &once, F &&configure) {
     int dev = 0;
     MLA_CUDA_CHECK(cudaGetDevice(&dev));
     std::lock_guard<std::mutex> lock(once.mu);
-    if (dev < 64 && ((once.done_mask >> dev) & 1u))
-        return 0;
+    if (dev < 64 && ((once.done_mask >> dev) & 1u)) return 0;
     int rc = configure();
-    if (rc == 0 && dev < 64)
-        once.done_mask |= (uint64_t)1 << dev;
+    if (rc == 0 && dev < 64) once.done_mask |= (uint64_t)1 << dev;
     return rc;
 }
 

@@ -46,11 +46,9 @@
 static inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Grid of a grid-stride element loop: enough blocks to fill the card, capped. */
-static inline unsigned elementwise_blocks(int64_t n)
-{
+static inline unsigned elementwise_blocks(int64_t n) {
     int64_t b = ceil_div64(n, DENSE_THREADS);
-    if (b > 132 * 32)
-        b = 132 * 32;
+    if (b > 132 * 32) b = 132 * 32;
     return (unsigned)(b < 1 ? 1 : b);
 }
 
@@ -66,8 +64,7 @@ struct rope_freqs {
 
 /* One thread per pair (p, v, j): element 2e of x with e = (p * n_vec + v) * half + j. */
 static __global__ void rope_interleaved_f32(float *x, const int32_t *positions, int64_t n_pairs,
-                                            int32_t n_vec, int32_t half, rope_freqs f)
-{
+                                            int32_t n_vec, int32_t half, rope_freqs f) {
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n_pairs;
          e += (int64_t)gridDim.x * blockDim.x) {
         int32_t j = (int32_t)(e % half);
@@ -84,22 +81,18 @@ static __global__ void rope_interleaved_f32(float *x, const int32_t *positions, 
 
 static void rope_interleaved_f32_launch(float *x, const int32_t *positions, int32_t n_pos,
                                         int32_t n_vec, int32_t d_rope, const rope_freqs &f,
-                                        cudaStream_t st)
-{
+                                        cudaStream_t st) {
     int64_t n_pairs = (int64_t)n_pos * n_vec * (d_rope / 2);
     rope_interleaved_f32<<<elementwise_blocks(n_pairs), DENSE_THREADS, 0, st>>>(
         x, positions, n_pairs, n_vec, d_rope / 2, f);
 }
 
 extern "C" int memra_mla_rope_interleaved_f32(float *x, int32_t n_pos, int32_t n_vec,
-                                              int32_t d_rope, const int32_t *positions,
-                                              float base, void *stream)
-{
+                                              int32_t d_rope, const int32_t *positions, float base,
+                                              void *stream) {
     int rc = mla_validate_rope_interleaved(x, n_pos, n_vec, d_rope, positions, base);
-    if (rc)
-        return rc;
-    if (d_rope == 0)
-        return 0; /* NoPE: documented no-op */
+    if (rc) return rc;
+    if (d_rope == 0) return 0; /* NoPE: documented no-op */
     rope_freqs f;
     for (int32_t j = 0; j < d_rope / 2; j++) {
         /* DESIGN.md section 2, one f32 rounding per line (as oracle_rope_inv_freq). */
@@ -115,8 +108,7 @@ extern "C" int memra_mla_rope_interleaved_f32(float *x, int32_t n_pos, int32_t n
 /* ----------------------------------------------------------------------- copies ---------- */
 
 static __global__ void split_latent_f32(const float *kv, float *c_kv, float *k_pe, int64_t n,
-                                        int32_t kv_rank, int32_t d_rope)
-{
+                                        int32_t kv_rank, int32_t d_rope) {
     int64_t width = (int64_t)kv_rank + d_rope;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
          e += (int64_t)gridDim.x * blockDim.x) {
@@ -130,9 +122,7 @@ static __global__ void split_latent_f32(const float *kv, float *c_kv, float *k_p
 }
 
 static __global__ void append_latent_f32(float *cache, const float *c_kv, const float *k_pe,
-                                         int32_t slot, int64_t n, int32_t kv_rank,
-                                         int32_t d_rope)
-{
+                                         int32_t slot, int64_t n, int32_t kv_rank, int32_t d_rope) {
     int64_t width = (int64_t)kv_rank + d_rope;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
          e += (int64_t)gridDim.x * blockDim.x) {
@@ -143,40 +133,34 @@ static __global__ void append_latent_f32(float *cache, const float *c_kv, const 
 }
 
 static void split_latent_f32_launch(const float *kv, float *c_kv, float *k_pe, int32_t t,
-                                    int32_t kv_rank, int32_t d_rope, cudaStream_t st)
-{
+                                    int32_t kv_rank, int32_t d_rope, cudaStream_t st) {
     int64_t n = (int64_t)t * (kv_rank + d_rope);
     split_latent_f32<<<elementwise_blocks(n), DENSE_THREADS, 0, st>>>(kv, c_kv, k_pe, n, kv_rank,
-                                                                       d_rope);
+                                                                      d_rope);
 }
 
 static void append_latent_f32_launch(float *cache, const float *c_kv, const float *k_pe,
                                      int32_t slot, int32_t t, int32_t kv_rank, int32_t d_rope,
-                                     cudaStream_t st)
-{
+                                     cudaStream_t st) {
     int64_t n = (int64_t)t * (kv_rank + d_rope);
     append_latent_f32<<<elementwise_blocks(n), DENSE_THREADS, 0, st>>>(cache, c_kv, k_pe, slot, n,
-                                                                        kv_rank, d_rope);
+                                                                       kv_rank, d_rope);
 }
 
 extern "C" int memra_mla_split_latent_f32(const float *kv, float *c_kv, float *k_pe, int32_t t,
-                                          int32_t kv_rank, int32_t d_rope, void *stream)
-{
+                                          int32_t kv_rank, int32_t d_rope, void *stream) {
     int rc = mla_validate_split_latent(kv, c_kv, k_pe, t, kv_rank, d_rope);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     split_latent_f32_launch(kv, c_kv, k_pe, t, kv_rank, d_rope, (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
     return 0;
 }
 
 extern "C" int memra_mla_append_latent_f32(float *cache, const float *c_kv, const float *k_pe,
-                                           int32_t slot, int32_t t, int32_t kv_rank,
-                                           int32_t d_rope, void *stream)
-{
+                                           int32_t slot, int32_t t, int32_t kv_rank, int32_t d_rope,
+                                           void *stream) {
     int rc = mla_validate_append_latent(cache, c_kv, k_pe, slot, t, kv_rank, d_rope);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     append_latent_f32_launch(cache, c_kv, k_pe, slot, t, kv_rank, d_rope, (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
     return 0;
@@ -195,8 +179,7 @@ extern "C" int memra_mla_append_latent_f32(float *cache, const float *c_kv, cons
 static __global__ void __launch_bounds__(DENSE_THREADS)
     absorb_q_f32(const float *__restrict__ q_nope, const float *__restrict__ wk_b,
                  float *__restrict__ q_lat, int32_t n_head, int32_t d_nope, int32_t kv_rank,
-                 int32_t split, int32_t slab_floats, int32_t nbuf)
-{
+                 int32_t split, int32_t slab_floats, int32_t nbuf) {
     extern __shared__ __align__(16) float smem[];
     const int tid = threadIdx.x;
     const int64_t ih = (int64_t)blockIdx.x / split;
@@ -205,15 +188,13 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
     const int32_t o0 = (int32_t)((int64_t)s * kv_rank / split);
     const int32_t o1 = (int32_t)((int64_t)(s + 1) * kv_rank / split);
     const int32_t range = o1 - o0;
-    if (range <= 0)
-        return;
+    if (range <= 0) return;
     float *qs = smem;
     float *slabs = smem + ((d_nope + 3) & ~3);
 
     const int32_t cw_max = range < DENSE_THREADS ? range : DENSE_THREADS;
     int32_t dc_rows = slab_floats / cw_max;
-    if (dc_rows > d_nope)
-        dc_rows = d_nope;
+    if (dc_rows > d_nope) dc_rows = d_nope;
     const int32_t n_ct = (range + DENSE_THREADS - 1) / DENSE_THREADS;
     const int32_t n_dc = (d_nope + dc_rows - 1) / dc_rows;
     const int32_t n_slabs = n_ct * n_dc;
@@ -232,7 +213,8 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
             const int32_t cw4 = cw >> 2;
             for (int32_t e = tid; e < dw * cw4; e += DENSE_THREADS) {
                 int32_t d = e / cw4, c4 = e - d * cw4;
-                mla_cp_async16(buf + d * cw + 4 * c4, wh + (int64_t)(d0 + d) * kv_rank + c0 + 4 * c4);
+                mla_cp_async16(buf + d * cw + 4 * c4,
+                               wh + (int64_t)(d0 + d) * kv_rank + c0 + 4 * c4);
             }
         } else {
             for (int32_t e = tid; e < dw * cw; e += DENSE_THREADS) {
@@ -246,13 +228,11 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
     /* The first slab streams in while the q row is loaded (disjoint shared memory; the barrier
      * after the first wait publishes both). */
     issue(0);
-    for (int32_t d = tid; d < d_nope; d += DENSE_THREADS)
-        qs[d] = q_nope[ih * d_nope + d];
+    for (int32_t d = tid; d < d_nope; d += DENSE_THREADS) qs[d] = q_nope[ih * d_nope + d];
     float acc = 0.0f;
     for (int32_t k = 0; k < n_slabs; k++) {
         if (nbuf == 1) {
-            if (k > 0)
-                issue(k);
+            if (k > 0) issue(k);
             mla_cp_async_wait<0>();
         } else if (k + 1 < n_slabs) {
             issue(k + 1);
@@ -268,13 +248,10 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
         int32_t dw = min(dc_rows, d_nope - d0);
         const float *buf = slabs + (k % nbuf) * slab_floats;
         if (tid < cw) {
-            if (dc == 0)
-                acc = 0.0f;
+            if (dc == 0) acc = 0.0f;
 #pragma unroll 8
-            for (int32_t d = 0; d < dw; d++)
-                acc = __fmaf_rn(qs[d0 + d], buf[d * cw + tid], acc);
-            if (dc == n_dc - 1)
-                q_lat[ih * kv_rank + c0 + tid] = acc;
+            for (int32_t d = 0; d < dw; d++) acc = __fmaf_rn(qs[d0 + d], buf[d * cw + tid], acc);
+            if (dc == n_dc - 1) q_lat[ih * kv_rank + c0 + tid] = acc;
         }
         __syncthreads(); /* the buffer is refilled by issue(k + 2) */
     }
@@ -285,8 +262,7 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
 static __global__ void __launch_bounds__(DENSE_THREADS)
     decompress_v_f32(const float *__restrict__ o_lat, const float *__restrict__ wv_b,
                      float *__restrict__ out, int32_t n_head, int32_t d_v, int32_t kv_rank,
-                     int32_t split, int32_t slab_floats, int32_t nbuf)
-{
+                     int32_t split, int32_t slab_floats, int32_t nbuf) {
     extern __shared__ __align__(16) float smem[];
     const int tid = threadIdx.x;
     const int64_t ih = (int64_t)blockIdx.x / split;
@@ -295,8 +271,7 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
     const int32_t o0 = (int32_t)((int64_t)s * d_v / split);
     const int32_t o1 = (int32_t)((int64_t)(s + 1) * d_v / split);
     const int32_t range = o1 - o0;
-    if (range <= 0)
-        return;
+    if (range <= 0) return;
     float *os = smem;
     float *slabs = smem + ((kv_rank + 3) & ~3);
 
@@ -335,12 +310,14 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
             const int32_t rw4 = rw >> 2;
             for (int32_t e = tid; e < vw * rw4; e += DENSE_THREADS) {
                 int32_t v = e / rw4, c4 = e - v * rw4;
-                mla_cp_async16(buf + v * stride + 4 * c4, wh + (int64_t)(c0 + v) * kv_rank + r0 + 4 * c4);
+                mla_cp_async16(buf + v * stride + 4 * c4,
+                               wh + (int64_t)(c0 + v) * kv_rank + r0 + 4 * c4);
             }
         } else {
             for (int32_t e = tid; e < vw * rw; e += DENSE_THREADS) {
                 int32_t v = e / rw, c = e - v * rw;
-                mla_cp_async4(buf + v * stride + c, wh + (int64_t)(c0 + v) * kv_rank + r0 + c, true);
+                mla_cp_async4(buf + v * stride + c, wh + (int64_t)(c0 + v) * kv_rank + r0 + c,
+                              true);
             }
         }
         mla_cp_async_commit();
@@ -348,13 +325,11 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
 
     /* The first slab streams in while the o_lat row is loaded (as in absorb). */
     issue(0);
-    for (int32_t r = tid; r < kv_rank; r += DENSE_THREADS)
-        os[r] = o_lat[ih * kv_rank + r];
+    for (int32_t r = tid; r < kv_rank; r += DENSE_THREADS) os[r] = o_lat[ih * kv_rank + r];
     float acc = 0.0f;
     for (int32_t k = 0; k < n_slabs; k++) {
         if (nbuf == 1) {
-            if (k > 0)
-                issue(k);
+            if (k > 0) issue(k);
             mla_cp_async_wait<0>();
         } else if (k + 1 < n_slabs) {
             issue(k + 1);
@@ -370,8 +345,7 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
         int32_t rw = min(rc_cols, kv_rank - r0);
         const float *row = slabs + (k % nbuf) * slab_floats + tid * stride;
         if (tid < vw) {
-            if (rc == 0)
-                acc = 0.0f;
+            if (rc == 0) acc = 0.0f;
             if (vec) { /* float4 reads, the same ascending chain */
 #pragma unroll 2
                 for (int32_t c = 0; c < rw; c += 4) {
@@ -383,11 +357,9 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
                 }
             } else {
 #pragma unroll 8
-                for (int32_t c = 0; c < rw; c++)
-                    acc = __fmaf_rn(row[c], os[r0 + c], acc);
+                for (int32_t c = 0; c < rw; c++) acc = __fmaf_rn(row[c], os[r0 + c], acc);
             }
-            if (rc == n_rc - 1)
-                out[ih * d_v + c0 + tid] = acc;
+            if (rc == n_rc - 1) out[ih * d_v + c0 + tid] = acc;
         }
         __syncthreads();
     }
@@ -396,8 +368,7 @@ static __global__ void __launch_bounds__(DENSE_THREADS)
 /* The slab geometry both kernels derive: per-buffer floats and buffer count for the widest
  * block (ceil(out_dim / split) outputs), so every block's slabs fit. */
 static void dense_slab_plan(int32_t red_dim, int32_t out_dim, int32_t split, int stride_pad,
-                            int32_t *slab_floats, int32_t *nbuf)
-{
+                            int32_t *slab_floats, int32_t *nbuf) {
     int32_t range = (int32_t)ceil_div64(out_dim, split);
     int32_t w = range < DENSE_THREADS ? range : DENSE_THREADS;
     int64_t need = (int64_t)w * (red_dim + stride_pad); /* whole reduction axis in one slab */
@@ -411,22 +382,20 @@ static void dense_slab_plan(int32_t red_dim, int32_t out_dim, int32_t split, int
     }
 }
 
-static void absorb_q_f32_launch(const float *q_nope, const float *wk_b, float *q_lat,
-                                int32_t t_q, int32_t n_head, int32_t d_nope, int32_t kv_rank,
-                                int32_t split, cudaStream_t st)
-{
+static void absorb_q_f32_launch(const float *q_nope, const float *wk_b, float *q_lat, int32_t t_q,
+                                int32_t n_head, int32_t d_nope, int32_t kv_rank, int32_t split,
+                                cudaStream_t st) {
     int32_t slab_floats, nbuf;
     dense_slab_plan(d_nope, kv_rank, split, 0, &slab_floats, &nbuf);
     size_t smem = ((size_t)((d_nope + 3) & ~3) + (size_t)nbuf * slab_floats) * sizeof(float);
     unsigned blocks = (unsigned)((int64_t)t_q * n_head * split);
-    absorb_q_f32<<<blocks, DENSE_THREADS, smem, st>>>(q_nope, wk_b, q_lat, n_head, d_nope,
-                                                      kv_rank, split, slab_floats, nbuf);
+    absorb_q_f32<<<blocks, DENSE_THREADS, smem, st>>>(q_nope, wk_b, q_lat, n_head, d_nope, kv_rank,
+                                                      split, slab_floats, nbuf);
 }
 
-static void decompress_v_f32_launch(const float *o_lat, const float *wv_b, float *out,
-                                    int32_t t_q, int32_t n_head, int32_t d_v, int32_t kv_rank,
-                                    int32_t split, cudaStream_t st)
-{
+static void decompress_v_f32_launch(const float *o_lat, const float *wv_b, float *out, int32_t t_q,
+                                    int32_t n_head, int32_t d_v, int32_t kv_rank, int32_t split,
+                                    cudaStream_t st) {
     int32_t slab_floats, nbuf;
     /* Row padding of the slab: the kernel's stride (4 mod 8 for 16-byte rows, else odd). */
     const bool vec = (kv_rank & 3) == 0 && ((uintptr_t)wv_b & 15) == 0;
@@ -439,31 +408,24 @@ static void decompress_v_f32_launch(const float *o_lat, const float *wv_b, float
 }
 
 extern "C" int memra_mla_absorb_q_f32(const float *q_nope, const float *wk_b, float *q_lat,
-                                      int32_t t_q, int32_t n_head, int32_t d_nope,
-                                      int32_t kv_rank, void *stream)
-{
+                                      int32_t t_q, int32_t n_head, int32_t d_nope, int32_t kv_rank,
+                                      void *stream) {
     int rc = mla_validate_absorb_q(q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, 1);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     rc = ensure_smem_attrs();
-    if (rc)
-        return rc;
-    absorb_q_f32_launch(q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, 1,
-                        (cudaStream_t)stream);
+    if (rc) return rc;
+    absorb_q_f32_launch(q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, 1, (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
     return 0;
 }
 
 extern "C" int memra_mla_absorb_q_split_f32(const float *q_nope, const float *wk_b, float *q_lat,
                                             int32_t t_q, int32_t n_head, int32_t d_nope,
-                                            int32_t kv_rank, int32_t split, void *stream)
-{
+                                            int32_t kv_rank, int32_t split, void *stream) {
     int rc = mla_validate_absorb_q(q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, split);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     rc = ensure_smem_attrs();
-    if (rc)
-        return rc;
+    if (rc) return rc;
     absorb_q_f32_launch(q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, split,
                         (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
@@ -471,32 +433,24 @@ extern "C" int memra_mla_absorb_q_split_f32(const float *q_nope, const float *wk
 }
 
 extern "C" int memra_mla_decompress_v_f32(const float *o_lat, const float *wv_b, float *out,
-                                          int32_t t_q, int32_t n_head, int32_t d_v,
-                                          int32_t kv_rank, void *stream)
-{
+                                          int32_t t_q, int32_t n_head, int32_t d_v, int32_t kv_rank,
+                                          void *stream) {
     int rc = mla_validate_decompress_v(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, 1);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     rc = ensure_smem_attrs();
-    if (rc)
-        return rc;
-    decompress_v_f32_launch(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, 1,
-                            (cudaStream_t)stream);
+    if (rc) return rc;
+    decompress_v_f32_launch(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, 1, (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
     return 0;
 }
 
-extern "C" int memra_mla_decompress_v_split_f32(const float *o_lat, const float *wv_b,
-                                                float *out, int32_t t_q, int32_t n_head,
-                                                int32_t d_v, int32_t kv_rank, int32_t split,
-                                                void *stream)
-{
+extern "C" int memra_mla_decompress_v_split_f32(const float *o_lat, const float *wv_b, float *out,
+                                                int32_t t_q, int32_t n_head, int32_t d_v,
+                                                int32_t kv_rank, int32_t split, void *stream) {
     int rc = mla_validate_decompress_v(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, split);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     rc = ensure_smem_attrs();
-    if (rc)
-        return rc;
+    if (rc) return rc;
     decompress_v_f32_launch(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, split,
                             (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
@@ -505,17 +459,14 @@ extern "C" int memra_mla_decompress_v_split_f32(const float *o_lat, const float 
 
 /* ------------------------------------------------------------ shared-memory opt-in -------- */
 
-static int ensure_smem_attrs(void)
-{
+static int ensure_smem_attrs(void) {
     static mla_device_once once;
     return mla_device_once_run(once, [] {
         size_t dense = (MLA_MAX_HEAD_DIM + 2 * (size_t)DENSE_SLAB) * sizeof(float);
-        MLA_CUDA_CHECK(cudaFuncSetAttribute(absorb_q_f32,
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            (int)dense));
-        MLA_CUDA_CHECK(cudaFuncSetAttribute(decompress_v_f32,
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            (int)dense));
+        MLA_CUDA_CHECK(cudaFuncSetAttribute(
+            absorb_q_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dense));
+        MLA_CUDA_CHECK(cudaFuncSetAttribute(
+            decompress_v_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dense));
         return 0;
     });
 }

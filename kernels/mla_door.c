@@ -12,33 +12,27 @@
 static atomic_uint_fast64_t split_dispatches;
 static atomic_uint_fast64_t tc_dispatches;
 
-static int env_is_one(const char *name)
-{
+static int env_is_one(const char *name) {
     const char *v = getenv(name);
     return v != NULL && strcmp(v, "1") == 0;
 }
 
-int32_t mla_decode_split_policy(int enabled, long blocks, int32_t out_dim)
-{
-    if (!enabled || blocks <= 0 || blocks >= 1024)
-        return 0;
+int32_t mla_decode_split_policy(int enabled, long blocks, int32_t out_dim) {
+    if (!enabled || blocks <= 0 || blocks >= 1024) return 0;
     long want = (1024 + blocks - 1) / blocks;
     long cap = out_dim / 32;
-    if (cap < 1)
-        cap = 1;
+    if (cap < 1) cap = 1;
     long split = want < cap ? want : cap;
     return split > 1 ? (int32_t)split : 0;
 }
 
-int32_t mla_decode_split_for(long blocks, int32_t out_dim)
-{
+int32_t mla_decode_split_for(long blocks, int32_t out_dim) {
     return mla_decode_split_policy(env_is_one("MEMRA_MLA_DECODE_SPLIT"), blocks, out_dim);
 }
 
 uint64_t mla_decode_split_dispatches(void) { return (uint64_t)atomic_load(&split_dispatches); }
 
-static void split_announce(const char *kind, int32_t t_q, int32_t n_head, int32_t split)
-{
+static void split_announce(const char *kind, int32_t t_q, int32_t n_head, int32_t split) {
     if (atomic_fetch_add(&split_dispatches, 1) == 0)
         fprintf(stderr,
                 "[mla-decode-split] engaged %s t=%d heads=%d split=%d (output-range split of the "
@@ -47,12 +41,10 @@ static void split_announce(const char *kind, int32_t t_q, int32_t n_head, int32_
 }
 
 int mla_door_absorb_q_f32(const float *q_nope, const float *wk_b, float *q_lat, int32_t t_q,
-                          int32_t n_head, int32_t d_nope, int32_t kv_rank, void *stream)
-{
+                          int32_t n_head, int32_t d_nope, int32_t kv_rank, void *stream) {
     /* Validate first so a bad call is refused identically with the door on or off. */
     int rc = mla_validate_absorb_q(q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, 1);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     int32_t split = mla_decode_split_for((long)t_q * n_head, kv_rank);
     if (split > 0) {
         split_announce("absorb_q", t_q, n_head, split);
@@ -63,16 +55,14 @@ int mla_door_absorb_q_f32(const float *q_nope, const float *wk_b, float *q_lat, 
 }
 
 int mla_door_decompress_v_f32(const float *o_lat, const float *wv_b, float *out, int32_t t_q,
-                              int32_t n_head, int32_t d_v, int32_t kv_rank, void *stream)
-{
+                              int32_t n_head, int32_t d_v, int32_t kv_rank, void *stream) {
     int rc = mla_validate_decompress_v(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, 1);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     int32_t split = mla_decode_split_for((long)t_q * n_head, d_v);
     if (split > 0) {
         split_announce("decompress_v", t_q, n_head, split);
-        return memra_mla_decompress_v_split_f32(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank,
-                                                split, stream);
+        return memra_mla_decompress_v_split_f32(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, split,
+                                                stream);
     }
     return memra_mla_decompress_v_f32(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, stream);
 }
@@ -83,8 +73,7 @@ int mla_tc_prefill_enabled(void) { return env_is_one("MEMRA_MLA_TC_PREFILL"); }
 
 uint64_t mla_tc_prefill_dispatches(void) { return (uint64_t)atomic_load(&tc_dispatches); }
 
-static void tc_announce(const char *kind, int32_t t_q, int32_t n_head)
-{
+static void tc_announce(const char *kind, int32_t t_q, int32_t n_head) {
     if (atomic_fetch_add(&tc_dispatches, 1) == 0)
         fprintf(stderr,
                 "[mla-tc-prefill] engaged %s t=%d heads=%d (bf16 strided-batched GEMM; "
@@ -96,15 +85,12 @@ static int is_decline(int rc) { return rc >= 20000 && rc < 30000; }
 
 int mla_door_tc_absorb_q(const float *q_nope, const float *wk_b, const uint16_t *wk_b_t_bf16,
                          float *q_lat, uint16_t *x_bf16, void *ws, size_t ws_bytes, int32_t t_q,
-                         int32_t n_head, int32_t d_nope, int32_t kv_rank, void *stream)
-{
+                         int32_t n_head, int32_t d_nope, int32_t kv_rank, void *stream) {
     int rc = mla_validate_absorb_q(q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, 1);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (mla_tc_prefill_enabled() && t_q >= MLA_TC_PREFILL_MIN_TQ && wk_b_t_bf16 && x_bf16) {
         rc = mla_f32_to_bf16(q_nope, x_bf16, (int64_t)t_q * n_head * d_nope, stream);
-        if (rc)
-            return rc;
+        if (rc) return rc;
         /* per head h: q_lat[i][h][:] (m = t_q, n = kv_rank) = q_nope[i][h][:] (k = d_nope)
          * . wkT[h][kv_rank][d_nope]^T */
         rc = memra_bf16_gemm_sb(wk_b_t_bf16, x_bf16, q_lat, t_q, kv_rank, d_nope,
@@ -114,24 +100,19 @@ int mla_door_tc_absorb_q(const float *q_nope, const float *wk_b, const uint16_t 
             tc_announce("absorb_q", t_q, n_head);
             return 0;
         }
-        if (!is_decline(rc))
-            return rc;
+        if (!is_decline(rc)) return rc;
     }
     return mla_door_absorb_q_f32(q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, stream);
 }
 
 int mla_door_tc_decompress_v(const float *o_lat, const float *wv_b, const uint16_t *wv_b_bf16,
-                             float *out, uint16_t *x_bf16, void *ws, size_t ws_bytes,
-                             int32_t t_q, int32_t n_head, int32_t d_v, int32_t kv_rank,
-                             void *stream)
-{
+                             float *out, uint16_t *x_bf16, void *ws, size_t ws_bytes, int32_t t_q,
+                             int32_t n_head, int32_t d_v, int32_t kv_rank, void *stream) {
     int rc = mla_validate_decompress_v(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, 1);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (mla_tc_prefill_enabled() && t_q >= MLA_TC_PREFILL_MIN_TQ && wv_b_bf16 && x_bf16) {
         rc = mla_f32_to_bf16(o_lat, x_bf16, (int64_t)t_q * n_head * kv_rank, stream);
-        if (rc)
-            return rc;
+        if (rc) return rc;
         /* per head h: out[i][h][:] (m = t_q, n = d_v) = o_lat[i][h][:] (k = kv_rank)
          * . wv_b[h][d_v][kv_rank]^T */
         rc = memra_bf16_gemm_sb(wv_b_bf16, x_bf16, out, t_q, d_v, kv_rank,
@@ -141,8 +122,7 @@ int mla_door_tc_decompress_v(const float *o_lat, const float *wv_b, const uint16
             tc_announce("decompress_v", t_q, n_head);
             return 0;
         }
-        if (!is_decline(rc))
-            return rc;
+        if (!is_decline(rc)) return rc;
     }
     return mla_door_decompress_v_f32(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, stream);
 }

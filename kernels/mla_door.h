@@ -75,9 +75,8 @@ int mla_door_tc_absorb_q(const float *q_nope, const float *wk_b, const uint16_t 
  *   x_bf16       scratch of t_q * n_head * kv_rank bf16 elements (o_lat converted here);
  *   ws, ws_bytes as above. Engagement and fallback as mla_door_tc_absorb_q. */
 int mla_door_tc_decompress_v(const float *o_lat, const float *wv_b, const uint16_t *wv_b_bf16,
-                             float *out, uint16_t *x_bf16, void *ws, size_t ws_bytes,
-                             int32_t t_q, int32_t n_head, int32_t d_v, int32_t kv_rank,
-                             void *stream);
+                             float *out, uint16_t *x_bf16, void *ws, size_t ws_bytes, int32_t t_q,
+                             int32_t n_head, int32_t d_v, int32_t kv_rank, void *stream);
 
 /* bf16 preparation (kernels/mla_gemm_bf16.cu), round-to-nearest-even, NaN kept (quiet):
  * mla_f32_to_bf16: dst[e] = bf16(src[e]) for e < n.

@@ -40,18 +40,15 @@
 
 /* One cuBLASLt handle per device, created on first use under a mutex and kept for the process
  * (cuBLASLt handles are thread-safe to share; the stream is per call). */
-static int lt_handle(cublasLtHandle_t *out)
-{
+static int lt_handle(cublasLtHandle_t *out) {
     static std::mutex mu;
     static cublasLtHandle_t handles[GEMM_MAX_DEVICES];
     int n = 0;
     MLA_CUDA_CHECK(cudaGetDeviceCount(&n));
-    if (n < 1)
-        return 10000 + (int)cudaErrorNoDevice;
+    if (n < 1) return 10000 + (int)cudaErrorNoDevice;
     int dev = 0;
     MLA_CUDA_CHECK(cudaGetDevice(&dev));
-    if (dev < 0 || dev >= GEMM_MAX_DEVICES)
-        return 30000 + (int)CUBLAS_STATUS_NOT_SUPPORTED;
+    if (dev < 0 || dev >= GEMM_MAX_DEVICES) return 30000 + (int)CUBLAS_STATUS_NOT_SUPPORTED;
     std::lock_guard<std::mutex> lock(mu);
     if (!handles[dev]) {
         cublasStatus_t st = cublasLtCreate(&handles[dev]);
@@ -69,31 +66,23 @@ struct lt_descs {
     cublasLtMatmulDesc_t op = NULL;
     cublasLtMatrixLayout_t a = NULL, b = NULL, d = NULL;
     cublasLtMatmulPreference_t pref = NULL;
-    ~lt_descs()
-    {
-        if (pref)
-            cublasLtMatmulPreferenceDestroy(pref);
-        if (d)
-            cublasLtMatrixLayoutDestroy(d);
-        if (b)
-            cublasLtMatrixLayoutDestroy(b);
-        if (a)
-            cublasLtMatrixLayoutDestroy(a);
-        if (op)
-            cublasLtMatmulDescDestroy(op);
+    ~lt_descs() {
+        if (pref) cublasLtMatmulPreferenceDestroy(pref);
+        if (d) cublasLtMatrixLayoutDestroy(d);
+        if (b) cublasLtMatrixLayoutDestroy(b);
+        if (a) cublasLtMatrixLayoutDestroy(a);
+        if (op) cublasLtMatmulDescDestroy(op);
     }
 };
 
-#define LT_CHECK(stmt)                                                                         \
-    do {                                                                                       \
-        cublasStatus_t lt_st_ = (stmt);                                                        \
-        if (lt_st_ != CUBLAS_STATUS_SUCCESS)                                                   \
-            return 30000 + (int)lt_st_;                                                        \
+#define LT_CHECK(stmt)                                                                             \
+    do {                                                                                           \
+        cublasStatus_t lt_st_ = (stmt);                                                            \
+        if (lt_st_ != CUBLAS_STATUS_SUCCESS) return 30000 + (int)lt_st_;                           \
     } while (0)
 
-static int layout_batched(cublasLtMatrixLayout_t *l, cudaDataType_t t, uint64_t rows,
-                          uint64_t cols, int64_t ld, int32_t batch, int64_t stride)
-{
+static int layout_batched(cublasLtMatrixLayout_t *l, cudaDataType_t t, uint64_t rows, uint64_t cols,
+                          int64_t ld, int32_t batch, int64_t stride) {
     LT_CHECK(cublasLtMatrixLayoutCreate(l, t, rows, cols, ld));
     LT_CHECK(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
                                               sizeof batch));
@@ -105,16 +94,13 @@ static int layout_batched(cublasLtMatrixLayout_t *l, cudaDataType_t t, uint64_t 
 extern "C" int memra_bf16_gemm_sb(const void *w_bf16, const void *x_bf16, void *y, int32_t m,
                                   int32_t n, int32_t k, int64_t x_rs, int64_t x_bs, int64_t y_rs,
                                   int64_t y_bs, int32_t batch, int32_t y_is_bf16, void *ws,
-                                  size_t ws_bytes, void *stream)
-{
+                                  size_t ws_bytes, void *stream) {
     int rc = mla_validate_bf16_gemm_sb(w_bf16, x_bf16, y, m, n, k, x_rs, x_bs, y_rs, y_bs, batch,
                                        y_is_bf16, ws, ws_bytes);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     cublasLtHandle_t h = NULL;
     rc = lt_handle(&h);
-    if (rc)
-        return rc;
+    if (rc) return rc;
 
     lt_descs D;
     cudaDataType_t yt = y_is_bf16 ? CUDA_R_16BF : CUDA_R_32F;
@@ -122,17 +108,16 @@ extern "C" int memra_bf16_gemm_sb(const void *w_bf16, const void *x_bf16, void *
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     LT_CHECK(cublasLtMatmulDescSetAttribute(D.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     LT_CHECK(cublasLtMatmulDescSetAttribute(D.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-    if ((rc = layout_batched(&D.a, CUDA_R_16BF, (uint64_t)k, (uint64_t)n, k, batch,
-                             (int64_t)n * k)))
+    if ((rc =
+             layout_batched(&D.a, CUDA_R_16BF, (uint64_t)k, (uint64_t)n, k, batch, (int64_t)n * k)))
         return rc;
     if ((rc = layout_batched(&D.b, CUDA_R_16BF, (uint64_t)k, (uint64_t)m, x_rs, batch, x_bs)))
         return rc;
-    if ((rc = layout_batched(&D.d, yt, (uint64_t)n, (uint64_t)m, y_rs, batch, y_bs)))
-        return rc;
+    if ((rc = layout_batched(&D.d, yt, (uint64_t)n, (uint64_t)m, y_rs, batch, y_bs))) return rc;
     LT_CHECK(cublasLtMatmulPreferenceCreate(&D.pref));
     uint64_t ws_cap = ws_bytes;
-    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
-        D.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_cap, sizeof ws_cap));
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(D.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                  &ws_cap, sizeof ws_cap));
 
     cublasLtMatmulHeuristicResult_t heur;
     int found = 0;
@@ -140,36 +125,29 @@ extern "C" int memra_bf16_gemm_sb(const void *w_bf16, const void *x_bf16, void *
         cublasLtMatmulAlgoGetHeuristic(h, D.op, D.a, D.b, D.d, D.d, D.pref, 1, &heur, &found);
     if (st == CUBLAS_STATUS_NOT_SUPPORTED)
         return 20000 + (int)st; /* decline: the caller may fall back */
-    if (st != CUBLAS_STATUS_SUCCESS)
-        return 30000 + (int)st;
-    if (found < 1)
-        return 20000 + (int)CUBLAS_STATUS_NOT_SUPPORTED;
+    if (st != CUBLAS_STATUS_SUCCESS) return 30000 + (int)st;
+    if (found < 1) return 20000 + (int)CUBLAS_STATUS_NOT_SUPPORTED;
 
     const float alpha = 1.0f, beta = 0.0f;
     st = cublasLtMatmul(h, D.op, &alpha, w_bf16, D.a, x_bf16, D.b, &beta, y, D.d, y, D.d,
                         &heur.algo, ws, ws_bytes, (cudaStream_t)stream);
-    if (st == CUBLAS_STATUS_NOT_SUPPORTED)
-        return 20000 + (int)st;
-    if (st != CUBLAS_STATUS_SUCCESS)
-        return 30000 + (int)st;
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED) return 20000 + (int)st;
+    if (st != CUBLAS_STATUS_SUCCESS) return 30000 + (int)st;
     return 0;
 }
 
 /* ------------------------------------------------------------ bf16 preparation ----------- */
 
 /* Round-to-nearest-even f32 -> bf16; NaN stays NaN (quieted), as oracle_bf16_from_f32. */
-static __device__ __forceinline__ uint16_t bf16_from_f32(float f)
-{
+static __device__ __forceinline__ uint16_t bf16_from_f32(float f) {
     uint32_t u = __float_as_uint(f);
-    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
-        return (uint16_t)((u >> 16) | 0x0040u);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((u >> 16) | 0x0040u);
     uint32_t lsb = (u >> 16) & 1u;
     return (uint16_t)((u + 0x7FFFu + lsb) >> 16);
 }
 
-static __global__ void convert_f32_bf16(const float *__restrict__ src,
-                                        uint16_t *__restrict__ dst, int64_t n)
-{
+static __global__ void convert_f32_bf16(const float *__restrict__ src, uint16_t *__restrict__ dst,
+                                        int64_t n) {
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
          e += (int64_t)gridDim.x * blockDim.x)
         dst[e] = bf16_from_f32(src[e]);
@@ -178,8 +156,7 @@ static __global__ void convert_f32_bf16(const float *__restrict__ src,
 /* dst[b][c][r] = bf16(src[b][r][c]) through a 32 x 33 shared tile (coalesced both ways). */
 static __global__ void transpose_heads_f32_bf16(const float *__restrict__ src,
                                                 uint16_t *__restrict__ dst, int32_t rows,
-                                                int32_t cols)
-{
+                                                int32_t cols) {
     __shared__ float tile[32][33];
     const int64_t b = blockIdx.z;
     const int32_t r0 = blockIdx.y * 32, c0 = blockIdx.x * 32;
@@ -187,52 +164,40 @@ static __global__ void transpose_heads_f32_bf16(const float *__restrict__ src,
     uint16_t *d = dst + b * rows * (int64_t)cols;
     for (int i = threadIdx.y; i < 32; i += blockDim.y) {
         int32_t r = r0 + i, c = c0 + threadIdx.x;
-        if (r < rows && c < cols)
-            tile[i][threadIdx.x] = s[(int64_t)r * cols + c];
+        if (r < rows && c < cols) tile[i][threadIdx.x] = s[(int64_t)r * cols + c];
     }
     __syncthreads();
     for (int i = threadIdx.y; i < 32; i += blockDim.y) {
         int32_t c = c0 + i, r = r0 + threadIdx.x;
-        if (r < rows && c < cols)
-            d[(int64_t)c * rows + r] = bf16_from_f32(tile[threadIdx.x][i]);
+        if (r < rows && c < cols) d[(int64_t)c * rows + r] = bf16_from_f32(tile[threadIdx.x][i]);
     }
 }
 
-static void convert_f32_bf16_launch(const float *src, uint16_t *dst, int64_t n, cudaStream_t st)
-{
+static void convert_f32_bf16_launch(const float *src, uint16_t *dst, int64_t n, cudaStream_t st) {
     int64_t blocks = (n + 255) / 256;
-    if (blocks > 132 * 32)
-        blocks = 132 * 32;
+    if (blocks > 132 * 32) blocks = 132 * 32;
     convert_f32_bf16<<<(unsigned)blocks, 256, 0, st>>>(src, dst, n);
 }
 
 static void transpose_heads_f32_bf16_launch(const float *src, uint16_t *dst, int32_t batch,
-                                            int32_t rows, int32_t cols, cudaStream_t st)
-{
+                                            int32_t rows, int32_t cols, cudaStream_t st) {
     dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32), (unsigned)batch);
     transpose_heads_f32_bf16<<<grid, dim3(32, 8), 0, st>>>(src, dst, rows, cols);
 }
 
-extern "C" int mla_f32_to_bf16(const float *src, uint16_t *dst, int64_t n, void *stream)
-{
-    if (n < 1)
-        return MLA_E_NONPOSITIVE_EXTENT;
-    if (!src || !dst)
-        return MLA_E_NULL_POINTER;
+extern "C" int mla_f32_to_bf16(const float *src, uint16_t *dst, int64_t n, void *stream) {
+    if (n < 1) return MLA_E_NONPOSITIVE_EXTENT;
+    if (!src || !dst) return MLA_E_NULL_POINTER;
     convert_f32_bf16_launch(src, dst, n, (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
     return 0;
 }
 
 extern "C" int mla_bf16_transpose_heads(const float *src, uint16_t *dst, int32_t batch,
-                                        int32_t rows, int32_t cols, void *stream)
-{
-    if (batch < 1 || rows < 1 || cols < 1)
-        return MLA_E_NONPOSITIVE_EXTENT;
-    if ((int64_t)batch * rows * cols > INT32_MAX)
-        return MLA_E_INDEX_OVERFLOW;
-    if (!src || !dst)
-        return MLA_E_NULL_POINTER;
+                                        int32_t rows, int32_t cols, void *stream) {
+    if (batch < 1 || rows < 1 || cols < 1) return MLA_E_NONPOSITIVE_EXTENT;
+    if ((int64_t)batch * rows * cols > INT32_MAX) return MLA_E_INDEX_OVERFLOW;
+    if (!src || !dst) return MLA_E_NULL_POINTER;
     if (batch > 65535 || (rows + 31) / 32 > 65535)
         return MLA_E_GRID_CONTRACT; /* grid.y / grid.z ceiling */
     transpose_heads_f32_bf16_launch(src, dst, batch, rows, cols, (cudaStream_t)stream);

@@ -36,18 +36,15 @@
 
 /* Exclusive prefix sum of one u32 per thread over the block (blockDim.x a multiple of 32);
  * *total gets the block sum. warp_sums: __shared__ u32[32]. Contains two __syncthreads. */
-static __device__ uint32_t block_excl_scan_u32(uint32_t v, uint32_t *total, uint32_t *warp_sums)
-{
+static __device__ uint32_t block_excl_scan_u32(uint32_t v, uint32_t *total, uint32_t *warp_sums) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     uint32_t x = v;
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
         uint32_t y = __shfl_up_sync(FULL_MASK, x, o);
-        if (lane >= o)
-            x += y;
+        if (lane >= o) x += y;
     }
-    if (lane == 31)
-        warp_sums[warp] = x;
+    if (lane == 31) warp_sums[warp] = x;
     __syncthreads();
     uint32_t before = 0, tot = 0;
     for (int w = 0; w < nwarps; w++) {
@@ -65,23 +62,20 @@ static __device__ uint32_t block_excl_scan_u32(uint32_t v, uint32_t *total, uint
 /* One block walks rows i (grid-stride), its threads the row's columns: a pure copy. */
 static __global__ void index_append_ring_f32(float *plane, const float *a, const float *b,
                                              int32_t slot, int32_t t, int32_t wa, int32_t wb,
-                                             int32_t rows)
-{
+                                             int32_t rows) {
     const int64_t w = (int64_t)wa + wb;
     for (int64_t i = blockIdx.x; i < t; i += gridDim.x) {
         int64_t row = (int64_t)slot + i;
-        if (rows > 0)
-            row %= rows;
+        if (rows > 0) row %= rows;
         float *dst = plane + row * w;
         for (int64_t c = threadIdx.x; c < w; c += blockDim.x)
             dst[c] = c < wa ? a[i * wa + c] : b[i * wb + (c - wa)];
     }
 }
 
-static void index_append_ring_f32_launch(float *plane, const float *a, const float *b,
-                                         int32_t slot, int32_t t, int32_t wa, int32_t wb,
-                                         int32_t rows, cudaStream_t st)
-{
+static void index_append_ring_f32_launch(float *plane, const float *a, const float *b, int32_t slot,
+                                         int32_t t, int32_t wa, int32_t wb, int32_t rows,
+                                         cudaStream_t st) {
     const int nt = 256;
     const unsigned grid = (unsigned)(t < (1 << 20) ? t : (1 << 20));
     index_append_ring_f32<<<grid, nt, 0, st>>>(plane, a, b, slot, t, wa, wb, rows);
@@ -89,11 +83,9 @@ static void index_append_ring_f32_launch(float *plane, const float *a, const flo
 
 extern "C" int memra_mla_index_append_ring_f32(float *plane, const float *a, const float *b,
                                                int32_t slot, int32_t t, int32_t wa, int32_t wb,
-                                               int32_t rows, void *stream)
-{
+                                               int32_t rows, void *stream) {
     int rc = mla_validate_index_append_ring(plane, a, b, slot, t, wa, wb, rows);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     index_append_ring_f32_launch(plane, a, b, slot, t, wa, wb, rows, (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
     return 0;
@@ -113,24 +105,21 @@ extern "C" int memra_mla_index_append_ring_f32(float *plane, const float *a, con
  * pool, so the pool's rows are contiguous from (p*pool) % state_rows. */
 static __global__ void kpool_pool_keys_f32(const float *state, const float *ape, float *keys,
                                            int32_t pool_begin, int32_t n_pools, int32_t pool,
-                                           int32_t d, int32_t state_rows)
-{
+                                           int32_t d, int32_t state_rows) {
     const int64_t n = (int64_t)(n_pools - pool_begin) * d;
     const int64_t w2 = 2 * (int64_t)d;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
          e += (int64_t)gridDim.x * blockDim.x) {
         const int64_t pp = e / d, c = e - pp * d, p = pool_begin + pp;
         int64_t row0 = p * pool;
-        if (state_rows > 0)
-            row0 %= state_rows;
+        if (state_rows > 0) row0 %= state_rows;
         const float *kc = state + row0 * w2 + c;
         const float *gc = kc + d;
         const float *ac = ape + c;
         float m = -INFINITY;
         for (int s = 0; s < pool; s++) {
             float l = __fadd_rn(gc[s * w2], ac[(int64_t)s * d]);
-            if (l > m)
-                m = l;
+            if (l > m) m = l;
         }
         float sum = 0.0f;
         for (int s = 0; s < pool; s++) {
@@ -148,28 +137,23 @@ static __global__ void kpool_pool_keys_f32(const float *state, const float *ape,
 }
 
 static void kpool_pool_keys_f32_launch(const float *state, const float *ape, float *keys,
-                                       int32_t pool_begin, int32_t n_pools, int32_t pool,
-                                       int32_t d, int32_t state_rows, cudaStream_t st)
-{
+                                       int32_t pool_begin, int32_t n_pools, int32_t pool, int32_t d,
+                                       int32_t state_rows, cudaStream_t st) {
     const int nt = 256;
     const int64_t n = (int64_t)(n_pools - pool_begin) * d;
     int64_t blocks = (n + nt - 1) / nt;
-    if (blocks > (1 << 20))
-        blocks = 1 << 20;
+    if (blocks > (1 << 20)) blocks = 1 << 20;
     kpool_pool_keys_f32<<<(unsigned)blocks, nt, 0, st>>>(state, ape, keys, pool_begin, n_pools,
                                                          pool, d, state_rows);
 }
 
 extern "C" int memra_mla_kpool_pool_keys_f32(const float *state, const float *ape, float *pool_keys,
                                              int32_t pool_begin, int32_t n_pools, int32_t pool,
-                                             int32_t d, int32_t state_rows, void *stream)
-{
+                                             int32_t d, int32_t state_rows, void *stream) {
     int rc = mla_validate_kpool_pool_keys(state, ape, pool_keys, pool_begin, n_pools, pool, d,
                                           state_rows);
-    if (rc)
-        return rc;
-    if (pool_begin == n_pools)
-        return 0; /* mla.h: builds nothing and returns 0 */
+    if (rc) return rc;
+    if (pool_begin == n_pools) return 0; /* mla.h: builds nothing and returns 0 */
     kpool_pool_keys_f32_launch(state, ape, pool_keys, pool_begin, n_pools, pool, d, state_rows,
                                (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
@@ -182,15 +166,13 @@ extern "C" int memra_mla_kpool_pool_keys_f32(const float *state, const float *ap
  *   (1) dot = __fmaf_rn(q[c], key[c], dot), c ascending from +0
  *   (2) s = __fmul_rn(dot, qk_scale)   (3) r = s < 0 ? 0 : s   (4) w = __fmul_rn(hw, head_scale)
  *   (5) t = __fmul_rn(w, r)            (6) acc = __fadd_rn(acc, t), h ascending from +0 */
-static __device__ __forceinline__ float kpool_head_term(float dot, float w, float qk_scale)
-{
+static __device__ __forceinline__ float kpool_head_term(float dot, float w, float qk_scale) {
     const float s = __fmul_rn(dot, qk_scale); /* (2) */
     const float r = (s < 0.0f) ? 0.0f : s;    /* (3) NaN and -0 pass through */
     return __fmul_rn(w, r);                   /* (5) */
 }
 
-static __device__ __forceinline__ bool kpool_pool_visible(int64_t p, int64_t pool, int64_t q_row)
-{
+static __device__ __forceinline__ bool kpool_pool_visible(int64_t p, int64_t pool, int64_t q_row) {
     return (p + 1) * pool - 1 <= q_row;
 }
 
@@ -199,14 +181,12 @@ static __device__ __forceinline__ bool kpool_pool_visible(int64_t p, int64_t poo
 static __global__ void kpool_score_ref_f32(const float *q, const float *keys, const float *hw,
                                            float *score, int32_t t_q, int32_t heads, int32_t d,
                                            int32_t n_pools, int32_t pool, int32_t first_pos,
-                                           float qk_scale, float head_scale)
-{
+                                           float qk_scale, float head_scale) {
     extern __shared__ float term[]; /* [heads] */
     const int64_t blk = blockIdx.x;
     const int64_t i = blk / n_pools, p = blk - i * n_pools;
     if (!kpool_pool_visible(p, pool, (int64_t)first_pos + i)) {
-        if (threadIdx.x == 0)
-            score[blk] = -INFINITY;
+        if (threadIdx.x == 0) score[blk] = -INFINITY;
         return;
     }
     const int h = threadIdx.x;
@@ -214,16 +194,14 @@ static __global__ void kpool_score_ref_f32(const float *q, const float *keys, co
         const float *qh = q + (i * heads + h) * d;
         const float *key = keys + p * d;
         float dot = 0.0f;
-        for (int c = 0; c < d; c++)
-            dot = __fmaf_rn(qh[c], key[c], dot);                  /* (1) */
-        const float w = __fmul_rn(hw[i * heads + h], head_scale); /* (4) */
+        for (int c = 0; c < d; c++) dot = __fmaf_rn(qh[c], key[c], dot); /* (1) */
+        const float w = __fmul_rn(hw[i * heads + h], head_scale);        /* (4) */
         term[h] = kpool_head_term(dot, w, qk_scale);
     }
     __syncthreads();
     if (threadIdx.x == 0) {
         float acc = 0.0f;
-        for (int hh = 0; hh < heads; hh++)
-            acc = __fadd_rn(acc, term[hh]); /* (6) */
+        for (int hh = 0; hh < heads; hh++) acc = __fadd_rn(acc, term[hh]); /* (6) */
         score[blk] = acc;
     }
 }
@@ -231,8 +209,7 @@ static __global__ void kpool_score_ref_f32(const float *q, const float *keys, co
 static void kpool_score_ref_f32_launch(const float *q, const float *keys, const float *hw,
                                        float *score, int32_t t_q, int32_t heads, int32_t d,
                                        int32_t n_pools, int32_t pool, int32_t first_pos,
-                                       float qk_scale, float head_scale, cudaStream_t st)
-{
+                                       float qk_scale, float head_scale, cudaStream_t st) {
     const int nt = (heads + 31) / 32 * 32;
     const int64_t blocks = (int64_t)t_q * n_pools; /* <= MLA_MAX_GRID_X (40012) */
     kpool_score_ref_f32<<<(unsigned)blocks, nt, (size_t)heads * sizeof(float), st>>>(
@@ -272,8 +249,7 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
     kpool_score_tiled_f32(const float *__restrict__ q, const float *__restrict__ keys,
                           const float *__restrict__ hw, float *__restrict__ score, int32_t t_q,
                           int32_t heads, int32_t d, int32_t n_pools, int32_t pool,
-                          int32_t first_pos, float qk_scale, float head_scale, int64_t n_ptiles)
-{
+                          int32_t first_pos, float qk_scale, float head_scale, int64_t n_ptiles) {
     constexpr int TY = BM / TM, TX = BN / TN;
     static_assert(TY * TX == KS_NT, "thread tile must cover the block tile");
     constexpr int LDK = KRES ? KS_LDK_RES : KS_LDQ;
@@ -292,8 +268,7 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
     if (!kpool_pool_visible(p0, pool, (int64_t)first_pos + i_end - 1)) {
         for (int e = tid; e < BM * BN; e += KS_NT) {
             const int64_t i = i0 + e / BN, p = p0 + e % BN;
-            if (i < i_end && p < p_end)
-                score[i * n_pools + p] = -INFINITY;
+            if (i < i_end && p < p_end) score[i * n_pools + p] = -INFINITY;
         }
         return;
     }
@@ -312,7 +287,8 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
                 const int r = e / (KS_KC / 4), cc = (e % (KS_KC / 4)) * 4;
                 const int64_t i = i0 + r;
                 const bool ok = i < t_q && c0 + cc < d;
-                mla_cp_async16(qdst + r * KS_LDQ + cc, ok ? q + (i * heads + h) * d + c0 + cc : q, ok);
+                mla_cp_async16(qdst + r * KS_LDQ + cc, ok ? q + (i * heads + h) * d + c0 + cc : q,
+                               ok);
             }
             if (!KRES)
                 for (int e = tid; e < BN * (KS_KC / 4); e += KS_NT) {
@@ -326,7 +302,8 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
                 const int r = e / KS_KC, cc = e % KS_KC;
                 const int64_t i = i0 + r;
                 const bool ok = i < t_q && c0 + cc < d;
-                mla_cp_async4(qdst + r * KS_LDQ + cc, ok ? q + (i * heads + h) * d + c0 + cc : q, ok);
+                mla_cp_async4(qdst + r * KS_LDQ + cc, ok ? q + (i * heads + h) * d + c0 + cc : q,
+                              ok);
             }
             if (!KRES)
                 for (int e = tid; e < BN * KS_KC; e += KS_NT) {
@@ -358,8 +335,7 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
     mla_cp_async_commit();
 #pragma unroll
     for (int s = 0; s < KS_STAGES - 1; s++) {
-        if (s < nsteps)
-            issue_step(s);
+        if (s < nsteps) issue_step(s);
         mla_cp_async_commit();
     }
 
@@ -369,8 +345,7 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
 #pragma unroll
     for (int r = 0; r < TM; r++)
 #pragma unroll
-        for (int j = 0; j < TN; j++)
-            acc[r][j] = 0.0f;
+        for (int j = 0; j < TN; j++) acc[r][j] = 0.0f;
 
     for (int s = 0; s < nsteps; s++) {
         mla_cp_async_wait<KS_STAGES - 2>();
@@ -380,14 +355,12 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
         mla_cp_async_commit();
 
         const int h = s / nch, ch = s - h * nch, c0 = ch * KS_KC;
-        if (!active)
-            continue;
+        if (!active) continue;
         if (ch == 0) {
 #pragma unroll
             for (int r = 0; r < TM; r++)
 #pragma unroll
-                for (int j = 0; j < TN; j++)
-                    dot[r][j] = 0.0f;
+                for (int j = 0; j < TN; j++) dot[r][j] = 0.0f;
         }
         const float *qs = Qs + (s % KS_STAGES) * BM * KS_LDQ + ty * KS_LDQ;
         const float *ks =
@@ -416,13 +389,11 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
         };
         if (rem == KS_KC) {
 #pragma unroll
-            for (int g = 0; g < KS_KC / 4; g++)
-                group4(g);
+            for (int g = 0; g < KS_KC / 4; g++) group4(g);
         } else {
             const int ng = rem >> 2;
 #pragma unroll 1
-            for (int g = 0; g < ng; g++)
-                group4(g);
+            for (int g = 0; g < ng; g++) group4(g);
 #pragma unroll 1
             for (int cc = ng * 4; cc < rem; cc++) {
 #pragma unroll
@@ -453,8 +424,7 @@ static __global__ void __launch_bounds__(KS_NT, MINB)
 #pragma unroll
     for (int r = 0; r < TM; r++) {
         const int64_t i = i0 + ty + r * TY;
-        if (i >= i_end)
-            continue;
+        if (i >= i_end) continue;
         const int64_t q_row = (int64_t)first_pos + i;
 #pragma unroll
         for (int j = 0; j < TN; j++) {
@@ -477,8 +447,7 @@ struct ks_plan {
 };
 
 template <int BM, int BN, int TM, int TN, int MINB, bool KRES, bool VEC4>
-static ks_plan ks_plan_of(void)
-{
+static ks_plan ks_plan_of(void) {
     return {kpool_score_tiled_f32<BM, BN, TM, TN, MINB, KRES, VEC4>, BM, BN,
             ks_smem<BM, BN, KRES>::bytes};
 }
@@ -486,53 +455,41 @@ static ks_plan ks_plan_of(void)
 /* Launch shape: 128 x 128 tiles (8 x 8 per thread) for prefill-sized t_q; for 4 < t_q < 64,
  * 8-query tiles with one query per warp (idle warps skip the arithmetic); for decode / verify
  * (t_q <= 4), one query per tile and 256 pools (every warp busy), so no query rows are wasted. */
-template <bool KRES, bool VEC4> static ks_plan ks_plan_pick(int32_t t_q)
-{
-    if (t_q >= 64)
-        return ks_plan_of<128, 128, 8, 8, 1, KRES, VEC4>();
-    if (t_q > 4)
-        return ks_plan_of<8, 128, 1, 4, 2, KRES, VEC4>();
+template <bool KRES, bool VEC4> static ks_plan ks_plan_pick(int32_t t_q) {
+    if (t_q >= 64) return ks_plan_of<128, 128, 8, 8, 1, KRES, VEC4>();
+    if (t_q > 4) return ks_plan_of<8, 128, 1, 4, 2, KRES, VEC4>();
     return ks_plan_of<1, 256, 1, 1, 1, KRES, VEC4>();
 }
 
-static ks_plan kpool_score_tiled_plan(const float *q, const float *keys, int32_t t_q, int32_t d)
-{
+static ks_plan kpool_score_tiled_plan(const float *q, const float *keys, int32_t t_q, int32_t d) {
     const bool vec4 = d % 4 == 0 && (((uintptr_t)q | (uintptr_t)keys) & 15) == 0;
     const bool kres = d <= KS_KRES_D;
-    if (kres && vec4)
-        return ks_plan_pick<true, true>(t_q);
-    if (kres)
-        return ks_plan_pick<true, false>(t_q);
-    if (vec4)
-        return ks_plan_pick<false, true>(t_q);
+    if (kres && vec4) return ks_plan_pick<true, true>(t_q);
+    if (kres) return ks_plan_pick<true, false>(t_q);
+    if (vec4) return ks_plan_pick<false, true>(t_q);
     return ks_plan_pick<false, false>(t_q);
 }
 
 static void kpool_score_tiled_f32_launch(const ks_plan &p, const float *q, const float *keys,
-                                         const float *hw, float *score, int32_t t_q,
-                                         int32_t heads, int32_t d, int32_t n_pools, int32_t pool,
+                                         const float *hw, float *score, int32_t t_q, int32_t heads,
+                                         int32_t d, int32_t n_pools, int32_t pool,
                                          int32_t first_pos, float qk_scale, float head_scale,
-                                         cudaStream_t st)
-{
+                                         cudaStream_t st) {
     const int64_t nqt = ((int64_t)t_q + p.bm - 1) / p.bm;
     const int64_t npt = ((int64_t)n_pools + p.bn - 1) / p.bn;
     /* pool tiles fastest: co-resident blocks share one query tile's q rows in L2 */
-    p.kern<<<(unsigned)(nqt * npt), KS_NT, p.smem, st>>>(q, keys, hw, score, t_q, heads, d,
-                                                         n_pools, pool, first_pos, qk_scale,
-                                                         head_scale, npt);
+    p.kern<<<(unsigned)(nqt * npt), KS_NT, p.smem, st>>>(
+        q, keys, hw, score, t_q, heads, d, n_pools, pool, first_pos, qk_scale, head_scale, npt);
 }
 
 extern "C" int memra_mla_kpool_score_f32(const float *q, const float *pool_keys, const float *hw,
                                          float *score, int32_t t_q, int32_t heads, int32_t d,
                                          int32_t n_pools, int32_t pool, int32_t first_pos,
-                                         float qk_scale, float head_scale, void *stream)
-{
+                                         float qk_scale, float head_scale, void *stream) {
     int rc = mla_validate_kpool_score(q, pool_keys, hw, score, t_q, heads, d, n_pools, pool,
                                       first_pos, qk_scale, head_scale);
-    if (rc)
-        return rc;
-    if (n_pools == 0)
-        return 0; /* mla.h: writes nothing and returns 0 */
+    if (rc) return rc;
+    if (n_pools == 0) return 0; /* mla.h: writes nothing and returns 0 */
     const ks_plan p = kpool_score_tiled_plan(q, pool_keys, t_q, d);
     MLA_CUDA_CHECK(
         cudaFuncSetAttribute(p.kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.smem));
@@ -546,14 +503,11 @@ extern "C" int memra_mla_kpool_score_ref_f32(const float *q, const float *pool_k
                                              const float *hw, float *score, int32_t t_q,
                                              int32_t heads, int32_t d, int32_t n_pools,
                                              int32_t pool, int32_t first_pos, float qk_scale,
-                                             float head_scale, void *stream)
-{
+                                             float head_scale, void *stream) {
     int rc = mla_validate_kpool_score(q, pool_keys, hw, score, t_q, heads, d, n_pools, pool,
                                       first_pos, qk_scale, head_scale);
-    if (rc)
-        return rc;
-    if (n_pools == 0)
-        return 0;
+    if (rc) return rc;
+    if (n_pools == 0) return 0;
     kpool_score_ref_f32_launch(q, pool_keys, hw, score, t_q, heads, d, n_pools, pool, first_pos,
                                qk_scale, head_scale, (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
@@ -563,25 +517,21 @@ extern "C" int memra_mla_kpool_score_ref_f32(const float *q, const float *pool_k
 /* ================================================================ selection ================ */
 
 /* desc32: ascending order == score descending; +0 == -0; every NaN (0xFFFFFFFF) after -inf. */
-static __device__ __forceinline__ uint32_t kpool_desc32(float x)
-{
-    if (x != x)
-        return 0xFFFFFFFFu;
+static __device__ __forceinline__ uint32_t kpool_desc32(float x) {
+    if (x != x) return 0xFFFFFFFFu;
     const uint32_t u = (x == 0.0f) ? 0u : __float_as_uint(x);
     const uint32_t ordered = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
     return ~ordered;
 }
 
-static __device__ __forceinline__ uint64_t kpool_key64(float x, int64_t p)
-{
+static __device__ __forceinline__ uint64_t kpool_key64(float x, int64_t p) {
     return ((uint64_t)kpool_desc32(x) << 32) | (uint64_t)(uint32_t)p;
 }
 
 /* After the n_sel chosen pools' rows (positions < start): the tail rows (q+1)/pool*pool .. q if
  * always_tail, then -1 up to width. */
 static __device__ void kpool_write_tail_pad(int32_t *out, int64_t start, int64_t q_row,
-                                            int32_t pool, int32_t always_tail, int32_t width)
-{
+                                            int32_t pool, int32_t always_tail, int32_t width) {
     const int64_t tail_lo = (q_row + 1) / pool * pool;
     const int64_t n_tail = always_tail ? q_row - tail_lo + 1 : 0;
     for (int64_t j = threadIdx.x; start + j < width; j += blockDim.x)
@@ -598,15 +548,13 @@ static __device__ void kpool_write_tail_pad(int32_t *out, int64_t start, int64_t
 static __global__ void __launch_bounds__(SEL_REF_NT)
     kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
                          int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
-                         int32_t always_tail)
-{
+                         int32_t always_tail) {
     __shared__ uint64_t red[32];
     __shared__ uint32_t warp_sums[32];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = blockDim.x >> 5;
     const int64_t i = blockIdx.x, q_row = (int64_t)first_pos + i;
     int64_t n_vis = (q_row + 1) / pool;
-    if (n_vis > n_pools)
-        n_vis = n_pools;
+    if (n_vis > n_pools) n_vis = n_pools;
     const int64_t n_sel = n_vis < select_k ? n_vis : select_k;
     const float *row = score + i * (int64_t)n_pools;
     int32_t *out = idx + i * (int64_t)width;
@@ -616,20 +564,17 @@ static __global__ void __launch_bounds__(SEL_REF_NT)
         uint64_t best = ~0ull;
         for (int64_t p = tid; p < n_vis; p += blockDim.x) {
             const uint64_t key = kpool_key64(row[p], p);
-            if ((k == 0 || key > last) && key < best)
-                best = key;
+            if ((k == 0 || key > last) && key < best) best = key;
         }
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) {
             const uint64_t other = __shfl_xor_sync(FULL_MASK, best, o);
             best = other < best ? other : best;
         }
-        if (lane == 0)
-            red[warp] = best;
+        if (lane == 0) red[warp] = best;
         __syncthreads();
         best = ~0ull;
-        for (int w = 0; w < nwarps; w++)
-            best = red[w] < best ? red[w] : best;
+        for (int w = 0; w < nwarps; w++) best = red[w] < best ? red[w] : best;
         __syncthreads();
         last = best;
     }
@@ -641,8 +586,7 @@ static __global__ void __launch_bounds__(SEL_REF_NT)
         uint32_t total;
         const uint32_t ex = block_excl_scan_u32(chosen ? 1u : 0u, &total, warp_sums);
         if (chosen)
-            for (int r = 0; r < pool; r++)
-                out[(base + ex) * pool + r] = (int32_t)(p * pool + r);
+            for (int r = 0; r < pool; r++) out[(base + ex) * pool + r] = (int32_t)(p * pool + r);
         base += total;
     }
     kpool_write_tail_pad(out, n_sel * pool, q_row, pool, always_tail, width);
@@ -674,8 +618,7 @@ static __global__ void __launch_bounds__(SEL_REF_NT)
 
 /* Calls f(x, p) for every visible p in [0, n) in any order; float4 loads, 4 in flight. */
 template <class F>
-static __device__ __forceinline__ void sel_for_each(const float *row, int64_t n, F f)
-{
+static __device__ __forceinline__ void sel_for_each(const float *row, int64_t n, F f) {
     int64_t done = 0;
     if ((((uintptr_t)row) & 15) == 0) {
         const float4 *row4 = reinterpret_cast<const float4 *>(row);
@@ -685,8 +628,7 @@ static __device__ __forceinline__ void sel_for_each(const float *row, int64_t n,
         for (; g + 3 * step < n4; g += 4 * step) {
             float4 v[4];
 #pragma unroll
-            for (int u = 0; u < 4; u++)
-                v[u] = __ldg(row4 + g + u * step);
+            for (int u = 0; u < 4; u++) v[u] = __ldg(row4 + g + u * step);
 #pragma unroll
             for (int u = 0; u < 4; u++) {
                 const int64_t p = (g + u * step) * 4;
@@ -705,16 +647,14 @@ static __device__ __forceinline__ void sel_for_each(const float *row, int64_t n,
         }
         done = n4 * 4;
     }
-    for (int64_t p = done + threadIdx.x; p < n; p += blockDim.x)
-        f(__ldg(row + p), p);
+    for (int64_t p = done + threadIdx.x; p < n; p += blockDim.x) f(__ldg(row + p), p);
 }
 
 /* Smallest bin b with sum(hist[0..b]) >= k (k >= 1, total >= k): *s_bin = b and *s_before =
  * sum(hist[0..b-1]). Thread t owns bins [t*SEL_BPT, (t+1)*SEL_BPT). Ends with a barrier. */
 #define SEL_BPT (SEL_BINS / SEL_NT)
 static __device__ void sel_find_bin(const uint32_t *hist, int nbins, uint32_t k,
-                                    uint32_t *warp_sums, uint32_t *s_bin, uint32_t *s_before)
-{
+                                    uint32_t *warp_sums, uint32_t *s_bin, uint32_t *s_before) {
     const int b0 = threadIdx.x * SEL_BPT;
     uint32_t hb[SEL_BPT], s = 0;
 #pragma unroll
@@ -740,8 +680,7 @@ static __device__ void sel_find_bin(const uint32_t *hist, int nbins, uint32_t k,
 }
 
 /* Ascending bitonic sort of a[0..n), n a power of two, by the whole block. Ends with a barrier. */
-static __device__ void sel_bitonic_sort(uint64_t *a, uint32_t n)
-{
+static __device__ void sel_bitonic_sort(uint64_t *a, uint32_t n) {
     for (uint32_t k = 2; k <= n; k <<= 1)
         for (uint32_t j = k >> 1; j > 0; j >>= 1) {
             for (uint32_t e = threadIdx.x; e < n; e += blockDim.x) {
@@ -758,16 +697,14 @@ static __device__ void sel_bitonic_sort(uint64_t *a, uint32_t n)
         }
 }
 
-static __device__ __forceinline__ uint32_t sel_pow2_ceil(uint32_t n)
-{
+static __device__ __forceinline__ uint32_t sel_pow2_ceil(uint32_t n) {
     return n <= 1 ? 1u : 1u << (32 - __clz(n - 1));
 }
 
 static __global__ void __launch_bounds__(SEL_NT, 2)
     kpool_select_radix_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
                            int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
-                           int32_t always_tail)
-{
+                           int32_t always_tail) {
     extern __shared__ uint64_t sel_smem[];
     uint64_t *list = sel_smem;                                         /* [SEL_CAP] */
     uint32_t *hist = reinterpret_cast<uint32_t *>(sel_smem + SEL_CAP); /* [SEL_BINS] */
@@ -777,14 +714,12 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
     const int tid = threadIdx.x;
     const int64_t i = blockIdx.x, q_row = (int64_t)first_pos + i;
     int64_t n_vis = (q_row + 1) / pool;
-    if (n_vis > n_pools)
-        n_vis = n_pools;
+    if (n_vis > n_pools) n_vis = n_pools;
     const int64_t n_sel = n_vis < select_k ? n_vis : select_k;
     int32_t *out = idx + i * (int64_t)width;
 
     if (n_sel == n_vis) { /* every visible pool is kept: rows 0 .. n_vis*pool - 1 */
-        for (int64_t j = tid; j < n_vis * pool; j += blockDim.x)
-            out[j] = (int32_t)j;
+        for (int64_t j = tid; j < n_vis * pool; j += blockDim.x) out[j] = (int32_t)j;
         kpool_write_tail_pad(out, n_vis * pool, q_row, pool, always_tail, width);
         return;
     }
@@ -798,15 +733,13 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
         const int bits = level < 2 ? 12 : 8;
         const int shift = 32 - consumed - bits;
         const uint32_t mask = (1u << bits) - 1u;
-        for (int j = tid; j < (1 << bits); j += blockDim.x)
-            hist[j] = 0u;
+        for (int j = tid; j < (1 << bits); j += blockDim.x) hist[j] = 0u;
         __syncthreads();
         const int cons = consumed;
         const uint32_t pre = prefix;
         sel_for_each(row, n_vis, [&](float x, int64_t) {
             const uint32_t dk = kpool_desc32(x);
-            if (cons == 0 || (dk >> (32 - cons)) == pre)
-                atomicAdd(&hist[(dk >> shift) & mask], 1u);
+            if (cons == 0 || (dk >> (32 - cons)) == pre) atomicAdd(&hist[(dk >> shift) & mask], 1u);
         });
         __syncthreads();
         sel_find_bin(hist, 1 << bits, k, warp_sums, &s_bin, &s_before);
@@ -824,8 +757,7 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
     }
 
     if (collect) {
-        if (tid == 0)
-            s_count = 0u;
+        if (tid == 0) s_count = 0u;
         __syncthreads();
         const int shc = 32 - consumed;
         const uint32_t pre = prefix;
@@ -839,8 +771,7 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
         __syncthreads();
         const uint32_t n_c = s_count; /* == c_less + cnt, >= n_sel */
         const uint32_t n2 = sel_pow2_ceil(n_c);
-        for (uint32_t e = n_c + tid; e < n2; e += blockDim.x)
-            list[e] = ~0ull;
+        for (uint32_t e = n_c + tid; e < n2; e += blockDim.x) list[e] = ~0ull;
         __syncthreads();
         sel_bitonic_sort(list, n2);
         const uint32_t ns = (uint32_t)n_sel, n3 = sel_pow2_ceil(ns);
@@ -868,8 +799,7 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
                 v[3] = v4.w;
             } else {
 #pragma unroll
-                for (int j = 0; j < 4; j++)
-                    v[j] = p + j < n_vis ? __ldg(row + p + j) : 0.0f;
+                for (int j = 0; j < 4; j++) v[j] = p + j < n_vis ? __ldg(row + p + j) : 0.0f;
             }
             uint32_t dk[4], n_tie = 0;
 #pragma unroll
@@ -908,8 +838,7 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
 static void kpool_select_radix_f32_launch(const float *score, int32_t *idx, int32_t t_q,
                                           int32_t n_pools, int32_t pool, int32_t select_k,
                                           int32_t width, int32_t first_pos, int32_t always_tail,
-                                          cudaStream_t st)
-{
+                                          cudaStream_t st) {
     kpool_select_radix_f32<<<(unsigned)t_q, SEL_NT, SEL_SMEM, st>>>(
         score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail);
 }
@@ -917,8 +846,7 @@ static void kpool_select_radix_f32_launch(const float *score, int32_t *idx, int3
 static void kpool_select_ref_f32_launch(const float *score, int32_t *idx, int32_t t_q,
                                         int32_t n_pools, int32_t pool, int32_t select_k,
                                         int32_t width, int32_t first_pos, int32_t always_tail,
-                                        cudaStream_t st)
-{
+                                        cudaStream_t st) {
     kpool_select_ref_f32<<<(unsigned)t_q, SEL_REF_NT, 0, st>>>(
         score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail);
 }
@@ -926,12 +854,10 @@ static void kpool_select_ref_f32_launch(const float *score, int32_t *idx, int32_
 extern "C" int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int32_t t_q,
                                           int32_t n_pools, int32_t pool, int32_t select_k,
                                           int32_t width, int32_t first_pos, int32_t always_tail,
-                                          void *stream)
-{
+                                          void *stream) {
     int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
                                        always_tail);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     MLA_CUDA_CHECK(cudaFuncSetAttribute(
         kpool_select_radix_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SEL_SMEM));
     kpool_select_radix_f32_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
@@ -943,12 +869,10 @@ extern "C" int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int3
 extern "C" int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q,
                                               int32_t n_pools, int32_t pool, int32_t select_k,
                                               int32_t width, int32_t first_pos, int32_t always_tail,
-                                              void *stream)
-{
+                                              void *stream) {
     int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
                                        always_tail);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     kpool_select_ref_f32_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
                                 always_tail, (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());

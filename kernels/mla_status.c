@@ -37,8 +37,7 @@ const mla_contract_entry mla_contract_table[] = {
     {MLA_E_RING_OVERWRITTEN, "MLA_E_RING_OVERWRITTEN", "kpool_pool_keys",
      "a pool to build has rows the tail ring already overwrote "
      "(pool_begin * pool < n_pools * pool - state_rows)"},
-    {MLA_E_NULL_POINTER, "MLA_E_NULL_POINTER", "all",
-     "a required buffer pointer is NULL"},
+    {MLA_E_NULL_POINTER, "MLA_E_NULL_POINTER", "all", "a required buffer pointer is NULL"},
     {MLA_E_NONPOSITIVE_EXTENT, "MLA_E_NONPOSITIVE_EXTENT", "all",
      "an extent that must be >= 1 (t, t_q, t_kv, n_head, kv_rank, d_nope, d_v, n_pos, n_vec, wa, "
      "select_k, width, m, n, k, batch) is zero or negative"},
@@ -49,10 +48,8 @@ const mla_contract_entry mla_contract_table[] = {
      "split outside 1..=the per-block output range (kv_rank for absorb, d_v for decompress)"},
     {MLA_E_INDEX_OVERFLOW, "MLA_E_INDEX_OVERFLOW", "all",
      "an element count or offset exceeds the 32-bit index range (2^62 for bf16_gemm_sb)"},
-    {MLA_E_POOL_BEGIN_RANGE, "MLA_E_POOL_BEGIN_RANGE", "kpool_pool_keys",
-     "pool_begin > n_pools"},
-    {MLA_E_ALIAS, "MLA_E_ALIAS", "all",
-     "an output buffer overlaps an input buffer"},
+    {MLA_E_POOL_BEGIN_RANGE, "MLA_E_POOL_BEGIN_RANGE", "kpool_pool_keys", "pool_begin > n_pools"},
+    {MLA_E_ALIAS, "MLA_E_ALIAS", "all", "an output buffer overlaps an input buffer"},
     {MLA_E_RING_SELF_OVERLAP, "MLA_E_RING_SELF_OVERLAP", "index_append_ring",
      "t > rows: one append would write a ring row twice"},
     {MLA_E_GEMM_STRIDE, "MLA_E_GEMM_STRIDE", "bf16_gemm_sb",
@@ -97,7 +94,7 @@ const char *mla_status_message(int status) {
     if (e) return e->message;
     if (status == MLA_OK) return "ok";
     if (status >= 10000 && status < 20000) {
-        const char *what = status == 10035 ? " (no driver: CUDA driver version is insufficient)"
+        const char *what = status == 10035   ? " (no driver: CUDA driver version is insufficient)"
                            : status == 10100 ? " (no CUDA-capable device)"
                                              : "";
         snprintf(buf, sizeof buf, "CUDA runtime error: cudaError_t %d%s", status - 10000, what);

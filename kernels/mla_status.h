@@ -21,12 +21,12 @@ extern "C" {
 #endif
 
 /* Kernel ceilings the contract codes refer to. */
-#define MLA_MAX_RANK 1024       /* kv_rank ceiling (40002) */
-#define MLA_MAX_ROPE 128        /* d_rope ceiling (40003) */
-#define MLA_MAX_HEAD_DIM 1024   /* d_nope / d_v ceiling (40037) */
-#define MLA_MAX_POOL 64         /* k-pool size ceiling (40010) */
-#define MLA_MAX_INDEX_HEADS 1024 /* indexer heads ceiling (40011) */
-#define MLA_MAX_INDEX_DIM 512   /* indexer head dim ceiling (40033) */
+#define MLA_MAX_RANK 1024           /* kv_rank ceiling (40002) */
+#define MLA_MAX_ROPE 128            /* d_rope ceiling (40003) */
+#define MLA_MAX_HEAD_DIM 1024       /* d_nope / d_v ceiling (40037) */
+#define MLA_MAX_POOL 64             /* k-pool size ceiling (40010) */
+#define MLA_MAX_INDEX_HEADS 1024    /* indexer heads ceiling (40011) */
+#define MLA_MAX_INDEX_DIM 512       /* indexer head dim ceiling (40033) */
 #define MLA_MAX_GRID_X 2147483647LL /* t_q * n_pools ceiling (40012) */
 
 enum mla_status {
@@ -37,30 +37,30 @@ enum mla_status {
     MLA_STATUS_CONTRACT_BASE = 40000,
 
     /* --- the seed's codes (values and meanings pinned) --- */
-    MLA_E_ODD_ROPE = 40001,           /* d_rope must be even */
-    MLA_E_RANK_TOO_BIG = 40002,       /* kv_rank > MLA_MAX_RANK */
-    MLA_E_ROPE_TOO_BIG = 40003,       /* d_rope > MLA_MAX_ROPE */
-    MLA_E_TQ_GT_TKV = 40004,          /* t_q > t_kv */
-    MLA_E_POOL_RANGE = 40010,         /* pool outside 1..=MLA_MAX_POOL */
-    MLA_E_INDEX_HEADS_RANGE = 40011,  /* indexer heads outside 1..=1024 */
-    MLA_E_GRID_CONTRACT = 40012,      /* t_q * n_pools over the grid contract */
-    MLA_E_EMPTY_CANDIDATES = 40013,   /* always_tail == 0 while a query precedes pool 0's end */
-    MLA_E_WIDTH_TOO_NARROW = 40014,   /* width < select_k*pool + pool - 1 */
-    MLA_E_EMPTY_GATHER = 40015,       /* n_slots == 0 */
+    MLA_E_ODD_ROPE = 40001,               /* d_rope must be even */
+    MLA_E_RANK_TOO_BIG = 40002,           /* kv_rank > MLA_MAX_RANK */
+    MLA_E_ROPE_TOO_BIG = 40003,           /* d_rope > MLA_MAX_ROPE */
+    MLA_E_TQ_GT_TKV = 40004,              /* t_q > t_kv */
+    MLA_E_POOL_RANGE = 40010,             /* pool outside 1..=MLA_MAX_POOL */
+    MLA_E_INDEX_HEADS_RANGE = 40011,      /* indexer heads outside 1..=1024 */
+    MLA_E_GRID_CONTRACT = 40012,          /* t_q * n_pools over the grid contract */
+    MLA_E_EMPTY_CANDIDATES = 40013,       /* always_tail == 0 while a query precedes pool 0's end */
+    MLA_E_WIDTH_TOO_NARROW = 40014,       /* width < select_k*pool + pool - 1 */
+    MLA_E_EMPTY_GATHER = 40015,           /* n_slots == 0 */
     MLA_E_RING_NOT_POOL_MULTIPLE = 40016, /* ring size not a multiple of the pool */
-    MLA_E_INDEX_DIM = 40017,          /* indexer head dim not positive */
+    MLA_E_INDEX_DIM = 40017,              /* indexer head dim not positive */
 
     /* --- the project's own (append-only) --- */
     MLA_E_RING_OVERWRITTEN = 40018,   /* pools to build already overwritten by the tail ring */
     MLA_E_NULL_POINTER = 40020,       /* a required pointer is NULL */
     MLA_E_NONPOSITIVE_EXTENT = 40021, /* an extent that must be >= 1 is zero or negative */
-    MLA_E_NEGATIVE_ARG = 40022,       /* an offset / position / ring size that must be >= 0 is negative */
-    MLA_E_SPLIT_RANGE = 40023,        /* split outside 1..=output range */
-    MLA_E_INDEX_OVERFLOW = 40024,     /* an element count or offset exceeds INT32_MAX */
-    MLA_E_POOL_BEGIN_RANGE = 40025,   /* pool_begin > n_pools */
-    MLA_E_ALIAS = 40028,              /* an output buffer overlaps an input buffer */
-    MLA_E_RING_SELF_OVERLAP = 40029,  /* t > rows: one append would write a ring row twice */
-    MLA_E_GEMM_STRIDE = 40030,        /* GEMM row stride below the row length, or a negative stride */
+    MLA_E_NEGATIVE_ARG = 40022, /* an offset / position / ring size that must be >= 0 is negative */
+    MLA_E_SPLIT_RANGE = 40023,  /* split outside 1..=output range */
+    MLA_E_INDEX_OVERFLOW = 40024,    /* an element count or offset exceeds INT32_MAX */
+    MLA_E_POOL_BEGIN_RANGE = 40025,  /* pool_begin > n_pools */
+    MLA_E_ALIAS = 40028,             /* an output buffer overlaps an input buffer */
+    MLA_E_RING_SELF_OVERLAP = 40029, /* t > rows: one append would write a ring row twice */
+    MLA_E_GEMM_STRIDE = 40030, /* GEMM row stride below the row length, or a negative stride */
     MLA_E_QUERY_BEYOND_POOLS = 40031, /* a query would see a complete pool that is not listed */
     MLA_E_INDEX_DIM_TOO_BIG = 40033,  /* indexer head dim > MLA_MAX_INDEX_DIM */
     MLA_E_BAD_ROPE_BASE = 40034,      /* rope base not finite or not > 0 */

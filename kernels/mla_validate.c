@@ -18,9 +18,9 @@ static long long mul(long long a, long long b) {
 static long long mul3(long long a, long long b, long long c) { return mul(mul(a, b), c); }
 
 /* Evaluate a check; return its code on failure. */
-#define CHECK(cond, code)                                                                      \
-    do {                                                                                       \
-        if (!(cond)) return (code);                                                            \
+#define CHECK(cond, code)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) return (code);                                                                \
     } while (0)
 
 /* Element count fits a 32-bit index. */
@@ -33,7 +33,7 @@ static int overlap(const void *a, long long an, const void *b, long long bn) {
     return x >= y ? x - y < (unsigned long long)bn : y - x < (unsigned long long)an;
 }
 
-#define NO_ALIAS(out, out_bytes, in, in_bytes)                                                 \
+#define NO_ALIAS(out, out_bytes, in, in_bytes)                                                     \
     CHECK(!overlap((out), (out_bytes), (in), (in_bytes)), MLA_E_ALIAS)
 
 int mla_validate_rope_interleaved(const float *x, int32_t n_pos, int32_t n_vec, int32_t d_rope,
@@ -91,8 +91,8 @@ int mla_validate_append_latent(const float *cache, const float *c_kv, const floa
 
 /* absorb_q and decompress_v share a shape: in[t][h][k_in] x w[h][*] -> out[t][h][n_out]. */
 static int validate_head_matvec(const float *in, const float *w, const float *out, int32_t t_q,
-                                int32_t n_head, int32_t head_dim, int32_t kv_rank,
-                                int32_t split, int is_absorb) {
+                                int32_t n_head, int32_t head_dim, int32_t kv_rank, int32_t split,
+                                int is_absorb) {
     CHECK(t_q >= 1, MLA_E_NONPOSITIVE_EXTENT);
     CHECK(n_head >= 1, MLA_E_NONPOSITIVE_EXTENT);
     CHECK(head_dim >= 1, MLA_E_NONPOSITIVE_EXTENT);
@@ -116,23 +116,21 @@ static int validate_head_matvec(const float *in, const float *w, const float *ou
     return MLA_OK;
 }
 
-int mla_validate_absorb_q(const float *q_nope, const float *wk_b, const float *q_lat,
-                          int32_t t_q, int32_t n_head, int32_t d_nope, int32_t kv_rank,
-                          int32_t split) {
+int mla_validate_absorb_q(const float *q_nope, const float *wk_b, const float *q_lat, int32_t t_q,
+                          int32_t n_head, int32_t d_nope, int32_t kv_rank, int32_t split) {
     return validate_head_matvec(q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, split, 1);
 }
 
-int mla_validate_decompress_v(const float *o_lat, const float *wv_b, const float *out,
-                              int32_t t_q, int32_t n_head, int32_t d_v, int32_t kv_rank,
-                              int32_t split) {
+int mla_validate_decompress_v(const float *o_lat, const float *wv_b, const float *out, int32_t t_q,
+                              int32_t n_head, int32_t d_v, int32_t kv_rank, int32_t split) {
     return validate_head_matvec(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, split, 0);
 }
 
 /* The shared part of attn_absorbed / attn_gathered after their own extent checks. */
 static int validate_attn_common(const float *q_lat, const float *q_pe, const float *cache,
-                                const float *o_lat, int32_t n_head, int32_t kv_rank,
-                                int32_t d_rope, int32_t t_q, long long cache_rows, float scale,
-                                const int32_t *idx, long long idx_count) {
+                                const float *o_lat, int32_t n_head, int32_t kv_rank, int32_t d_rope,
+                                int32_t t_q, long long cache_rows, float scale, const int32_t *idx,
+                                long long idx_count) {
     CHECK(isfinite(scale), MLA_E_BAD_SCALE);
     long long w = (long long)kv_rank + d_rope;
     long long n_q = mul3(t_q, n_head, kv_rank);
@@ -154,8 +152,8 @@ static int validate_attn_common(const float *q_lat, const float *q_pe, const flo
 }
 
 int mla_validate_attn_absorbed(const float *q_lat, const float *q_pe, const float *cache,
-                               const float *o_lat, int32_t n_head, int32_t kv_rank,
-                               int32_t d_rope, int32_t t_q, int32_t t_kv, float scale) {
+                               const float *o_lat, int32_t n_head, int32_t kv_rank, int32_t d_rope,
+                               int32_t t_q, int32_t t_kv, float scale) {
     CHECK(n_head >= 1, MLA_E_NONPOSITIVE_EXTENT);
     CHECK(kv_rank >= 1, MLA_E_NONPOSITIVE_EXTENT);
     CHECK(d_rope >= 0, MLA_E_NEGATIVE_ARG);
@@ -184,13 +182,12 @@ int mla_validate_attn_gathered(const float *q_lat, const float *q_pe, const floa
     CHECK(d_rope <= MLA_MAX_ROPE, MLA_E_ROPE_TOO_BIG);
     /* The cache length is not an argument: only the pointer is checked; its extent for the
      * alias check is taken as one row (the caller guarantees the listed rows exist). */
-    return validate_attn_common(q_lat, q_pe, cache, o_lat, n_head, kv_rank, d_rope, t_q, 1,
-                                scale, idx, (long long)t_q * n_slots);
+    return validate_attn_common(q_lat, q_pe, cache, o_lat, n_head, kv_rank, d_rope, t_q, 1, scale,
+                                idx, (long long)t_q * n_slots);
 }
 
-int mla_validate_index_append_ring(const float *plane, const float *a, const float *b,
-                                   int32_t slot, int32_t t, int32_t wa, int32_t wb,
-                                   int32_t rows) {
+int mla_validate_index_append_ring(const float *plane, const float *a, const float *b, int32_t slot,
+                                   int32_t t, int32_t wa, int32_t wb, int32_t rows) {
     CHECK(slot >= 0, MLA_E_NEGATIVE_ARG);
     CHECK(t >= 1, MLA_E_NONPOSITIVE_EXTENT);
     CHECK(wa >= 1, MLA_E_NONPOSITIVE_EXTENT);
@@ -276,9 +273,9 @@ int mla_validate_kpool_score(const float *q, const float *pool_keys, const float
     return MLA_OK;
 }
 
-int mla_validate_kpool_select(const float *score, const int32_t *idx, int32_t t_q,
-                              int32_t n_pools, int32_t pool, int32_t select_k, int32_t width,
-                              int32_t first_pos, int32_t always_tail) {
+int mla_validate_kpool_select(const float *score, const int32_t *idx, int32_t t_q, int32_t n_pools,
+                              int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
+                              int32_t always_tail) {
     CHECK(t_q >= 1, MLA_E_NONPOSITIVE_EXTENT);
     CHECK(n_pools >= 0, MLA_E_NEGATIVE_ARG);
     CHECK(select_k >= 1, MLA_E_NONPOSITIVE_EXTENT);

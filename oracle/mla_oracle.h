@@ -30,8 +30,8 @@ float oracle_rope_angle(int32_t pos, int32_t j, int32_t d_rope, float base);
 void oracle_rope_interleaved_f32(float *x, int32_t n_pos, int32_t n_vec, int32_t d_rope,
                                  const int32_t *positions, float base);
 
-void oracle_split_latent_f32(const float *kv, float *c_kv, float *k_pe, int32_t t,
-                             int32_t kv_rank, int32_t d_rope);
+void oracle_split_latent_f32(const float *kv, float *c_kv, float *k_pe, int32_t t, int32_t kv_rank,
+                             int32_t d_rope);
 void oracle_append_latent_f32(float *cache, const float *c_kv, const float *k_pe, int32_t slot,
                               int32_t t, int32_t kv_rank, int32_t d_rope);
 
@@ -69,9 +69,9 @@ void oracle_kpool_pool_keys_f32(const float *state, const float *ape, float *poo
                                 int32_t state_rows);
 
 /* The six-step f32 rounding sequence of mla.h, bit for bit; -inf on masked pools. */
-void oracle_kpool_score_f32(const float *q, const float *pool_keys, const float *hw,
-                            float *score, int32_t t_q, int32_t heads, int32_t d, int32_t n_pools,
-                            int32_t pool, int32_t first_pos, float qk_scale, float head_scale);
+void oracle_kpool_score_f32(const float *q, const float *pool_keys, const float *hw, float *score,
+                            int32_t t_q, int32_t heads, int32_t d, int32_t n_pools, int32_t pool,
+                            int32_t first_pos, float qk_scale, float head_scale);
 
 /* The 32-bit order key whose ascending order is "score descending" (+0 == -0; every NaN after
  * -inf, all NaNs equal): NaN -> 0xFFFFFFFF, else ~ordered_bits(canonical(score)). */
@@ -83,8 +83,9 @@ void oracle_kpool_select_f32(const float *score, int32_t *idx, int32_t t_q, int3
                              int32_t always_tail);
 
 /* The allowed cache rows of the query at row `q_row` given its score row score_row[n_pools]:
- * writes the rows (ascending, then the tail; without -1 padding) to rows_out (capacity select_k * pool +
- * pool - 1) and returns their count. Equal to the non-negative prefix of select's idx row. */
+ * writes the rows (ascending, then the tail; without -1 padding) to rows_out (capacity select_k *
+ * pool + pool - 1) and returns their count. Equal to the non-negative prefix of select's idx row.
+ */
 int32_t oracle_kpool_allowed_tokens(const float *score_row, int32_t q_row, int32_t n_pools,
                                     int32_t pool, int32_t select_k, int32_t always_tail,
                                     int32_t *rows_out);

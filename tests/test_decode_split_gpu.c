@@ -34,10 +34,10 @@
 /* The geometries (presets of tests/lib/geometry.h; t_kv is not used by absorb / decompress):
  * X(name, preset, t_q, fill seed). The names are those of the golden cases of the same shape;
  * the seeds are this suite's own. */
-#define GEOMETRIES(X)                                                                          \
-    X(glm5_decode, MLA_GEOM_GLM5, 1, 0x5D110501u)                                              \
-    X(glm5_verify, MLA_GEOM_GLM5, 4, 0x5D110502u)                                              \
-    X(glm5_next_decode, MLA_GEOM_GLM5_NEXT, 1, 0x5D110601u)                                    \
+#define GEOMETRIES(X)                                                                              \
+    X(glm5_decode, MLA_GEOM_GLM5, 1, 0x5D110501u)                                                  \
+    X(glm5_verify, MLA_GEOM_GLM5, 4, 0x5D110502u)                                                  \
+    X(glm5_next_decode, MLA_GEOM_GLM5_NEXT, 1, 0x5D110601u)                                        \
     X(glm5_next_verify, MLA_GEOM_GLM5_NEXT, 4, 0x5D110602u)
 
 /* The weight fill scales this suite has always used, kept so that its inputs do not move:
@@ -94,8 +94,8 @@ static void job_init(tb *t, job *j, const char *gname, int absorb) {
     j->in = tb_xmalloc(t, j->n_in * 4);
     j->w = tb_xmalloc(t, j->n_w * 4);
     j->ref = tb_xmalloc(t, j->n_out * 4);
-    mla_fill_host_f32(j->in, j->n_in, MLA_FILL_REALISTIC, j->geo->seed,
-                      absorb ? "q_nope" : "o_lat", 1.0f);
+    mla_fill_host_f32(j->in, j->n_in, MLA_FILL_REALISTIC, j->geo->seed, absorb ? "q_nope" : "o_lat",
+                      1.0f);
     mla_fill_host_f32(j->w, j->n_w, MLA_FILL_REALISTIC, j->geo->seed, absorb ? "wk_b" : "wv_b",
                       absorb ? ABSORB_W_SCALE : DECOMPRESS_W_SCALE);
     if (absorb)
@@ -122,8 +122,8 @@ static int launch(const job *j, const gpu_buf *bi, const gpu_buf *bw, int32_t sp
                                               g->d_nope, g->kv_rank, NULL);
     return split ? memra_mla_decompress_v_split_f32(bi->ptr, bw->ptr, bo->ptr, g->t_q, g->n_head,
                                                     g->d_v, g->kv_rank, split, NULL)
-                 : memra_mla_decompress_v_f32(bi->ptr, bw->ptr, bo->ptr, g->t_q, g->n_head,
-                                              g->d_v, g->kv_rank, NULL);
+                 : memra_mla_decompress_v_f32(bi->ptr, bw->ptr, bo->ptr, g->t_q, g->n_head, g->d_v,
+                                              g->kv_rank, NULL);
 }
 
 static const char *launcher_name(const job *j, int32_t split) {
@@ -147,8 +147,8 @@ static float *run_unsplit(tb *t, const job *j, const gpu_buf *bi, const gpu_buf 
  * got and ref byte-identical (class exact, bytes), through the testbed's comparator. */
 static int same_bytes(tb *t, const job *j, const char *tensor, const float *got,
                       const char *got_name, const float *ref, const char *ref_name) {
-    return tb_compare(t, tensor, ST_F32, 3, j->shape, got, got_name, ref, ref_name,
-                      MLA_TOL_EXACT, NULL, 1);
+    return tb_compare(t, tensor, ST_F32, 3, j->shape, got, got_name, ref, ref_name, MLA_TOL_EXACT,
+                      NULL, 1);
 }
 
 /* The split values to try: every policy choice (blocks 1..1023 at this out_dim), 1, 2, 3, 7 and
@@ -231,11 +231,9 @@ static void split_invariance(const char *gname, int absorb) {
     job_free(&j);
 }
 
-#define DEFINE_TESTS(gname, preset, tq, seed)                                                 \
-    Test(decode_split_gpu, gname##__absorb, .timeout = 300) { split_invariance(#gname, 1); } \
-    Test(decode_split_gpu, gname##__decompress, .timeout = 300) {                            \
-        split_invariance(#gname, 0);                                                          \
-    }
+#define DEFINE_TESTS(gname, preset, tq, seed)                                                      \
+    Test(decode_split_gpu, gname##__absorb, .timeout = 300) { split_invariance(#gname, 1); }       \
+    Test(decode_split_gpu, gname##__decompress, .timeout = 300) { split_invariance(#gname, 0); }
 GEOMETRIES(DEFINE_TESTS)
 
 /* The split list really contains what the policy picks at these geometries (CPU: runs
@@ -300,8 +298,8 @@ Test(decode_split_gpu, negative_control, .timeout = 120) {
     tb probe;
     tb_init(&probe, TARGET, SUITE, "negative_control", capture_fail, &cap);
     tb_set_case(&probe, t.case_name);
-    int same = same_bytes(&probe, &j, "q_lat_perturbed", got, "perturbed_split", unsplit,
-                          "unsplit");
+    int same =
+        same_bytes(&probe, &j, "q_lat_perturbed", got, "perturbed_split", unsplit, "unsplit");
     if (same)
         tb_failf(&t, 1,
                  "one ulp on q_nope[0][5][17] left every byte of q_lat unchanged: the invariance "
@@ -312,7 +310,8 @@ Test(decode_split_gpu, negative_control, .timeout = 120) {
                cap.msg);
     tb_expectf(&t, strstr(cap.msg, "case glm5_decode") && strstr(cap.msg, " [0][5]["),
                "the report does not name the case and the worst element inside q_lat[0][5][*]: "
-               "%s", cap.msg);
+               "%s",
+               cap.msg);
     free(unsplit);
     free(got);
     gpu_buf_free(&bi);
@@ -383,6 +382,4 @@ Test(decode_split_gpu, door_absorb_off, .timeout = 120) { door("door_absorb_off"
 Test(decode_split_gpu, door_decompress_engaged, .timeout = 120) {
     door("door_decompress_engaged", 0, 1);
 }
-Test(decode_split_gpu, door_decompress_off, .timeout = 120) {
-    door("door_decompress_off", 0, 0);
-}
+Test(decode_split_gpu, door_decompress_off, .timeout = 120) { door("door_decompress_off", 0, 0); }

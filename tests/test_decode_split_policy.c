@@ -5,7 +5,8 @@
  * The restatement: engage only when the flag is on and 0 < blocks < 1024; want =
  * ceil(1024 / blocks); cap = max(out_dim / 32, 1); split = min(want, cap); engaged only if
  * split > 1 (else 0). The flag is on only when MEMRA_MLA_DECODE_SPLIT is exactly "1".
- * Re-run: bazel test //tests:decode_split_policy_test --test_arg=--filter='decode_split_policy/<name>'
+ * Re-run: bazel test //tests:decode_split_policy_test
+ * --test_arg=--filter='decode_split_policy/<name>'
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -23,8 +24,8 @@ static int32_t spec(int enabled, long blocks, int32_t out_dim) {
     return split > 1 ? (int32_t)split : 0;
 }
 
-static const long BLOCKS[] = {-1, 0, 1, 2, 3, 4, 7, 63, 64, 65, 100, 256, 257, 512, 1000, 1023,
-                              1024, 1025, 4096, 1L << 20};
+static const long BLOCKS[] = {-1,  0,   1,   2,   3,    4,    7,    63,   64,   65,
+                              100, 256, 257, 512, 1000, 1023, 1024, 1025, 4096, 1L << 20};
 static const int32_t OUT_DIMS[] = {1, 16, 31, 32, 33, 63, 64, 65, 96, 192, 256, 257, 512, 1024};
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -36,7 +37,8 @@ Test(decode_split_policy, table_matches_the_formula) {
                 int32_t want = spec(en, BLOCKS[b], OUT_DIMS[o]);
                 cr_expect(got == want,
                           "mla_decode_split_policy(enabled=%d, blocks=%ld, out_dim=%d) = %d, "
-                          "the formula says %d", en, BLOCKS[b], OUT_DIMS[o], got, want);
+                          "the formula says %d",
+                          en, BLOCKS[b], OUT_DIMS[o], got, want);
             }
 }
 
@@ -46,8 +48,8 @@ Test(decode_split_policy, exhaustive_blocks) {
     for (size_t o = 0; o < N_OF(dims); o++)
         for (long blocks = 1; blocks <= 1100; blocks++) {
             int32_t got = mla_decode_split_policy(1, blocks, dims[o]);
-            cr_expect(got == spec(1, blocks, dims[o]), "blocks %ld out_dim %d: %d, want %d",
-                      blocks, dims[o], got, spec(1, blocks, dims[o]));
+            cr_expect(got == spec(1, blocks, dims[o]), "blocks %ld out_dim %d: %d, want %d", blocks,
+                      dims[o], got, spec(1, blocks, dims[o]));
             cr_expect(got == 0 || (got >= 2 && got <= dims[o] / 32),
                       "blocks %ld out_dim %d: split %d outside 2..out_dim/32", blocks, dims[o],
                       got);

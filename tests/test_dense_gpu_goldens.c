@@ -41,8 +41,10 @@ Test(dense_gpu, bad_arguments_write_nothing, .timeout = 120) {
     tb tt;
     TB_CRITERION_INIT(&tt, GOLDEN_TARGET, "dense_gpu", "bad_arguments_write_nothing");
     const int32_t t = 1, H = 4, dn = 8, R = 64, dv = 16;
-    float *q = tb_xmalloc(&tt, (size_t)t * H * dn * 4), *wk = tb_xmalloc(&tt, (size_t)H * dn * R * 4);
-    float *ol = tb_xmalloc(&tt, (size_t)t * H * R * 4), *wv = tb_xmalloc(&tt, (size_t)H * dv * R * 4);
+    float *q = tb_xmalloc(&tt, (size_t)t * H * dn * 4),
+          *wk = tb_xmalloc(&tt, (size_t)H * dn * R * 4);
+    float *ol = tb_xmalloc(&tt, (size_t)t * H * R * 4),
+          *wv = tb_xmalloc(&tt, (size_t)H * dv * R * 4);
     mla_fill_host_f32(q, (size_t)t * H * dn, MLA_FILL_REALISTIC, 7u, "q_nope", 1.0f);
     mla_fill_host_f32(wk, (size_t)H * dn * R, MLA_FILL_REALISTIC, 7u, "wk_b", 0.25f);
     mla_fill_host_f32(ol, (size_t)t * H * R, MLA_FILL_REALISTIC, 7u, "o_lat", 1.0f);
@@ -58,22 +60,32 @@ Test(dense_gpu, bad_arguments_write_nothing, .timeout = 120) {
         int rc, want;
         gpu_buf *o;
     } calls[] = {
-        {"absorb_q_split split = 0", memra_mla_absorb_q_split_f32(bq.ptr, bwk.ptr, out.ptr, t, H, dn, R, 0, NULL), 40023, &out},
-        {"absorb_q_split split = kv_rank + 1", memra_mla_absorb_q_split_f32(bq.ptr, bwk.ptr, out.ptr, t, H, dn, R, R + 1, NULL), 40023, &out},
-        {"absorb_q_split split = -1", memra_mla_absorb_q_split_f32(bq.ptr, bwk.ptr, out.ptr, t, H, dn, R, -1, NULL), 40023, &out},
-        {"absorb_q kv_rank = 1025", memra_mla_absorb_q_f32(bq.ptr, bwk.ptr, out.ptr, t, H, dn, 1025, NULL), 40002, &out},
-        {"absorb_q q_lat aliases wk_b", memra_mla_absorb_q_f32(bq.ptr, bwk.ptr, (float *)bwk.ptr, t, H, dn, R, NULL), 40028, &out},
-        {"decompress_v_split split = d_v + 1", memra_mla_decompress_v_split_f32(bol.ptr, bwv.ptr, outv.ptr, t, H, dv, R, dv + 1, NULL), 40023, &outv},
-        {"decompress_v NULL wv_b", memra_mla_decompress_v_f32(bol.ptr, NULL, outv.ptr, t, H, dv, R, NULL), 40020, &outv},
+        {"absorb_q_split split = 0",
+         memra_mla_absorb_q_split_f32(bq.ptr, bwk.ptr, out.ptr, t, H, dn, R, 0, NULL), 40023, &out},
+        {"absorb_q_split split = kv_rank + 1",
+         memra_mla_absorb_q_split_f32(bq.ptr, bwk.ptr, out.ptr, t, H, dn, R, R + 1, NULL), 40023,
+         &out},
+        {"absorb_q_split split = -1",
+         memra_mla_absorb_q_split_f32(bq.ptr, bwk.ptr, out.ptr, t, H, dn, R, -1, NULL), 40023,
+         &out},
+        {"absorb_q kv_rank = 1025",
+         memra_mla_absorb_q_f32(bq.ptr, bwk.ptr, out.ptr, t, H, dn, 1025, NULL), 40002, &out},
+        {"absorb_q q_lat aliases wk_b",
+         memra_mla_absorb_q_f32(bq.ptr, bwk.ptr, (float *)bwk.ptr, t, H, dn, R, NULL), 40028, &out},
+        {"decompress_v_split split = d_v + 1",
+         memra_mla_decompress_v_split_f32(bol.ptr, bwv.ptr, outv.ptr, t, H, dv, R, dv + 1, NULL),
+         40023, &outv},
+        {"decompress_v NULL wv_b",
+         memra_mla_decompress_v_f32(bol.ptr, NULL, outv.ptr, t, H, dv, R, NULL), 40020, &outv},
     };
     tb_launched(&tt, 0, "the buffer uploads");
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
         tb_expectf(&tt, calls[i].rc == calls[i].want, "%s: returned %d (%s), want %d (%s)",
-                  calls[i].what, calls[i].rc, mla_status_message(calls[i].rc), calls[i].want,
-                  mla_status_message(calls[i].want));
+                   calls[i].what, calls[i].rc, mla_status_message(calls[i].rc), calls[i].want,
+                   mla_status_message(calls[i].want));
     tb_expectf(&tt, gpu_buf_count_poison(&out) == out.bytes / 4 && gpu_buf_guards_intact(&out),
-              "a refused absorb call wrote to q_lat (%zu of %zu words still poisoned)",
-              gpu_buf_count_poison(&out), out.bytes / 4);
+               "a refused absorb call wrote to q_lat (%zu of %zu words still poisoned)",
+               gpu_buf_count_poison(&out), out.bytes / 4);
     tb_expectf(&tt, gpu_buf_count_poison(&outv) == outv.bytes / 4 && gpu_buf_guards_intact(&outv),
                "a refused decompress call wrote to out");
     /* wk_b was the aliased "output" of a refused call: still the input bytes. */
@@ -87,7 +99,8 @@ Test(dense_gpu, bad_arguments_write_nothing, .timeout = 120) {
     float *got = tb_xmalloc(&tt, out.bytes), *ref = tb_xmalloc(&tt, out.bytes);
     gpu_buf_download(&out, got, out.bytes);
     oracle_absorb_q_f32(q, wk, ref, t, H, dn, R);
-    tb_expectf(&tt, memcmp(got, ref, out.bytes) == 0, "the valid split call differs from the oracle");
+    tb_expectf(&tt, memcmp(got, ref, out.bytes) == 0,
+               "the valid split call differs from the oracle");
     free(got);
     free(ref);
     free(h);

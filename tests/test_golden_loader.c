@@ -150,14 +150,15 @@ Test(golden_loader, bad_shapes_and_offsets) {
     n = build(img, sizeof img,
               "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,9999]}}", 16, 0);
     expect_refused("far_offset.safetensors", img, n, "outside the data section");
-    n = build(img, sizeof img,
-              "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[16,0]}}", 16, 0);
+    n = build(img, sizeof img, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[16,0]}}",
+              16, 0);
     expect_refused("reversed.safetensors", img, n, "begin 16 > end 0");
     n = build(img, sizeof img, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4]}}", 16, 0);
     expect_refused("no_offsets.safetensors", img, n, "data_offsets");
     n = build(img, sizeof img,
               "{\"__metadata__\":{\"k\":1},\"a\":{\"dtype\":\"F32\",\"shape\":[4],"
-              "\"data_offsets\":[0,16]}}", 16, 0);
+              "\"data_offsets\":[0,16]}}",
+              16, 0);
     expect_refused("meta_number.safetensors", img, n, "not a string");
 }
 

@@ -44,7 +44,7 @@ static void check_case(const char *name) {
 }
 
 /* One test per case of the case lists (tests/lib/case_list.h). */
-#define ORACLE_TEST(c, set)                                                                   \
+#define ORACLE_TEST(c, set)                                                                        \
     Test(golden_oracle, c, .timeout = 300) { check_case(#c); }
 MLA_DENSE_CASES(ORACLE_TEST)
 MLA_KPOOL_CASES(ORACLE_TEST)

@@ -3,9 +3,10 @@
  *
  * One Criterion test per (case, GPU check), named kpool_gpu/<case>__<check> and generated from
  * the case lists (tests/lib/case_list.h), so a failure line is also a filter:
- *   bazel test //tests:kpool_gpu_goldens_test --test_arg=--filter='kpool_gpu/glm5_kpool_verify__score'
- *   (GPU bundle: bin/kpool_gpu_goldens_test --filter 'kpool_gpu/glm5_kpool_verify__score')
- * Each test (mla_golden_gpu_check, tests/lib/stage_check.c):
+ *   bazel test //tests:kpool_gpu_goldens_test
+ * --test_arg=--filter='kpool_gpu/glm5_kpool_verify__score' (GPU bundle: bin/kpool_gpu_goldens_test
+ * --filter 'kpool_gpu/glm5_kpool_verify__score') Each test (mla_golden_gpu_check,
+ * tests/lib/stage_check.c):
  *  1. recomputes the case and checks the stored golden rows and the manifest's full SHA-256 of
  *     the stage's outputs against it (a stale fixture fails here);
  *  2. runs the stage's GPU half (tests/lib/stages_kpool.c): the stage's inputs (earlier stages'

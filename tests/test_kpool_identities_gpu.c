@@ -114,21 +114,23 @@ static void fixture_identity(const char *case_name) {
     float *s[2];
     for (int r = 0; r < 2; r++) {
         gpu_buf_poison(&bs);
-        tb_launched(&t, (r ? memra_mla_kpool_score_ref_f32 : memra_mla_kpool_score_f32)(
-                            bq.ptr, bk.ptr, bh.ptr, bs.ptr, g->t_q, g->idx_heads, g->idx_dim,
-                            g->n_pools, g->pool, g->first_pos, g->qk_scale, g->head_scale, NULL),
+        tb_launched(&t,
+                    (r ? memra_mla_kpool_score_ref_f32 : memra_mla_kpool_score_f32)(
+                        bq.ptr, bk.ptr, bh.ptr, bs.ptr, g->t_q, g->idx_heads, g->idx_dim,
+                        g->n_pools, g->pool, g->first_pos, g->qk_scale, g->head_scale, NULL),
                     r ? "memra_mla_kpool_score_ref_f32" : "memra_mla_kpool_score_f32");
         s[r] = tb_output(&t, &bs, "score", r ? "reference" : "fast", 1);
     }
-    tb_compare(&t, "score", ST_F32, 2, sc->shape, s[0], "fast", s[1], "reference",
-               MLA_TOL_EXACT, NULL, 1);
+    tb_compare(&t, "score", ST_F32, 2, sc->shape, s[0], "fast", s[1], "reference", MLA_TOL_EXACT,
+               NULL, 1);
     const int64_t ishape[2] = {g->t_q, g->width};
     int32_t *ix[2];
     for (int r = 0; r < 2; r++) {
         gpu_buf_poison(&bi);
-        tb_launched(&t, (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
-                            bs.ptr, bi.ptr, g->t_q, g->n_pools, g->pool, g->select_k, g->width,
-                            g->first_pos, g->always_tail, NULL),
+        tb_launched(&t,
+                    (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
+                        bs.ptr, bi.ptr, g->t_q, g->n_pools, g->pool, g->select_k, g->width,
+                        g->first_pos, g->always_tail, NULL),
                     r ? "memra_mla_kpool_select_ref_f32" : "memra_mla_kpool_select_f32");
         ix[r] = tb_output(&t, &bi, "idx", r ? "reference" : "radix", 1);
     }
@@ -140,7 +142,7 @@ static void fixture_identity(const char *case_name) {
 }
 
 /* One test per k-pool golden case (tests/lib/case_list.h). */
-#define DEFINE_FIXTURE_TEST(c, set)                                                           \
+#define DEFINE_FIXTURE_TEST(c, set)                                                                \
     Test(kpool_identities, fixture_##c, .timeout = 300) { fixture_identity(#c); }
 MLA_KPOOL_CASES(DEFINE_FIXTURE_TEST)
 
@@ -170,8 +172,7 @@ Test(kpool_identities, longctx_score, .timeout = 900) {
         gpu_buf_poison(&bs);
         tb_launched(&t,
                     memra_mla_kpool_score_f32(bq.ptr, bk.ptr, bh.ptr, bs.ptr, g.t_q, H, D, NP,
-                                              g.pool, g.first_pos, g.qk_scale, g.head_scale,
-                                              NULL),
+                                              g.pool, g.first_pos, g.qk_scale, g.head_scale, NULL),
                     what);
         run[r] = tb_output(&t, &bs, "score", r ? "fast run 2" : "fast run 1", 1);
     }
@@ -193,11 +194,11 @@ Test(kpool_identities, longctx_score, .timeout = 900) {
                     "memra_mla_kpool_score_ref_f32 (t_q 4 subset)");
         float *ref = tb_output(&t, &br, "score", "reference subset", 1);
         char tname[96];
-        snprintf(tname, sizeof tname, "score rows %d..%d (subset row r = query %d + r)", i0,
-                 i0 + 3, i0);
+        snprintf(tname, sizeof tname, "score rows %d..%d (subset row r = query %d + r)", i0, i0 + 3,
+                 i0);
         const int64_t sub[2] = {4, NP};
-        tb_compare(&t, tname, ST_F32, 2, sub, run[0] + (size_t)i0 * NP, "fast", ref,
-                   "reference", MLA_TOL_EXACT, NULL, 1);
+        tb_compare(&t, tname, ST_F32, 2, sub, run[0] + (size_t)i0 * NP, "fast", ref, "reference",
+                   MLA_TOL_EXACT, NULL, 1);
         free(ref);
     }
     tb_input_untouched(&t, &bq, q, "q");
@@ -224,12 +225,16 @@ Test(kpool_identities, longctx_select, .timeout = 900) {
     int32_t *ix[3];
     for (int r = 0; r < 3; r++) {
         gpu_buf_poison(&bi);
-        tb_launched(&t, (r < 2 ? memra_mla_kpool_select_f32 : memra_mla_kpool_select_ref_f32)(
-                            bs.ptr, bi.ptr, g.t_q, NP, g.pool, g.select_k, g.width, g.first_pos,
-                            g.always_tail, NULL),
+        tb_launched(&t,
+                    (r < 2 ? memra_mla_kpool_select_f32 : memra_mla_kpool_select_ref_f32)(
+                        bs.ptr, bi.ptr, g.t_q, NP, g.pool, g.select_k, g.width, g.first_pos,
+                        g.always_tail, NULL),
                     r < 2 ? "memra_mla_kpool_select_f32" : "memra_mla_kpool_select_ref_f32");
         ix[r] = tb_output(&t, &bi, "idx",
-                          r == 0 ? "radix run 1" : r == 1 ? "radix run 2" : "reference", 1);
+                          r == 0   ? "radix run 1"
+                          : r == 1 ? "radix run 2"
+                                   : "reference",
+                          1);
         tb_expectf(&t, tb_count_poison(ix[r], ni) == 0, "poison word left in idx (run %d)", r);
     }
     tb_input_untouched(&t, &bs, s, "score");
@@ -241,8 +246,7 @@ Test(kpool_identities, longctx_select, .timeout = 900) {
     int32_t *orc = tb_xmalloc(&t, ni * 4);
     oracle_kpool_select_f32(s, orc, g.t_q, NP, g.pool, g.select_k, g.width, g.first_pos,
                             g.always_tail);
-    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "radix", orc, "oracle", MLA_TOL_EXACT, NULL,
-               1);
+    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "radix", orc, "oracle", MLA_TOL_EXACT, NULL, 1);
     free(orc), free(s), free(ix[0]), free(ix[1]), free(ix[2]);
     gpu_buf_free(&bs), gpu_buf_free(&bi);
 }
@@ -251,8 +255,7 @@ Test(kpool_identities, longctx_select, .timeout = 900) {
 /* GPU ring (state_rows) + incremental builds after every chunk of mla_kpool_ring_chunk; returns
  * the downloaded keys [np][d]. */
 static float *gpu_ring_keys(tb *t, const gpu_buf *bk, const gpu_buf *bg, const gpu_buf *ba,
-                            int32_t rows, int32_t np, int32_t pool, int32_t d,
-                            int32_t state_rows) {
+                            int32_t rows, int32_t np, int32_t pool, int32_t d, int32_t state_rows) {
     gpu_buf ring = gpu_buf_alloc((size_t)state_rows * 2 * d * 4);
     gpu_buf keys = gpu_buf_alloc((size_t)np * d * 4);
     int32_t done = 0, built = 0;
@@ -271,7 +274,8 @@ static float *gpu_ring_keys(tb *t, const gpu_buf *bk, const gpu_buf *bg, const g
         if (rc)
             tb_failf(t, 1,
                      "pool_keys(pool_begin %d, n_pools %d, pool %d, state_rows %d) returned %d "
-                     "(%s)", built, now, pool, state_rows, rc, mla_status_message(rc));
+                     "(%s)",
+                     built, now, pool, state_rows, rc, mla_status_message(rc));
         built = now;
     }
     tb_launched(t, 0, "ring schedule");
@@ -287,8 +291,8 @@ static float *gpu_flat_keys(tb *t, const gpu_buf *bflat, const gpu_buf *ba, int3
     for (int s = 0; s <= n_steps; s++) {
         int32_t now = s < n_steps ? (steps[s] < np ? steps[s] : np) : np;
         if (now < built) continue;
-        int rc = memra_mla_kpool_pool_keys_f32(bflat->ptr, ba->ptr, keys.ptr, built, now, pool,
-                                               d, 0, NULL);
+        int rc = memra_mla_kpool_pool_keys_f32(bflat->ptr, ba->ptr, keys.ptr, built, now, pool, d,
+                                               0, NULL);
         if (rc)
             tb_failf(t, 1, "flat pool_keys(pool_begin %d, n_pools %d, pool %d) returned %d (%s)",
                      built, now, pool, rc, mla_status_message(rc));
@@ -330,10 +334,12 @@ static void pool_keys_identity(int incremental_only) {
         if (incremental_only) {
             const int32_t steps[] = {0, 1, 2, 17, np / 3, np / 3, np / 2 + 1, np - 1};
             float *inc = gpu_flat_keys(&t, &bf, &ba, np, pool, d, steps, 8);
-            snprintf(tname, sizeof tname, "pool_keys (pool %d, flat, pool_begin steps 0,1,2,17,"
-                     "%d,%d,%d,%d,%d)", pool, np / 3, np / 3, np / 2 + 1, np - 1, np);
-            tb_compare(&t, tname, ST_F32, 2, shape, inc, "incremental", full, "full",
-                       MLA_TOL_EXACT, NULL, 1);
+            snprintf(tname, sizeof tname,
+                     "pool_keys (pool %d, flat, pool_begin steps 0,1,2,17,"
+                     "%d,%d,%d,%d,%d)",
+                     pool, np / 3, np / 3, np / 2 + 1, np - 1, np);
+            tb_compare(&t, tname, ST_F32, 2, shape, inc, "incremental", full, "full", MLA_TOL_EXACT,
+                       NULL, 1);
             free(inc);
         } else {
             const int32_t mult[] = {1, 3, 64, 1024};
@@ -342,8 +348,8 @@ static void pool_keys_identity(int incremental_only) {
                 if (sr > 4096 + 64) continue;
                 float *ring = gpu_ring_keys(&t, &bk, &bg, &ba, rows, np, pool, d, sr);
                 snprintf(tname, sizeof tname, "pool_keys (pool %d, ring of %d rows)", pool, sr);
-                tb_compare(&t, tname, ST_F32, 2, shape, ring, "ring_incremental", full,
-                           "flat_full", MLA_TOL_EXACT, NULL, 1);
+                tb_compare(&t, tname, ST_F32, 2, shape, ring, "ring_incremental", full, "flat_full",
+                           MLA_TOL_EXACT, NULL, 1);
                 free(ring);
             }
         }
@@ -389,8 +395,8 @@ static void gathered_all_visible(tb *t, const mla_geom g) {
     float *og = tb_output(t, &bo, "o_lat", "gathered", 1);
     gpu_buf_poison(&bo);
     tb_launched(t,
-                memra_mla_attn_absorbed_f32(bql.ptr, d_rope ? bqp.ptr : NULL, bc.ptr, bo.ptr, H,
-                                            R, d_rope, tq, tkv, scale, NULL),
+                memra_mla_attn_absorbed_f32(bql.ptr, d_rope ? bqp.ptr : NULL, bc.ptr, bo.ptr, H, R,
+                                            d_rope, tq, tkv, scale, NULL),
                 "memra_mla_attn_absorbed_f32");
     float *oa = tb_output(t, &bo, "o_lat", "absorbed", 1);
     float *orc = tb_xmalloc(t, nq * 4), *org = tb_xmalloc(t, nq * 4);
@@ -407,8 +413,7 @@ static void gathered_all_visible(tb *t, const mla_geom g) {
                MLA_TOL_ATTN, atol, 0);
     free(ql), free(qp), free(cache), free(idx), free(og), free(oa), free(orc), free(org),
         free(atol);
-    gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bc), gpu_buf_free(&bi),
-        gpu_buf_free(&bo);
+    gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bc), gpu_buf_free(&bi), gpu_buf_free(&bo);
 }
 
 Test(kpool_identities, gathered_all_visible, .timeout = 300) {
@@ -462,10 +467,9 @@ static void gathered_nan_case(tb *t, const char *case_name) {
     for (int v = 0; v < 2; v++) {
         gpu_buf_poison(&bo);
         tb_launched(t,
-                    memra_mla_attn_gathered_f32(bql.ptr, qp ? bqp.ptr : NULL,
-                                                v ? bcz.ptr : bcn.ptr, bi.ptr, bo.ptr, g->n_head,
-                                                g->kv_rank, g->d_rope, g->t_q, g->width, g->scale,
-                                                NULL),
+                    memra_mla_attn_gathered_f32(bql.ptr, qp ? bqp.ptr : NULL, v ? bcz.ptr : bcn.ptr,
+                                                bi.ptr, bo.ptr, g->n_head, g->kv_rank, g->d_rope,
+                                                g->t_q, g->width, g->scale, NULL),
                     v ? "memra_mla_attn_gathered_f32 (unselected rows zero)"
                       : "memra_mla_attn_gathered_f32 (unselected rows NaN)");
         out[v] = tb_output(t, &bo, "o_lat", v ? "zero rows" : "NaN rows", 1);
@@ -480,8 +484,8 @@ static void gathered_nan_case(tb *t, const char *case_name) {
                first / g->kv_rank % g->n_head, first % g->kv_rank,
                nonfinite ? (double)out[0][first] : 0.0);
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
-    tb_compare(t, "o_lat", ST_F32, 3, shape, out[0], "nan_rows", out[1], "zero_rows",
-               MLA_TOL_EXACT, NULL, 1);
+    tb_compare(t, "o_lat", ST_F32, 3, shape, out[0], "nan_rows", out[1], "zero_rows", MLA_TOL_EXACT,
+               NULL, 1);
     free(sel), free(cn), free(cz), free(out[0]), free(out[1]);
     gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bcn), gpu_buf_free(&bcz),
         gpu_buf_free(&bi), gpu_buf_free(&bo);
@@ -503,11 +507,12 @@ Test(kpool_identities, select_tie_heavy, .timeout = 300) {
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, "select_tie_heavy");
     /* near the glm5_next and glm5 indexers, a wide pool, a short plane */
-    static const struct { int32_t tq, np, pool, sel, tail; } shp[] = {
-        {8, 5000, MLA_GLM5_NEXT_POOL, MLA_GLM5_NEXT_SELECT_K, MLA_GLM5_NEXT_ALWAYS_TAIL},
-        {8, 8192, MLA_GLM5_POOL, MLA_GLM5_SELECT_K, MLA_GLM5_ALWAYS_TAIL},
-        {6, 3000, 64, 16, 1},
-        {4, 700, MLA_GLM5_NEXT_POOL, MLA_GLM5_NEXT_SELECT_K, MLA_GLM5_NEXT_ALWAYS_TAIL}};
+    static const struct {
+        int32_t tq, np, pool, sel, tail;
+    } shp[] = {{8, 5000, MLA_GLM5_NEXT_POOL, MLA_GLM5_NEXT_SELECT_K, MLA_GLM5_NEXT_ALWAYS_TAIL},
+               {8, 8192, MLA_GLM5_POOL, MLA_GLM5_SELECT_K, MLA_GLM5_ALWAYS_TAIL},
+               {6, 3000, 64, 16, 1},
+               {4, 700, MLA_GLM5_NEXT_POOL, MLA_GLM5_NEXT_SELECT_K, MLA_GLM5_NEXT_ALWAYS_TAIL}};
     for (size_t si = 0; si < sizeof shp / sizeof *shp; si++)
         for (int kind = 0; kind < 4; kind++) {
             int32_t tq = shp[si].tq, np = shp[si].np, pool = shp[si].pool, sel = shp[si].sel,
@@ -525,8 +530,7 @@ Test(kpool_identities, select_tie_heavy, .timeout = 300) {
                 gpu_buf_poison(&bi);
                 tb_launched(&t,
                             (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
-                                bs.ptr, bi.ptr, tq, np, pool, sel, width, fp, shp[si].tail,
-                                NULL),
+                                bs.ptr, bi.ptr, tq, np, pool, sel, width, fp, shp[si].tail, NULL),
                             r ? "memra_mla_kpool_select_ref_f32" : "memra_mla_kpool_select_f32");
                 ix[r] = tb_output(&t, &bi, "idx", r ? "reference" : "radix", 1);
             }
@@ -535,14 +539,14 @@ Test(kpool_identities, select_tie_heavy, .timeout = 300) {
             char cname[160];
             snprintf(cname, sizeof cname,
                      "tie_kind%d(t_q %d, n_pools %d, pool %d, select_k %d, width %d, "
-                     "first_pos %d, always_tail %d)", kind, tq, np, pool, sel, width, fp,
-                     shp[si].tail);
+                     "first_pos %d, always_tail %d)",
+                     kind, tq, np, pool, sel, width, fp, shp[si].tail);
             tb_set_case(&t, cname);
             const int64_t ishape[2] = {tq, width};
             tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "radix", ix[1], "reference",
                        MLA_TOL_EXACT, NULL, 1);
-            tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "radix", orc, "oracle",
-                       MLA_TOL_EXACT, NULL, 1);
+            tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "radix", orc, "oracle", MLA_TOL_EXACT,
+                       NULL, 1);
             free(s), free(orc), free(ix[0]), free(ix[1]);
             gpu_buf_free(&bs), gpu_buf_free(&bi);
         }

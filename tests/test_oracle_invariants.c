@@ -220,7 +220,8 @@ Test(oracle_invariants, score_mask_is_exactly_the_invisible_pools) {
 }
 
 static int cmp_int(const void *a, const void *b) {
-    return (*(const int32_t *)a > *(const int32_t *)b) - (*(const int32_t *)a < *(const int32_t *)b);
+    return (*(const int32_t *)a > *(const int32_t *)b) -
+           (*(const int32_t *)a < *(const int32_t *)b);
 }
 
 /* Selection against a brute force: repeatedly take the best remaining visible pool by direct
@@ -240,7 +241,10 @@ Test(oracle_invariants, select_equals_brute_force_on_tie_heavy_scores) {
             int best = -1;
             for (int p = 0; p < n_vis; p++) {
                 if (taken[p]) continue;
-                if (best < 0) { best = p; continue; }
+                if (best < 0) {
+                    best = p;
+                    continue;
+                }
                 float a = score[p], b = score[best];
                 int better = isnan(b) ? !isnan(a) : (!isnan(a) && a > b);
                 if (better) best = p;

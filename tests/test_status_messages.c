@@ -20,11 +20,21 @@ Test(status_messages, ok_and_bands) {
 
 /* The seed's codes keep their pinned values and meanings. */
 Test(status_messages, seed_codes_pinned) {
-    static const struct { int code; const char *needle; } seed[] = {
-        {40001, "even"},          {40002, "MLA_MAX_RANK"}, {40003, "MLA_MAX_ROPE"},
-        {40004, "t_q > t_kv"},    {40010, "k-pool size"},  {40011, "indexer head count"},
-        {40012, "grid.x"},        {40013, "empty"},        {40014, "select_k * pool + pool - 1"},
-        {40015, "empty gathered"}, {40017, "head dim must be positive"},
+    static const struct {
+        int code;
+        const char *needle;
+    } seed[] = {
+        {40001, "even"},
+        {40002, "MLA_MAX_RANK"},
+        {40003, "MLA_MAX_ROPE"},
+        {40004, "t_q > t_kv"},
+        {40010, "k-pool size"},
+        {40011, "indexer head count"},
+        {40012, "grid.x"},
+        {40013, "empty"},
+        {40014, "select_k * pool + pool - 1"},
+        {40015, "empty gathered"},
+        {40017, "head dim must be positive"},
     };
     for (size_t i = 0; i < sizeof seed / sizeof seed[0]; i++) {
         cr_expect(mla_status_is_contract(seed[i].code), "code %d not in the table", seed[i].code);

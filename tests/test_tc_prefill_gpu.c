@@ -116,8 +116,10 @@ static door_result run_door(tc_fx *f, int absorb, int32_t t_q, const char *what)
     res.tc_delta = mla_tc_prefill_dispatches() - before;
     tb_input_untouched(t, &bi, in->data, in_name);
     tb_input_untouched(t, &bw, w->data, w_name);
-    tb_expectf(t, gpu_buf_guards_intact(&bwb), "%s: a guard band of the bf16 weights was "
-               "overwritten", what);
+    tb_expectf(t, gpu_buf_guards_intact(&bwb),
+               "%s: a guard band of the bf16 weights was "
+               "overwritten",
+               what);
     tb_expectf(t, gpu_buf_guards_intact(&bws), "%s wrote outside the cuBLASLt workspace", what);
     res.x_scratch = tb_output(t, &bx, "x_bf16 (scratch)", what, 0);
     res.out = tb_output(t, &bo, absorb ? "q_lat" : "out", what, 1);
@@ -171,8 +173,8 @@ static void engaged(const char *test_name, int absorb) {
                "each (the GEMM did not run: declined or not engaged)",
                t, (unsigned long long)a.tc_delta, (unsigned long long)b.tc_delta);
     const int64_t shape[3] = {t, H, nn};
-    tb_compare(tt, absorb ? "q_lat_run_to_run" : "out_run_to_run", ST_F32, 3, shape, b.out,
-               "run2", a.out, "run1", MLA_TOL_EXACT, NULL, 1);
+    tb_compare(tt, absorb ? "q_lat_run_to_run" : "out_run_to_run", ST_F32, 3, shape, b.out, "run2",
+               a.out, "run1", MLA_TOL_EXACT, NULL, 1);
 
     const mla_tensor *x32 = tb_tensor(tt, &f.ctx, absorb ? "q_nope" : "o_lat");
     const mla_tensor *w32 = tb_tensor(tt, &f.ctx, absorb ? "wk_b" : "wv_b");
@@ -225,9 +227,7 @@ static void not_engaged(const char *test_name, int absorb, int flag_on, int32_t 
     mla_ctx_free(&f.ctx);
 }
 
-Test(tc_prefill_gpu, glm5_prefill__absorb, .timeout = 300) {
-    engaged("glm5_prefill__absorb", 1);
-}
+Test(tc_prefill_gpu, glm5_prefill__absorb, .timeout = 300) { engaged("glm5_prefill__absorb", 1); }
 Test(tc_prefill_gpu, glm5_prefill__decompress, .timeout = 300) {
     engaged("glm5_prefill__decompress", 0);
 }
@@ -253,9 +253,14 @@ Test(tc_prefill_gpu, bf16_prep_matches_host, .timeout = 120) {
     size_t n = (size_t)B * rows * cols;
     float *src = tb_xmalloc(&t, n * 4);
     mla_fill_host_f32(src, n, MLA_FILL_REALISTIC, 0xBF16u, "bf16_src", 3.0f);
-    const uint32_t special[] = {0x3F808000u /* tie, even down */, 0x3F818000u /* tie, up */,
-                                0x7F800000u, 0xFF800000u, 0x80000000u, 0x7FC00001u,
-                                0x7F7FFFFFu /* rounds to inf */, 0x00000001u};
+    const uint32_t special[] = {0x3F808000u /* tie, even down */,
+                                0x3F818000u /* tie, up */,
+                                0x7F800000u,
+                                0xFF800000u,
+                                0x80000000u,
+                                0x7FC00001u,
+                                0x7F7FFFFFu /* rounds to inf */,
+                                0x00000001u};
     for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
         memcpy(&src[i * 3], &special[i], 4);
     gpu_buf bs = gpu_buf_from_host(src, n * 4), bd = gpu_buf_alloc(n * 2),
@@ -284,10 +289,9 @@ Test(tc_prefill_gpu, bf16_prep_matches_host, .timeout = 120) {
                 uint16_t got = tt[((size_t)b * cols + c) * rows + r],
                          want = oracle_bf16_from_f32(v);
                 tb_expectf(&t,
-                           got == want ||
-                               (isnan(v) && (got & 0x7F80u) == 0x7F80u && (got & 0x7Fu)),
-                           "mla_bf16_transpose_heads dst[%d][%d][%d] = 0x%04X, oracle 0x%04X", b,
-                           c, r, got, want);
+                           got == want || (isnan(v) && (got & 0x7F80u) == 0x7F80u && (got & 0x7Fu)),
+                           "mla_bf16_transpose_heads dst[%d][%d][%d] = 0x%04X, oracle 0x%04X", b, c,
+                           r, got, want);
             }
     free(src);
     free(d);

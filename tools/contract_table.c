@@ -1,4 +1,5 @@
-/* contract_table: prints docs/contract.md (`bazel run //tools:contract_table > docs/contract.md`). */
+/* contract_table: prints docs/contract.md (`bazel run //tools:contract_table > docs/contract.md`).
+ */
 #include <stdio.h>
 
 #include "tools/contract_doc.h"

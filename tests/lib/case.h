@@ -44,7 +44,6 @@ extern "C" {
 #define MLA_MAX_STORED_ROWS 16
 #define MLA_STORE_ALL_BYTES ((size_t)1 << 20) /* outputs up to 1 MiB are always stored whole */
 
-
 /* The ring cases' append schedule (shared by cases.c, the GPU tests and the fuzzers): chunk k
  * appends this many rows starting at logical row `done` (0 when done == total). Each chunk is at
  * most state_rows - (done % pool) rows, so the rows of the first pool an incremental build after
@@ -74,7 +73,7 @@ typedef struct {
 
 /* One kernel stage: both halves and its outputs (see the top of this file). */
 typedef struct mla_stage {
-    const char *name; /* also the manifest's "stage" of its outputs */
+    const char *name;                              /* also the manifest's "stage" of its outputs */
     int (*oracle)(mla_ctx *ctx);                   /* 0, or -1 after mla_ctx_fail */
     void (*gpu)(tb *t, mla_ctx *ctx, int variant); /* the GPU check `variant` (case_list.h) */
     mla_stage_output outputs[MLA_STAGE_MAX_OUTPUTS];
@@ -82,11 +81,11 @@ typedef struct mla_stage {
 
 typedef struct mla_case {
     const char *name;
-    const char *model;     /* "glm5", "glm5_next" */
+    const char *model; /* "glm5", "glm5_next" */
     mla_geom geom;
     uint32_t seed;
     const mla_stage *stages[MLA_MAX_STAGES]; /* terminated by NULL */
-    int n_stored_rows;     /* 0: every output stored whole */
+    int n_stored_rows;                       /* 0: every output stored whole */
     int64_t stored_rows[MLA_MAX_STORED_ROWS];
 } mla_case;
 
@@ -104,7 +103,7 @@ typedef struct {
     /* outputs */
     const char *stage;
     mla_tol_class tol;
-    uint8_t sha256[32];    /* filled by mla_case_run */
+    uint8_t sha256[32]; /* filled by mla_case_run */
 } mla_tensor;
 
 struct mla_ctx {
@@ -163,9 +162,9 @@ void tb_fixture_matches_oracle(tb *t, const mla_case *c, mla_ctx *ctx, const mla
 const mla_tensor *tb_tensor(tb *t, mla_ctx *ctx, const char *name);
 /* Run 1 == run 2, bytes (a, b: two launches' outputs with the layout of t). */
 int tb_same_runs(tb *t, const mla_tensor *ref, const void *a, const void *b);
-/* A kernel output (got_name: e.g. "kernel", "reference") against the oracle's tensor in its own class (atol: the per-element
- * bounds, NULL for exact). Exact: bytes (or NaN-payload-free where the stage says so) and, for
- * bytes, the SHA-256 of the kernel output against the oracle's. */
+/* A kernel output (got_name: e.g. "kernel", "reference") against the oracle's tensor in its own
+ * class (atol: the per-element bounds, NULL for exact). Exact: bytes (or NaN-payload-free where the
+ * stage says so) and, for bytes, the SHA-256 of the kernel output against the oracle's. */
 int tb_against_oracle(tb *t, const mla_ctx *ctx, const mla_tensor *ref, const void *got,
                       const char *got_name, const double *atol);
 

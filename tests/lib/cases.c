@@ -11,7 +11,7 @@ MLA_STAGE_SET_dense_bf16(DECLARE_STAGE, _) MLA_STAGE_SET_kpool(DECLARE_STAGE, _)
 #define STAGE_PTR(c, s) &mla_stage_##s,
 #define CASE_ROW(c, set) {.name = #c, MLA_CASE_##c, .stages = {MLA_STAGE_SET_##set(STAGE_PTR, c)}},
 
-static const mla_case k_cases[] = {MLA_DENSE_CASES(CASE_ROW) MLA_KPOOL_CASES(CASE_ROW)};
+    static const mla_case k_cases[] = {MLA_DENSE_CASES(CASE_ROW) MLA_KPOOL_CASES(CASE_ROW)};
 
 size_t mla_case_count(void) { return sizeof k_cases / sizeof k_cases[0]; }
 const mla_case *mla_case_at(size_t i) { return i < mla_case_count() ? &k_cases[i] : NULL; }

@@ -12,11 +12,11 @@ static const char *k_names[MLA_TOL_CLASS_COUNT] = {"exact", "rope", "attn", "poo
  * the per-element rules of docs/tolerances.md (mla_tol_*_bounds below), for callers without
  * the inputs at hand. */
 static const double k_atol_scale[MLA_TOL_CLASS_COUNT] = {
-    0.0,          /* exact */
-    0x1p-20,      /* rope: |x| * a few f32 ulps */
-    0x1p-18,      /* attn: max|c_kv| * ~16 f32 ulps */
-    0x1p-20,      /* pool_key */
-    0x1p-7,       /* bf16_gemm: scale = sum_k |x||w| bound, about one bf16 ulp */
+    0.0,     /* exact */
+    0x1p-20, /* rope: |x| * a few f32 ulps */
+    0x1p-18, /* attn: max|c_kv| * ~16 f32 ulps */
+    0x1p-20, /* pool_key */
+    0x1p-7,  /* bf16_gemm: scale = sum_k |x||w| bound, about one bf16 ulp */
 };
 
 const char *mla_tol_class_name(mla_tol_class c) {
@@ -104,10 +104,11 @@ static void step(mla_cmp_result *res, const mla_tol *tol, size_t i, float g, flo
         fail = gn != rn; /* docs/tolerances.md: a NaN passes only against a NaN */
         key = INFINITY;
     } else if (isinf(g) || isinf(r)) {
-        fail = g != r;   /* infinities (-inf masks) are exact */
+        fail = g != r; /* infinities (-inf masks) are exact */
         key = INFINITY;
     } else {
-        bound = (tol->atol_elem ? (double)tol->atol_elem[i] : tol->atol) + tol->rtol * fabs((double)r);
+        bound =
+            (tol->atol_elem ? (double)tol->atol_elem[i] : tol->atol) + tol->rtol * fabs((double)r);
         if (!isfinite(bound)) { /* inputs carried inf: compare exact */
             fail = differs;
             key = finite_pair ? ae : INFINITY;
@@ -170,7 +171,8 @@ static void print_index(FILE *fp, size_t idx, int ndim, const int64_t *shape) {
         rem /= (size_t)s;
     }
     fprintf(fp, " [");
-    for (int d = 0; d < ndim && d < 16; d++) fprintf(fp, "%s%lld", d ? "][" : "", (long long)sub[d]);
+    for (int d = 0; d < ndim && d < 16; d++)
+        fprintf(fp, "%s%lld", d ? "][" : "", (long long)sub[d]);
     fprintf(fp, "]");
 }
 
@@ -188,8 +190,7 @@ void mla_cmp_report(FILE *fp, const char *case_name, const char *tensor, int ndi
             case_name ? case_name : "?", tensor ? tensor : "?", mla_tol_class_name(tol->cls));
     if (tol->cls != MLA_TOL_EXACT)
         fprintf(fp, " (atol %.3g%s, rtol %.3g, max_ulp %llu)", tol->atol,
-                tol->atol_elem ? " per element" : "", tol->rtol,
-                (unsigned long long)tol->max_ulp);
+                tol->atol_elem ? " per element" : "", tol->rtol, (unsigned long long)tol->max_ulp);
     fprintf(fp, "\n  %zu of %zu elements differ, %zu fail", r->n_diff, r->n, r->n_fail);
     if (r->n_nan_mismatch) fprintf(fp, ", %zu NaN", r->n_nan_mismatch);
     if (r->n_inf_mismatch) fprintf(fp, ", %zu inf/mask mismatch", r->n_inf_mismatch);
@@ -251,9 +252,9 @@ static void attn_one(const float *ql, const float *qp, const double *M, int32_t 
     for (int32_t r = 0; r < kv_rank; r++) atol[r] = tau * M[r];
 }
 
-void mla_tol_attn_bounds(const float *q_lat, const float *q_pe, const float *cache,
-                         int32_t n_head, int32_t kv_rank, int32_t d_rope, int32_t t_q,
-                         int32_t t_kv, float scale, int64_t R, int64_t D, double *atol) {
+void mla_tol_attn_bounds(const float *q_lat, const float *q_pe, const float *cache, int32_t n_head,
+                         int32_t kv_rank, int32_t d_rope, int32_t t_q, int32_t t_kv, float scale,
+                         int64_t R, int64_t D, double *atol) {
     int32_t K = kv_rank + d_rope;
     double *M = calloc((size_t)K, sizeof *M);
     if (!M) return;
@@ -340,8 +341,8 @@ static double bf(uint16_t b) {
 
 void mla_tol_bf16_gemm_bounds(const uint16_t *w_bf16, const uint16_t *x_bf16,
                               const uint16_t *ref_bf16, int32_t m, int32_t n, int32_t k,
-                              int64_t x_rs, int64_t x_bs, int64_t y_rs, int64_t y_bs,
-                              int32_t batch, int32_t y_is_bf16, double *atol) {
+                              int64_t x_rs, int64_t x_bs, int64_t y_rs, int64_t y_bs, int32_t batch,
+                              int32_t y_is_bf16, double *atol) {
     double g2 = (double)k * 0x1p-23 / (1.0 - (double)k * 0x1p-23);
     for (int32_t b = 0; b < batch; b++)
         for (int32_t i = 0; i < m; i++)

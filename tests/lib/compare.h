@@ -48,20 +48,20 @@ typedef struct {
 
 typedef struct {
     size_t n;
-    size_t n_diff;          /* bitwise different (NaN == NaN) */
-    size_t n_fail;          /* failing the tolerance */
-    size_t n_nan_mismatch;  /* NaN on exactly one side (and, for non-exact classes, NaN anywhere) */
-    size_t n_inf_mismatch;  /* an infinity on one side not matched exactly on the other */
-    double max_abs;         /* over pairs of finite values */
+    size_t n_diff;         /* bitwise different (NaN == NaN) */
+    size_t n_fail;         /* failing the tolerance */
+    size_t n_nan_mismatch; /* NaN on exactly one side (and, for non-exact classes, NaN anywhere) */
+    size_t n_inf_mismatch; /* an infinity on one side not matched exactly on the other */
+    double max_abs;        /* over pairs of finite values */
     size_t max_abs_index;
     uint64_t max_ulp;
     size_t max_ulp_index;
-    int has_worst;          /* 1 when some element differs */
-    size_t worst_index;     /* worst failing element (else the max-abs-error element) */
+    int has_worst;      /* 1 when some element differs */
+    size_t worst_index; /* worst failing element (else the max-abs-error element) */
     float got_worst, ref_worst;
     double worst_abs;
     uint64_t worst_ulp;
-    double worst_bound;     /* the bound at worst_index (0 for exact) */
+    double worst_bound; /* the bound at worst_index (0 for exact) */
     int pass;
 } mla_cmp_result;
 
@@ -81,9 +81,9 @@ double mla_tol_atol_scale(mla_tol_class c);
 void mla_tol_rope_bounds(const float *x_in, size_t n, double *atol);
 /* attn_absorbed: atol[t_q][n_head][kv_rank]. R, D: the kernel's documented walk (<= 0: an
  * arbitrary walk, R = D = N + 1; values are capped at N + 1). */
-void mla_tol_attn_bounds(const float *q_lat, const float *q_pe, const float *cache,
-                         int32_t n_head, int32_t kv_rank, int32_t d_rope, int32_t t_q,
-                         int32_t t_kv, float scale, int64_t R, int64_t D, double *atol);
+void mla_tol_attn_bounds(const float *q_lat, const float *q_pe, const float *cache, int32_t n_head,
+                         int32_t kv_rank, int32_t d_rope, int32_t t_q, int32_t t_kv, float scale,
+                         int64_t R, int64_t D, double *atol);
 /* attn_gathered: the same over idx[i][0..n_slots) (negative entries skipped, repeats counted);
  * a query with no valid entry gets 0 (exact). */
 void mla_tol_attn_gathered_bounds(const float *q_lat, const float *q_pe, const float *cache,
@@ -98,8 +98,8 @@ void mla_tol_pool_key_bounds(const float *state, const float *ape, int32_t pool_
  * indexing) is needed when y_is_bf16, else NULL. */
 void mla_tol_bf16_gemm_bounds(const uint16_t *w_bf16, const uint16_t *x_bf16,
                               const uint16_t *ref_bf16, int32_t m, int32_t n, int32_t k,
-                              int64_t x_rs, int64_t x_bs, int64_t y_rs, int64_t y_bs,
-                              int32_t batch, int32_t y_is_bf16, double *atol);
+                              int64_t x_rs, int64_t x_bs, int64_t y_rs, int64_t y_bs, int32_t batch,
+                              int32_t y_is_bf16, double *atol);
 
 uint64_t mla_ulp_f32(float a, float b);
 uint64_t mla_ulp_bf16(uint16_t a, uint16_t b);

@@ -12,13 +12,15 @@ typedef struct {
     size_t off;
     int is_float;
 } geom_field;
-#define GI(f) {#f, offsetof(mla_geom, f), 0}
-#define GF(f) {#f, offsetof(mla_geom, f), 1}
+#define GI(f)                                                                                      \
+    { #f, offsetof(mla_geom, f), 0 }
+#define GF(f)                                                                                      \
+    { #f, offsetof(mla_geom, f), 1 }
 static const geom_field k_geom_fields[] = {
-    GI(n_head), GI(kv_rank), GI(d_rope), GI(d_nope), GI(d_v), GI(t_q), GI(t_kv), GF(rope_base),
-    GF(scale), GI(bf16), GI(n_positions), GI(idx_heads), GI(idx_dim), GI(pool), GI(select_k),
-    GI(width), GI(always_tail), GI(first_pos), GI(n_pools), GF(qk_scale), GF(head_scale),
-    GI(state_rows),
+    GI(n_head),  GI(kv_rank),   GI(d_rope),     GI(d_nope),     GI(d_v),         GI(t_q),
+    GI(t_kv),    GF(rope_base), GF(scale),      GI(bf16),       GI(n_positions), GI(idx_heads),
+    GI(idx_dim), GI(pool),      GI(select_k),   GI(width),      GI(always_tail), GI(first_pos),
+    GI(n_pools), GF(qk_scale),  GF(head_scale), GI(state_rows),
 };
 static double geom_value(const mla_geom *g, const geom_field *f) {
     const char *p = (const char *)g + f->off;
@@ -205,12 +207,12 @@ static int same_shape(int na, const int64_t *a, int nb, const int64_t *b) {
     return na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0;
 }
 
-#define PROBLEM(...)                                                                          \
-    do {                                                                                      \
-        fprintf(report, "FAIL: case %s: ", c->name);                                          \
-        fprintf(report, __VA_ARGS__);                                                         \
-        fprintf(report, "\n");                                                                \
-        problems++;                                                                           \
+#define PROBLEM(...)                                                                               \
+    do {                                                                                           \
+        fprintf(report, "FAIL: case %s: ", c->name);                                               \
+        fprintf(report, __VA_ARGS__);                                                              \
+        fprintf(report, "\n");                                                                     \
+        problems++;                                                                                \
     } while (0)
 
 int mla_golden_verify(const mla_case *c, const char *dir, const mla_manifest *m, FILE *report,
@@ -239,7 +241,8 @@ int mla_golden_verify(const mla_case *c, const char *dir, const mla_manifest *m,
     }
     for (size_t k = 0; k < mc->n_geometry; k++) {
         int known = 0;
-        for (size_t i = 0; i < ng; i++) known |= strcmp(mc->geometry[k].key, k_geom_fields[i].name) == 0;
+        for (size_t i = 0; i < ng; i++)
+            known |= strcmp(mc->geometry[k].key, k_geom_fields[i].name) == 0;
         if (!known) PROBLEM("manifest geometry field '%s' is unknown", mc->geometry[k].key);
     }
 
@@ -273,12 +276,14 @@ int mla_golden_verify(const mla_case *c, const char *dir, const mla_manifest *m,
             mla_sha256_hex(in->sha256, hex1);
             mla_sha256_hex(t->sha256, hex2);
             PROBLEM("input %s: sha256 mismatch (manifest %s, regenerated %s): the generator or "
-                    "the fill changed", t->name, hex1, hex2);
+                    "the fill changed",
+                    t->name, hex1, hex2);
         }
     }
     for (size_t k = 0; k < mc->n_inputs; k++) {
         const mla_tensor *t = mla_ctx_get(&ctx, mc->inputs[k].name);
-        if (!t || t->is_output) PROBLEM("manifest input %s is not produced by the case", mc->inputs[k].name);
+        if (!t || t->is_output)
+            PROBLEM("manifest input %s is not produced by the case", mc->inputs[k].name);
     }
 
     /* outputs */
@@ -376,9 +381,11 @@ int mla_golden_verify(const mla_case *c, const char *dir, const mla_manifest *m,
             if (t->dtype == ST_F32 || t->dtype == ST_BF16)
                 mla_cmp_report(report, c->name, tname, t->ndim, sshape, &r, &tol, rerun_cmd);
             else
-                fprintf(report, "FAIL: case %s, tensor %s: stored %s values differ from element "
-                        "%zu\n  re-run: %s\n", c->name, tname, st_dtype_name(t->dtype),
-                        r.worst_index, rerun_cmd ? rerun_cmd : "");
+                fprintf(report,
+                        "FAIL: case %s, tensor %s: stored %s values differ from element "
+                        "%zu\n  re-run: %s\n",
+                        c->name, tname, st_dtype_name(t->dtype), r.worst_index,
+                        rerun_cmd ? rerun_cmd : "");
         }
         free(tmp);
     }
@@ -386,7 +393,8 @@ int mla_golden_verify(const mla_case *c, const char *dir, const mla_manifest *m,
         for (size_t k = 0; k < sf.n_tensors; k++) {
             const mla_tensor *t = mla_ctx_get(&ctx, sf.tensors[k].name);
             if (!t || !t->is_output)
-                PROBLEM("%s holds tensor %s that the case does not produce", path, sf.tensors[k].name);
+                PROBLEM("%s holds tensor %s that the case does not produce", path,
+                        sf.tensors[k].name);
         }
         st_free(&sf);
     }

@@ -97,26 +97,24 @@ typedef struct {
 #define MLA_LONGCTX_FIRST_POS (MLA_LONGCTX_ROWS - MLA_LONGCTX_T_Q)
 
 /* ---- designated-initializer lists (C static tables) ----------------------------------------- */
-#define MLA_GEOM_GLM5                                                                          \
-    .n_head = MLA_GLM5_N_HEAD, .kv_rank = MLA_GLM5_KV_RANK, .d_rope = MLA_GLM5_D_ROPE,         \
-    .d_nope = MLA_GLM5_D_NOPE, .d_v = MLA_GLM5_D_V, .rope_base = MLA_GLM5_ROPE_BASE,           \
+#define MLA_GEOM_GLM5                                                                              \
+    .n_head = MLA_GLM5_N_HEAD, .kv_rank = MLA_GLM5_KV_RANK, .d_rope = MLA_GLM5_D_ROPE,             \
+    .d_nope = MLA_GLM5_D_NOPE, .d_v = MLA_GLM5_D_V, .rope_base = MLA_GLM5_ROPE_BASE,               \
     .scale = MLA_GLM5_SCALE
-#define MLA_GEOM_GLM5_NEXT                                                                     \
-    .n_head = MLA_GLM5_NEXT_N_HEAD, .kv_rank = MLA_GLM5_NEXT_KV_RANK,                          \
-    .d_rope = MLA_GLM5_NEXT_D_ROPE, .d_nope = MLA_GLM5_NEXT_D_NOPE, .d_v = MLA_GLM5_NEXT_D_V,  \
+#define MLA_GEOM_GLM5_NEXT                                                                         \
+    .n_head = MLA_GLM5_NEXT_N_HEAD, .kv_rank = MLA_GLM5_NEXT_KV_RANK,                              \
+    .d_rope = MLA_GLM5_NEXT_D_ROPE, .d_nope = MLA_GLM5_NEXT_D_NOPE, .d_v = MLA_GLM5_NEXT_D_V,      \
     .rope_base = MLA_GLM5_NEXT_ROPE_BASE, .scale = MLA_GLM5_NEXT_SCALE
 /* The indexer of a k-pool case whose queries are the last t_q of t_kv rows;
  * n_pools = floor(t_kv / pool). */
-#define MLA_INDEXER_OF(TQ, TKV, POOL, SEL, WIDTH, TAIL)                                        \
-    .idx_heads = MLA_INDEXER_HEADS, .idx_dim = MLA_INDEXER_DIM, .pool = (POOL),                \
-    .select_k = (SEL), .width = (WIDTH), .always_tail = (TAIL), .first_pos = (TKV) - (TQ),     \
-    .n_pools = (TKV) / (POOL), .qk_scale = MLA_INDEXER_QK_SCALE,                               \
-    .head_scale = MLA_INDEXER_HEAD_SCALE
-#define MLA_INDEXER_GLM5(TQ, TKV)                                                              \
-    MLA_INDEXER_OF(TQ, TKV, MLA_GLM5_POOL, MLA_GLM5_SELECT_K, MLA_GLM5_WIDTH,                  \
-                   MLA_GLM5_ALWAYS_TAIL)
-#define MLA_INDEXER_GLM5_NEXT(TQ, TKV)                                                         \
-    MLA_INDEXER_OF(TQ, TKV, MLA_GLM5_NEXT_POOL, MLA_GLM5_NEXT_SELECT_K, MLA_GLM5_NEXT_WIDTH,   \
+#define MLA_INDEXER_OF(TQ, TKV, POOL, SEL, WIDTH, TAIL)                                            \
+    .idx_heads = MLA_INDEXER_HEADS, .idx_dim = MLA_INDEXER_DIM, .pool = (POOL), .select_k = (SEL), \
+    .width = (WIDTH), .always_tail = (TAIL), .first_pos = (TKV) - (TQ), .n_pools = (TKV) / (POOL), \
+    .qk_scale = MLA_INDEXER_QK_SCALE, .head_scale = MLA_INDEXER_HEAD_SCALE
+#define MLA_INDEXER_GLM5(TQ, TKV)                                                                  \
+    MLA_INDEXER_OF(TQ, TKV, MLA_GLM5_POOL, MLA_GLM5_SELECT_K, MLA_GLM5_WIDTH, MLA_GLM5_ALWAYS_TAIL)
+#define MLA_INDEXER_GLM5_NEXT(TQ, TKV)                                                             \
+    MLA_INDEXER_OF(TQ, TKV, MLA_GLM5_NEXT_POOL, MLA_GLM5_NEXT_SELECT_K, MLA_GLM5_NEXT_WIDTH,       \
                    MLA_GLM5_NEXT_ALWAYS_TAIL)
 
 /* ---- values (C and C++) --------------------------------------------------------------------- */
@@ -140,8 +138,8 @@ static inline mla_geom mla_geom_glm5_next(int32_t t_q, int32_t t_kv) {
 }
 
 /* Adds the indexer fields (queries at the last t_q of g->t_kv rows). */
-static inline void mla_geom_set_indexer(mla_geom *g, int32_t pool, int32_t select_k,
-                                        int32_t width, int32_t always_tail) {
+static inline void mla_geom_set_indexer(mla_geom *g, int32_t pool, int32_t select_k, int32_t width,
+                                        int32_t always_tail) {
     g->idx_heads = MLA_INDEXER_HEADS, g->idx_dim = MLA_INDEXER_DIM, g->pool = pool;
     g->select_k = select_k, g->width = width, g->always_tail = always_tail;
     g->first_pos = g->t_kv - g->t_q, g->n_pools = g->t_kv / pool;
@@ -168,7 +166,8 @@ static inline mla_geom mla_geom_longctx_kpool(void) {
 }
 
 /* ---- derived fill scales -------------------------------------------------------------------- */
-/* Activations and cache rows ~ U(-1, 1); weights ~ U(-1, 1) / sqrt(fan_in) (rounded once to f32). */
+/* Activations and cache rows ~ U(-1, 1); weights ~ U(-1, 1) / sqrt(fan_in) (rounded once to f32).
+ */
 static inline float mla_weight_scale(int32_t fan_in) { return (float)(1.0 / sqrt((double)fan_in)); }
 /* The indexer gate ~ U(-4, 4), so the pool softmax is far from uniform. */
 #define MLA_KPOOL_GATE_SCALE 4.0f

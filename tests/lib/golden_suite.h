@@ -21,12 +21,12 @@
 #define GOLDEN_STR_(x) #x
 #define GOLDEN_STR(x) GOLDEN_STR_(x)
 
-#define GOLDEN_TEST(c, stage, check, variant)                                                  \
-    Test(GOLDEN_SUITE, c##__##check, .timeout = 300) {                                         \
-        GPU_REQUIRE();                                                                         \
-        tb t;                                                                                  \
-        TB_CRITERION_INIT(&t, GOLDEN_TARGET, GOLDEN_STR(GOLDEN_SUITE), #c "__" #check);        \
-        mla_golden_gpu_check(&t, #c, #stage, variant);                                         \
+#define GOLDEN_TEST(c, stage, check, variant)                                                      \
+    Test(GOLDEN_SUITE, c##__##check, .timeout = 300) {                                             \
+        GPU_REQUIRE();                                                                             \
+        tb t;                                                                                      \
+        TB_CRITERION_INIT(&t, GOLDEN_TARGET, GOLDEN_STR(GOLDEN_SUITE), #c "__" #check);            \
+        mla_golden_gpu_check(&t, #c, #stage, variant);                                             \
     }
 #define GOLDEN_STAGE_TESTS(c, stage) MLA_CHECKS_##stage(GOLDEN_TEST, c)
 #define GOLDEN_CASE_TESTS(c, set) MLA_STAGE_SET_##set(GOLDEN_STAGE_TESTS, c)

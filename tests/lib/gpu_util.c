@@ -10,15 +10,15 @@ static void (*abort_hook)(void);
 
 void gpu_set_abort_hook(void (*hook)(void)) { abort_hook = hook; }
 
-#define GPU_CHECK(stmt)                                                                        \
-    do {                                                                                       \
-        cudaError_t e_ = (stmt);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "CUDA failure %d (%s) in `%s` at %s:%d\n", (int)e_,                \
-                    cudaGetErrorString(e_), #stmt, __FILE__, __LINE__);                        \
-            if (abort_hook) abort_hook();                                                      \
-            abort();                                                                           \
-        }                                                                                      \
+#define GPU_CHECK(stmt)                                                                            \
+    do {                                                                                           \
+        cudaError_t e_ = (stmt);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "CUDA failure %d (%s) in `%s` at %s:%d\n", (int)e_,                    \
+                    cudaGetErrorString(e_), #stmt, __FILE__, __LINE__);                            \
+            if (abort_hook) abort_hook();                                                          \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 int gpu_device_present(char *why, size_t why_len) {
@@ -97,11 +97,14 @@ void gpu_buf_poison(gpu_buf *b) { fill_words(b->ptr, b->bytes, GPU_POISON_WORD);
 int gpu_buf_guards_intact(const gpu_buf *b) {
     uint8_t *h = malloc(2 * GPU_GUARD_BYTES);
     GPU_CHECK(cudaMemcpy(h, b->base, GPU_GUARD_BYTES, cudaMemcpyDeviceToHost));
-    GPU_CHECK(cudaMemcpy(h + GPU_GUARD_BYTES, b->base + GPU_GUARD_BYTES + b->bytes,
-                         GPU_GUARD_BYTES, cudaMemcpyDeviceToHost));
+    GPU_CHECK(cudaMemcpy(h + GPU_GUARD_BYTES, b->base + GPU_GUARD_BYTES + b->bytes, GPU_GUARD_BYTES,
+                         cudaMemcpyDeviceToHost));
     int ok = 1;
     for (size_t i = 0; i < 2 * GPU_GUARD_BYTES; i++)
-        if (h[i] != GPU_GUARD_BYTE) { ok = 0; break; }
+        if (h[i] != GPU_GUARD_BYTE) {
+            ok = 0;
+            break;
+        }
     free(h);
     return ok;
 }

@@ -26,11 +26,11 @@ extern "C" {
  * 35 (CUDA driver version is insufficient)"). Cached per process. */
 int gpu_device_present(char *why, size_t why_len);
 
-#define GPU_REQUIRE()                                                                          \
-    do {                                                                                       \
-        char gpu_why_[256];                                                                    \
-        if (!gpu_device_present(gpu_why_, sizeof gpu_why_))                                    \
-            cr_skip_test("GPU test skipped: %s", gpu_why_);                                    \
+#define GPU_REQUIRE()                                                                              \
+    do {                                                                                           \
+        char gpu_why_[256];                                                                        \
+        if (!gpu_device_present(gpu_why_, sizeof gpu_why_))                                        \
+            cr_skip_test("GPU test skipped: %s", gpu_why_);                                        \
     } while (0)
 
 typedef struct {

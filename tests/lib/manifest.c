@@ -112,21 +112,20 @@ typedef struct {
     char where[160]; /* "case 'x' output 'y'" */
 } pctx;
 
-#define FAIL(P, ...)                                                                          \
-    do {                                                                                      \
-        char msg_[256];                                                                       \
-        snprintf(msg_, sizeof msg_, __VA_ARGS__);                                             \
-        seterr((P)->err, (P)->errlen, (P)->label, "%s%s%s", (P)->where,                       \
-               (P)->where[0] ? ": " : "", msg_);                                              \
-        return -1;                                                                            \
+#define FAIL(P, ...)                                                                               \
+    do {                                                                                           \
+        char msg_[256];                                                                            \
+        snprintf(msg_, sizeof msg_, __VA_ARGS__);                                                  \
+        seterr((P)->err, (P)->errlen, (P)->label, "%s%s%s", (P)->where, (P)->where[0] ? ": " : "", \
+               msg_);                                                                              \
+        return -1;                                                                                 \
     } while (0)
 
 static const cJSON *req(pctx *p, const cJSON *o, const char *key) {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!j) {
         char msg[256];
-        snprintf(msg, sizeof msg, "%s%smissing field '%s'", p->where, p->where[0] ? ": " : "",
-                 key);
+        snprintf(msg, sizeof msg, "%s%smissing field '%s'", p->where, p->where[0] ? ": " : "", key);
         seterr(p->err, p->errlen, p->label, "%s", msg);
     }
     return j;
@@ -168,8 +167,8 @@ static int get_shape(pctx *p, const cJSON *o, int *ndim, int64_t *shape) {
     if (n > ST_MAX_DIMS) FAIL(p, "shape has %d dims (max %d)", n, ST_MAX_DIMS);
     int i = 0;
     for (const cJSON *d = j->child; d; d = d->next, i++) {
-        if (!cJSON_IsNumber(d) || floor(d->valuedouble) != d->valuedouble ||
-            d->valuedouble < 0 || d->valuedouble > 2147483647.0)
+        if (!cJSON_IsNumber(d) || floor(d->valuedouble) != d->valuedouble || d->valuedouble < 0 ||
+            d->valuedouble > 2147483647.0)
             FAIL(p, "shape entry %d is not a non-negative integer", i);
         shape[i] = (int64_t)d->valuedouble;
     }
@@ -181,8 +180,7 @@ static int get_dtype(pctx *p, const cJSON *o, st_dtype *dt) {
     const cJSON *j = req(p, o, "dtype");
     if (!j) return -1;
     if (!cJSON_IsString(j)) FAIL(p, "field 'dtype' is not a string");
-    if (st_dtype_parse(j->valuestring, dt) != 0)
-        FAIL(p, "unknown dtype '%.32s'", j->valuestring);
+    if (st_dtype_parse(j->valuestring, dt) != 0) FAIL(p, "unknown dtype '%.32s'", j->valuestring);
     return 0;
 }
 
@@ -231,8 +229,8 @@ static int parse_output(pctx *p, const cJSON *j, mla_mf_output *out) {
     if (!out->stored_rows) FAIL(p, "out of memory");
     int i = 0;
     for (const cJSON *e = r->child; e; e = e->next, i++) {
-        if (!cJSON_IsNumber(e) || floor(e->valuedouble) != e->valuedouble ||
-            e->valuedouble < 0 || e->valuedouble >= (double)out->shape[0])
+        if (!cJSON_IsNumber(e) || floor(e->valuedouble) != e->valuedouble || e->valuedouble < 0 ||
+            e->valuedouble >= (double)out->shape[0])
             FAIL(p, "stored_rows entry %d is not a row index in [0, %lld)", i,
                  (long long)out->shape[0]);
         out->stored_rows[i] = (int64_t)e->valuedouble;
@@ -283,7 +281,8 @@ static int parse_case(pctx *p, const cJSON *j, int idx, mla_mf_case *c) {
     char base[160];
     snprintf(base, sizeof base, "%.100s", p->where);
     for (const cJSON *e = ins->child; e; e = e->next) {
-        snprintf(p->where, sizeof p->where, "%.100s input '%.40s'", base, e->string ? e->string : "");
+        snprintf(p->where, sizeof p->where, "%.100s input '%.40s'", base,
+                 e->string ? e->string : "");
         for (size_t k = 0; k < c->n_inputs; k++)
             if (e->string && strcmp(c->inputs[k].name, e->string) == 0) FAIL(p, "duplicate");
         if (parse_input(p, e, &c->inputs[c->n_inputs++])) return -1;
@@ -413,7 +412,8 @@ int mla_manifest_load(const char *path, mla_manifest *m, char *err, size_t errle
 /* ------------------------------------------------------------------ save ------------------ */
 static cJSON *shape_json(int ndim, const int64_t *shape) {
     cJSON *a = cJSON_CreateArray();
-    for (int i = 0; a && i < ndim; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber((double)shape[i]));
+    for (int i = 0; a && i < ndim; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber((double)shape[i]));
     return a;
 }
 

@@ -39,7 +39,7 @@ typedef struct {
     st_dtype dtype;
     int ndim;
     int64_t shape[ST_MAX_DIMS];
-    char *fill_kind;       /* "realistic", "small_int", "explicit" */
+    char *fill_kind; /* "realistic", "small_int", "explicit" */
     double fill_scale;
     uint8_t sha256[32];
 } mla_mf_input;

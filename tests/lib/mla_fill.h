@@ -103,7 +103,8 @@ static inline void mla_fill_host_f32(float *buf, size_t n, mla_fill_kind kind, u
         uint64_t blk = (uint64_t)b >> 2;
         philox4x32_ctr_t c = {{(uint32_t)blk, (uint32_t)(blk >> 32), 0u, 0u}};
         philox4x32_ctr_t r = philox4x32(c, k);
-        for (size_t l = 0; l < 4 && b + l < n; l++) buf[b + l] = mla_fill_of_word(kind, r.v[l], scale);
+        for (size_t l = 0; l < 4 && b + l < n; l++)
+            buf[b + l] = mla_fill_of_word(kind, r.v[l], scale);
     }
 }
 

@@ -85,8 +85,7 @@ int st_read_mem(const uint8_t *buf, size_t n, const char *label, st_file *out, c
     memset(out, 0, sizeof *out);
     cJSON *root = NULL;
     if (n < 8) {
-        seterr(err, errlen, label, "truncated: %zu bytes, fewer than the 8-byte header length",
-               n);
+        seterr(err, errlen, label, "truncated: %zu bytes, fewer than the 8-byte header length", n);
         return -1;
     }
     uint64_t hlen = 0;
@@ -279,14 +278,15 @@ int st_read_mem(const uint8_t *buf, size_t n, const char *label, st_file *out, c
             seterr(err, errlen, label,
                    "overlapping data ranges: '%s' [%llu, %llu) and '%s' [%llu, %llu)",
                    f.tensors[i - 1].name, (unsigned long long)f.tensors[i - 1].begin,
-                   (unsigned long long)f.tensors[i - 1].end, t->name,
-                   (unsigned long long)t->begin, (unsigned long long)t->end);
+                   (unsigned long long)f.tensors[i - 1].end, t->name, (unsigned long long)t->begin,
+                   (unsigned long long)t->end);
             goto fail;
         }
         if (t->begin > pos) {
-            seterr(err, errlen, label, "gap in the data section before tensor '%s' (bytes "
-                   "[%llu, %llu) unowned)", t->name, (unsigned long long)pos,
-                   (unsigned long long)t->begin);
+            seterr(err, errlen, label,
+                   "gap in the data section before tensor '%s' (bytes "
+                   "[%llu, %llu) unowned)",
+                   t->name, (unsigned long long)pos, (unsigned long long)t->begin);
             goto fail;
         }
         pos = t->end;

@@ -53,16 +53,16 @@ typedef struct {
     int ndim;
     int64_t shape[ST_MAX_DIMS];
     uint64_t numel;
-    uint64_t begin, end;   /* offsets into the data section */
-    const uint8_t *data;   /* points into st_file's buffer */
+    uint64_t begin, end; /* offsets into the data section */
+    const uint8_t *data; /* points into st_file's buffer */
 } st_tensor;
 
 typedef struct {
-    uint8_t *buf;          /* owned copy of the whole file */
+    uint8_t *buf; /* owned copy of the whole file */
     size_t size;
-    const uint8_t *data;   /* start of the data section */
+    const uint8_t *data; /* start of the data section */
     uint64_t data_size;
-    st_tensor *tensors;    /* in data-offset order */
+    st_tensor *tensors; /* in data-offset order */
     size_t n_tensors;
     char **meta_keys, **meta_vals;
     size_t n_meta;
@@ -84,7 +84,7 @@ typedef struct {
     st_dtype dtype;
     int ndim;
     int64_t shape[ST_MAX_DIMS];
-    const void *data;      /* borrowed until st_writer_write */
+    const void *data; /* borrowed until st_writer_write */
     size_t nbytes;
 } st_wtensor;
 

@@ -47,8 +47,8 @@ static void fixture_output(tb *t, const mla_case *c, const mla_manifest *m, cons
     long long bad_row = -1;
     for (size_t r = 0; ok && r < n_rows; r++) {
         size_t src = o->has_stored_rows ? (size_t)o->stored_rows[r] : r;
-        if (memcmp(st->data + r * row_bytes, (const char *)x->data + src * row_bytes,
-                   row_bytes) != 0) {
+        if (memcmp(st->data + r * row_bytes, (const char *)x->data + src * row_bytes, row_bytes) !=
+            0) {
             bad_row = (long long)src;
             ok = 0;
         }

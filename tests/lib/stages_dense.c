@@ -70,12 +70,10 @@ static int append_latent_oracle(mla_ctx *ctx) {
 }
 
 static int absorb_q_oracle(mla_ctx *ctx) {
-    const float *q_nope =
-        mla_ctx_input_f32(ctx, "q_nope", 3, SHAPE(G->t_q, G->n_head, G->d_nope),
-                          MLA_FILL_REALISTIC, 1.0f);
-    const float *wk_b =
-        mla_ctx_input_f32(ctx, "wk_b", 3, SHAPE(G->n_head, G->d_nope, G->kv_rank),
-                          MLA_FILL_REALISTIC, mla_weight_scale(G->d_nope));
+    const float *q_nope = mla_ctx_input_f32(ctx, "q_nope", 3, SHAPE(G->t_q, G->n_head, G->d_nope),
+                                            MLA_FILL_REALISTIC, 1.0f);
+    const float *wk_b = mla_ctx_input_f32(ctx, "wk_b", 3, SHAPE(G->n_head, G->d_nope, G->kv_rank),
+                                          MLA_FILL_REALISTIC, mla_weight_scale(G->d_nope));
     if (!q_nope || !wk_b) return -1;
     float *q_lat = mla_ctx_output(ctx, "q_lat", ST_F32, 3, SHAPE(G->t_q, G->n_head, G->kv_rank));
     if (!q_lat) return -1;
@@ -183,12 +181,11 @@ static void rope_gpu(tb *t, mla_ctx *ctx, int variant) {
     const mla_geom *g = &ctx->c->geom;
     if (g->d_rope == 0) {
         /* NoPE: a no-op returning 0; x and positions may be NULL and are never touched. */
-        int rc = memra_mla_rope_interleaved_f32(NULL, g->t_q, g->n_head, 0, NULL, g->rope_base,
-                                                NULL);
+        int rc =
+            memra_mla_rope_interleaved_f32(NULL, g->t_q, g->n_head, 0, NULL, g->rope_base, NULL);
         tb_launched(t, rc, "memra_mla_rope_interleaved_f32(d_rope = 0, NULL, NULL)");
         gpu_buf x = gpu_buf_alloc((size_t)g->t_q * g->n_head * 4);
-        rc = memra_mla_rope_interleaved_f32(x.ptr, g->t_q, g->n_head, 0, NULL, g->rope_base,
-                                            NULL);
+        rc = memra_mla_rope_interleaved_f32(x.ptr, g->t_q, g->n_head, 0, NULL, g->rope_base, NULL);
         tb_launched(t, rc, "memra_mla_rope_interleaved_f32(d_rope = 0)");
         tb_expectf(t, gpu_buf_guards_intact(&x) && gpu_buf_count_poison(&x) == x.bytes / 4,
                    "rope with d_rope = 0 wrote to x");
@@ -266,8 +263,8 @@ static void append_latent_gpu(tb *t, mla_ctx *ctx, int variant) {
     uint32_t *got[2];
     for (int run = 0; run < 2; run++) {
         gpu_buf cache = gpu_buf_from_host(fill, n * 4);
-        int rc = memra_mla_append_latent_f32(cache.ptr, bc.ptr, k_pe ? bp.ptr : NULL, slot,
-                                             g->t_q, g->kv_rank, g->d_rope, NULL);
+        int rc = memra_mla_append_latent_f32(cache.ptr, bc.ptr, k_pe ? bp.ptr : NULL, slot, g->t_q,
+                                             g->kv_rank, g->d_rope, NULL);
         tb_launched(t, rc, "memra_mla_append_latent_f32");
         got[run] = tb_output(t, &cache, "cache", run ? "run 2" : "run 1", 0);
         gpu_buf_free(&cache);
@@ -275,15 +272,15 @@ static void append_latent_gpu(tb *t, mla_ctx *ctx, int variant) {
     tb_input_untouched(t, &bc, c_kv->data, "c_kv");
     if (k_pe) tb_input_untouched(t, &bp, k_pe->data, "k_pe");
     const int64_t cshape[2] = {(int64_t)cache_rows_n, w};
-    tb_compare(t, "cache", ST_F32, 2, cshape, got[1], "run2", got[0], "run1", MLA_TOL_EXACT,
-               NULL, 1);
+    tb_compare(t, "cache", ST_F32, 2, cshape, got[1], "run2", got[0], "run1", MLA_TOL_EXACT, NULL,
+               1);
     /* Rows outside slot..slot+t-1: the pre-fill, bit for bit. */
     size_t lo = (size_t)slot * w, hi = lo + (size_t)g->t_q * w, first_bad = (size_t)-1;
     for (size_t i = 0; i < n && first_bad == (size_t)-1; i++)
         if ((i < lo || i >= hi) && got[0][i] != fill[i]) first_bad = i;
     tb_expectf(t, first_bad == (size_t)-1,
-               "append wrote outside rows %d..%d: cache[%zu][%zu] = 0x%08X, pre-fill 0x%08X",
-               slot, slot + g->t_q - 1, first_bad / (size_t)w, first_bad % (size_t)w,
+               "append wrote outside rows %d..%d: cache[%zu][%zu] = 0x%08X, pre-fill 0x%08X", slot,
+               slot + g->t_q - 1, first_bad / (size_t)w, first_bad % (size_t)w,
                first_bad == (size_t)-1 ? 0u : got[0][first_bad],
                first_bad == (size_t)-1 ? 0u : fill[first_bad]);
     tb_against_oracle(t, ctx, rows, got[0] + lo, "kernel", NULL);
@@ -292,13 +289,12 @@ static void append_latent_gpu(tb *t, mla_ctx *ctx, int variant) {
     gpu_buf_free(&bp);
 }
 
-typedef int (*matvec_fn)(const float *, const float *, float *, int32_t, int32_t, int32_t,
-                         int32_t, void *);
+typedef int (*matvec_fn)(const float *, const float *, float *, int32_t, int32_t, int32_t, int32_t,
+                         void *);
 
 /* absorb_q / decompress_v: in, w -> out (exact). */
 static void matvec_gpu(tb *t, mla_ctx *ctx, const char *in_name, const char *w_name,
-                       const char *out_name, matvec_fn fn, const char *fn_name,
-                       int32_t head_dim) {
+                       const char *out_name, matvec_fn fn, const char *fn_name, int32_t head_dim) {
     const mla_geom *g = &ctx->c->geom;
     const mla_tensor *in = tb_tensor(t, ctx, in_name), *w = tb_tensor(t, ctx, w_name),
                      *out = tb_tensor(t, ctx, out_name);
@@ -323,8 +319,8 @@ static void matvec_gpu(tb *t, mla_ctx *ctx, const char *in_name, const char *w_n
 
 static void absorb_q_gpu(tb *t, mla_ctx *ctx, int variant) {
     (void)variant;
-    matvec_gpu(t, ctx, "q_nope", "wk_b", "q_lat", memra_mla_absorb_q_f32,
-               "memra_mla_absorb_q_f32", ctx->c->geom.d_nope);
+    matvec_gpu(t, ctx, "q_nope", "wk_b", "q_lat", memra_mla_absorb_q_f32, "memra_mla_absorb_q_f32",
+               ctx->c->geom.d_nope);
 }
 
 static void decompress_v_gpu(tb *t, mla_ctx *ctx, int variant) {
@@ -345,9 +341,9 @@ static void attn_absorbed_gpu(tb *t, mla_ctx *ctx, int variant) {
     void *got[2];
     for (int run = 0; run < 2; run++) {
         gpu_buf bo = gpu_buf_alloc(o->nbytes);
-        int rc = memra_mla_attn_absorbed_f32(bq.ptr, qp ? bp.ptr : NULL, bc.ptr, bo.ptr,
-                                             g->n_head, g->kv_rank, g->d_rope, g->t_q, g->t_kv,
-                                             g->scale, NULL);
+        int rc =
+            memra_mla_attn_absorbed_f32(bq.ptr, qp ? bp.ptr : NULL, bc.ptr, bo.ptr, g->n_head,
+                                        g->kv_rank, g->d_rope, g->t_q, g->t_kv, g->scale, NULL);
         tb_launched(t, rc, "memra_mla_attn_absorbed_f32");
         got[run] = tb_output(t, &bo, "o_lat", run ? "run 2" : "run 1", 1);
         gpu_buf_free(&bo);
@@ -382,12 +378,11 @@ static void bf16_gemm_gpu(tb *t, mla_ctx *ctx, int absorb, int y_is_bf16) {
     void *got[2];
     for (int run = 0; run < 2; run++) {
         gpu_buf by = gpu_buf_alloc(y->nbytes);
-        int rc = memra_bf16_gemm_sb(bw.ptr, bx.ptr, by.ptr, a.m, a.n, a.k, a.x_rs, a.x_bs,
-                                    a.y_rs, a.y_bs, a.batch, y_is_bf16, bws.ptr, GEMM_WS_BYTES,
-                                    NULL);
+        int rc = memra_bf16_gemm_sb(bw.ptr, bx.ptr, by.ptr, a.m, a.n, a.k, a.x_rs, a.x_bs, a.y_rs,
+                                    a.y_bs, a.batch, y_is_bf16, bws.ptr, GEMM_WS_BYTES, NULL);
         tb_launched(t, rc, "memra_bf16_gemm_sb");
-        tb_expectf(t, gpu_buf_guards_intact(&bws),
-                   "run %d wrote outside the cuBLASLt workspace", run + 1);
+        tb_expectf(t, gpu_buf_guards_intact(&bws), "run %d wrote outside the cuBLASLt workspace",
+                   run + 1);
         /* bf16 output: a word still equal to the poison word holds the bf16 pair (0xDEAD,
          * 0x7FC0), impossible for a written pair (0x7FC0 is a NaN the oracle never has). */
         got[run] = tb_output(t, &by, y->name, run ? "run 2" : "run 1", 1);
@@ -398,8 +393,8 @@ static void bf16_gemm_gpu(tb *t, mla_ctx *ctx, int absorb, int y_is_bf16) {
     tb_same_runs(t, y, got[0], got[1]);
     size_t ny = y->nbytes / st_dtype_size(y->dtype);
     double *atol = tb_xmalloc(t, ny * sizeof *atol);
-    mla_tol_bf16_gemm_bounds(a.w, a.x, y_is_bf16 ? (const uint16_t *)y->data : NULL, a.m, a.n,
-                             a.k, a.x_rs, a.x_bs, a.y_rs, a.y_bs, a.batch, y_is_bf16, atol);
+    mla_tol_bf16_gemm_bounds(a.w, a.x, y_is_bf16 ? (const uint16_t *)y->data : NULL, a.m, a.n, a.k,
+                             a.x_rs, a.x_bs, a.y_rs, a.y_bs, a.batch, y_is_bf16, atol);
     tb_against_oracle(t, ctx, y, got[0], "kernel", atol);
     free(atol), free(got[0]), free(got[1]), free(a.x), free(a.w);
     gpu_buf_free(&bx);
@@ -414,21 +409,25 @@ static void bf16_decompress_gpu(tb *t, mla_ctx *ctx, int variant) {
 
 /* ------------------------------------------------------------------ descriptors ------------ */
 const mla_stage mla_stage_rope = {"rope", rope_oracle, rope_gpu, {{"q_pe", MLA_TOL_ROPE, 0}}};
-const mla_stage mla_stage_split_latent = {
-    "split_latent", split_latent_oracle, split_latent_gpu,
-    {{"c_kv", MLA_TOL_EXACT, 0}, {"k_pe", MLA_TOL_EXACT, 0}}};
-const mla_stage mla_stage_append_latent = {"append_latent", append_latent_oracle,
-                                           append_latent_gpu, {{"cache_rows", MLA_TOL_EXACT, 0}}};
-const mla_stage mla_stage_absorb_q = {"absorb_q", absorb_q_oracle, absorb_q_gpu,
-                                      {{"q_lat", MLA_TOL_EXACT, 0}}};
-const mla_stage mla_stage_attn_absorbed = {"attn_absorbed", attn_absorbed_oracle,
-                                           attn_absorbed_gpu, {{"o_lat", MLA_TOL_ATTN, 0}}};
-const mla_stage mla_stage_decompress_v = {"decompress_v", decompress_v_oracle, decompress_v_gpu,
-                                          {{"out", MLA_TOL_EXACT, 0}}};
+const mla_stage mla_stage_split_latent = {"split_latent",
+                                          split_latent_oracle,
+                                          split_latent_gpu,
+                                          {{"c_kv", MLA_TOL_EXACT, 0}, {"k_pe", MLA_TOL_EXACT, 0}}};
+const mla_stage mla_stage_append_latent = {
+    "append_latent", append_latent_oracle, append_latent_gpu, {{"cache_rows", MLA_TOL_EXACT, 0}}};
+const mla_stage mla_stage_absorb_q = {
+    "absorb_q", absorb_q_oracle, absorb_q_gpu, {{"q_lat", MLA_TOL_EXACT, 0}}};
+const mla_stage mla_stage_attn_absorbed = {
+    "attn_absorbed", attn_absorbed_oracle, attn_absorbed_gpu, {{"o_lat", MLA_TOL_ATTN, 0}}};
+const mla_stage mla_stage_decompress_v = {
+    "decompress_v", decompress_v_oracle, decompress_v_gpu, {{"out", MLA_TOL_EXACT, 0}}};
 const mla_stage mla_stage_bf16_absorb = {
-    "bf16_absorb", bf16_absorb_oracle, bf16_absorb_gpu,
+    "bf16_absorb",
+    bf16_absorb_oracle,
+    bf16_absorb_gpu,
     {{"absorb_bf16_y_f32", MLA_TOL_BF16_GEMM, 0}, {"absorb_bf16_y_bf16", MLA_TOL_BF16_GEMM, 0}}};
-const mla_stage mla_stage_bf16_decompress = {
-    "bf16_decompress", bf16_decompress_oracle, bf16_decompress_gpu,
-    {{"decompress_bf16_y_f32", MLA_TOL_BF16_GEMM, 0},
-     {"decompress_bf16_y_bf16", MLA_TOL_BF16_GEMM, 0}}};
+const mla_stage mla_stage_bf16_decompress = {"bf16_decompress",
+                                             bf16_decompress_oracle,
+                                             bf16_decompress_gpu,
+                                             {{"decompress_bf16_y_f32", MLA_TOL_BF16_GEMM, 0},
+                                              {"decompress_bf16_y_bf16", MLA_TOL_BF16_GEMM, 0}}};

@@ -43,8 +43,8 @@ static int index_append_ring_oracle(mla_ctx *ctx) {
     int32_t done = 0;
     for (int32_t ck = 0; done < G->t_kv; ck++) {
         int32_t n = mla_kpool_ring_chunk(ck, done, G->t_kv, G->state_rows, G->pool);
-        oracle_index_append_ring_f32(plane, k + (size_t)done * d, gate + (size_t)done * d, done,
-                                     n, d, d, G->state_rows);
+        oracle_index_append_ring_f32(plane, k + (size_t)done * d, gate + (size_t)done * d, done, n,
+                                     d, d, G->state_rows);
         done += n;
     }
     return 0;
@@ -56,8 +56,8 @@ static int index_append_ring_oracle(mla_ctx *ctx) {
  * (docs/kpool.md), else the stage fails. */
 static int pool_keys_oracle(mla_ctx *ctx) {
     int32_t d = G->idx_dim, np = G->n_pools, pool = G->pool;
-    const float *ape = mla_ctx_input_f32(ctx, "idx_ape", 2, SHAPE(pool, d), MLA_FILL_REALISTIC,
-                                         1.0f);
+    const float *ape =
+        mla_ctx_input_f32(ctx, "idx_ape", 2, SHAPE(pool, d), MLA_FILL_REALISTIC, 1.0f);
     const float *state = mla_ctx_need_f32(ctx, "idx_state");
     if (!ape || !state) return -1;
     if ((int64_t)np * pool > G->t_kv) return mla_ctx_fail(ctx, "n_pools * pool > t_kv");
@@ -94,18 +94,20 @@ static int pool_keys_oracle(mla_ctx *ctx) {
     free(ring), free(flat), free(full);
     if (!ring_same) return mla_ctx_fail(ctx, "the replayed ring differs from idx_state");
     if (!same)
-        return mla_ctx_fail(ctx, "oracle: incremental ring build (%d of %d pools) differs from "
-                            "the flat full build", built, np);
+        return mla_ctx_fail(ctx,
+                            "oracle: incremental ring build (%d of %d pools) differs from "
+                            "the flat full build",
+                            built, np);
     return 0;
 }
 
 /* score [t_q][n_pools], class exact (the six-step sequence, -inf on pools not yet complete). */
 static int score_oracle(mla_ctx *ctx) {
     int32_t d = G->idx_dim, H = G->idx_heads;
-    const float *q = mla_ctx_input_f32(ctx, "idx_q", 3, SHAPE(G->t_q, H, d), MLA_FILL_REALISTIC,
-                                       1.0f);
-    const float *hw = mla_ctx_input_f32(ctx, "idx_hw", 2, SHAPE(G->t_q, H), MLA_FILL_REALISTIC,
-                                        1.0f);
+    const float *q =
+        mla_ctx_input_f32(ctx, "idx_q", 3, SHAPE(G->t_q, H, d), MLA_FILL_REALISTIC, 1.0f);
+    const float *hw =
+        mla_ctx_input_f32(ctx, "idx_hw", 2, SHAPE(G->t_q, H), MLA_FILL_REALISTIC, 1.0f);
     const float *keys = mla_ctx_need_f32(ctx, "pool_keys");
     if (!q || !hw || !keys) return -1;
     float *score = mla_ctx_output(ctx, "score", ST_F32, 2, SHAPE(G->t_q, G->n_pools));
@@ -144,8 +146,8 @@ static int attn_gathered_oracle(mla_ctx *ctx) {
     mla_tensor *it = mla_ctx_get(ctx, "idx");
     if (!q_lat || !cache) return -1;
     if (!it || it->dtype != ST_I32) return mla_ctx_fail(ctx, "needs the select output 'idx'");
-    float *o = mla_ctx_output(ctx, "o_lat_gathered", ST_F32, 3,
-                              SHAPE(G->t_q, G->n_head, G->kv_rank));
+    float *o =
+        mla_ctx_output(ctx, "o_lat_gathered", ST_F32, 3, SHAPE(G->t_q, G->n_head, G->kv_rank));
     if (!o) return -1;
     oracle_attn_gathered_f32(q_lat, q_pe, cache, it->data, o, G->n_head, G->kv_rank, G->d_rope,
                              G->t_q, G->width, G->scale);
@@ -164,8 +166,8 @@ static int do_appends(const mla_geom *g, float *plane, const float *k, const flo
     int32_t d = g->idx_dim;
     if (g->state_rows == 0) {
         int32_t pre = g->t_kv - g->t_q;
-        int rc = pre > 0 ? memra_mla_index_append_ring_f32(plane, k, gate, 0, pre, d, d, 0, NULL)
-                         : 0;
+        int rc =
+            pre > 0 ? memra_mla_index_append_ring_f32(plane, k, gate, 0, pre, d, d, 0, NULL) : 0;
         if (rc) return rc;
         return memra_mla_index_append_ring_f32(plane, k + (size_t)pre * d, gate + (size_t)pre * d,
                                                pre, g->t_q, d, d, 0, NULL);
@@ -173,9 +175,9 @@ static int do_appends(const mla_geom *g, float *plane, const float *k, const flo
     int32_t done = 0;
     for (int32_t ck = 0; done < g->t_kv; ck++) {
         int32_t n = mla_kpool_ring_chunk(ck, done, g->t_kv, g->state_rows, g->pool);
-        int rc = memra_mla_index_append_ring_f32(plane, k + (size_t)done * d,
-                                                 gate + (size_t)done * d, done, n, d, d,
-                                                 g->state_rows, NULL);
+        int rc =
+            memra_mla_index_append_ring_f32(plane, k + (size_t)done * d, gate + (size_t)done * d,
+                                            done, n, d, d, g->state_rows, NULL);
         if (rc) return rc;
         done += n;
     }
@@ -225,10 +227,10 @@ static void pool_keys_gpu(tb *t, mla_ctx *ctx, int variant) {
         gpu_buf bs = upload(st);
         for (int r = 0; r < 2; r++) {
             gpu_buf_poison(&bkeys);
-            tb_launched(t,
-                        memra_mla_kpool_pool_keys_f32(bs.ptr, ba.ptr, bkeys.ptr, 0, np, pool, d,
-                                                      0, NULL),
-                        "memra_mla_kpool_pool_keys_f32 (full build, flat state)");
+            tb_launched(
+                t,
+                memra_mla_kpool_pool_keys_f32(bs.ptr, ba.ptr, bkeys.ptr, 0, np, pool, d, 0, NULL),
+                "memra_mla_kpool_pool_keys_f32 (full build, flat state)");
             run[r] = tb_output(t, &bkeys, "pool_keys", r ? "run 2" : "run 1", 1);
         }
         tb_input_untouched(t, &bs, st->data, "idx_state");
@@ -247,8 +249,8 @@ static void pool_keys_gpu(tb *t, mla_ctx *ctx, int variant) {
                 tb_launched(t, rc, "memra_mla_index_append_ring_f32 (ring schedule)");
                 done += n;
                 int32_t now = done / pool < np ? done / pool : np;
-                rc = memra_mla_kpool_pool_keys_f32(ring.ptr, ba.ptr, bkeys.ptr, built, now, pool,
-                                                   d, g->state_rows, NULL);
+                rc = memra_mla_kpool_pool_keys_f32(ring.ptr, ba.ptr, bkeys.ptr, built, now, pool, d,
+                                                   g->state_rows, NULL);
                 if (rc)
                     tb_failf(t, 1,
                              "incremental pool_keys(pool_begin %d, n_pools %d, state_rows %d) "
@@ -262,10 +264,9 @@ static void pool_keys_gpu(tb *t, mla_ctx *ctx, int variant) {
         }
         /* ring + incremental == flat + full, bytes */
         gpu_buf_poison(&bkeys);
-        tb_launched(t,
-                    memra_mla_kpool_pool_keys_f32(bflat.ptr, ba.ptr, bkeys.ptr, 0, np, pool, d, 0,
-                                                  NULL),
-                    "memra_mla_kpool_pool_keys_f32 (full build, flat state)");
+        tb_launched(
+            t, memra_mla_kpool_pool_keys_f32(bflat.ptr, ba.ptr, bkeys.ptr, 0, np, pool, d, 0, NULL),
+            "memra_mla_kpool_pool_keys_f32 (full build, flat state)");
         float *full = tb_output(t, &bkeys, "pool_keys", "flat full build", 1);
         tb_compare(t, "pool_keys", ST_F32, 2, keys->shape, run[0], "ring_incremental", full,
                    "flat_full", MLA_TOL_EXACT, NULL, 1);
@@ -291,12 +292,14 @@ static void score_gpu(tb *t, mla_ctx *ctx, int variant) {
     for (int r = 0; r < 3; r++) {
         gpu_buf_poison(&bs);
         int rc = (r < 2 ? memra_mla_kpool_score_f32 : memra_mla_kpool_score_ref_f32)(
-            bq.ptr, bk.ptr, bh.ptr, bs.ptr, g->t_q, g->idx_heads, g->idx_dim, g->n_pools,
-            g->pool, g->first_pos, g->qk_scale, g->head_scale, NULL);
-        tb_launched(t, rc,
-                    r < 2 ? "memra_mla_kpool_score_f32" : "memra_mla_kpool_score_ref_f32");
+            bq.ptr, bk.ptr, bh.ptr, bs.ptr, g->t_q, g->idx_heads, g->idx_dim, g->n_pools, g->pool,
+            g->first_pos, g->qk_scale, g->head_scale, NULL);
+        tb_launched(t, rc, r < 2 ? "memra_mla_kpool_score_f32" : "memra_mla_kpool_score_ref_f32");
         void *o = tb_output(t, &bs, "score",
-                            r == 0 ? "fast run 1" : r == 1 ? "fast run 2" : "reference", 1);
+                            r == 0   ? "fast run 1"
+                            : r == 1 ? "fast run 2"
+                                     : "reference",
+                            1);
         if (r < 2)
             fast[r] = o;
         else
@@ -307,8 +310,8 @@ static void score_gpu(tb *t, mla_ctx *ctx, int variant) {
     tb_input_untouched(t, &bk, keys->data, "pool_keys");
     tb_compare(t, "score", ST_F32, 2, sc->shape, fast[1], "fast_run2", fast[0], "fast_run1",
                MLA_TOL_EXACT, NULL, 1);
-    tb_compare(t, "score", ST_F32, 2, sc->shape, fast[0], "fast", ref, "reference",
-               MLA_TOL_EXACT, NULL, 1);
+    tb_compare(t, "score", ST_F32, 2, sc->shape, fast[0], "fast", ref, "reference", MLA_TOL_EXACT,
+               NULL, 1);
     tb_against_oracle(t, ctx, sc, fast[0], "fast", NULL);
     tb_against_oracle(t, ctx, sc, ref, "reference", NULL);
     free(fast[0]), free(fast[1]), free(ref);
@@ -328,8 +331,7 @@ static void select_gpu(tb *t, mla_ctx *ctx, int variant) {
             bs.ptr, bi.ptr, g->t_q, g->n_pools, g->pool, g->select_k, g->width, g->first_pos,
             g->always_tail, NULL);
         const char *what = r == 0 ? "radix run 1" : r == 1 ? "radix run 2" : "reference";
-        tb_launched(t, rc,
-                    r < 2 ? "memra_mla_kpool_select_f32" : "memra_mla_kpool_select_ref_f32");
+        tb_launched(t, rc, r < 2 ? "memra_mla_kpool_select_f32" : "memra_mla_kpool_select_ref_f32");
         int32_t *o = tb_output(t, &bi, "idx", what, 1);
         size_t left = tb_count_poison(o, idx->nbytes / 4);
         tb_expectf(t, left == 0, "%s left %zu idx entries equal to GPU_POISON_WORD", what, left);
@@ -341,8 +343,8 @@ static void select_gpu(tb *t, mla_ctx *ctx, int variant) {
     tb_input_untouched(t, &bs, sc->data, "score");
     tb_compare(t, "idx", ST_I32, 2, idx->shape, radix[1], "radix_run2", radix[0], "radix_run1",
                MLA_TOL_EXACT, NULL, 1);
-    tb_compare(t, "idx", ST_I32, 2, idx->shape, radix[0], "radix", ref, "reference",
-               MLA_TOL_EXACT, NULL, 1);
+    tb_compare(t, "idx", ST_I32, 2, idx->shape, radix[0], "radix", ref, "reference", MLA_TOL_EXACT,
+               NULL, 1);
     tb_against_oracle(t, ctx, idx, radix[0], "radix", NULL);
     tb_against_oracle(t, ctx, idx, ref, "reference", NULL);
     free(radix[0]), free(radix[1]), free(ref);
@@ -373,27 +375,26 @@ static void attn_gathered_gpu(tb *t, mla_ctx *ctx, int variant) {
     tb_input_untouched(t, &bi, idx->data, "idx");
     /* The any-walk bound (R = D = N + 1; docs/tolerances.md). */
     double *atol = tb_xmalloc(t, o->nbytes / 4 * sizeof *atol);
-    mla_tol_attn_gathered_bounds(ql->data, qp ? qp->data : NULL, cache->data, idx->data,
-                                 g->n_head, g->kv_rank, g->d_rope, g->t_q, g->width, g->scale, 0,
-                                 0, atol);
+    mla_tol_attn_gathered_bounds(ql->data, qp ? qp->data : NULL, cache->data, idx->data, g->n_head,
+                                 g->kv_rank, g->d_rope, g->t_q, g->width, g->scale, 0, 0, atol);
     tb_same_runs(t, o, run[0], run[1]);
     tb_against_oracle(t, ctx, o, run[0], "kernel", atol);
     free(run[0]), free(run[1]), free(atol);
-    gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bc), gpu_buf_free(&bi),
-        gpu_buf_free(&bo);
+    gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bc), gpu_buf_free(&bi), gpu_buf_free(&bo);
 }
 
 /* ------------------------------------------------------------------ descriptors ------------ */
-const mla_stage mla_stage_index_append_ring = {"index_append_ring", index_append_ring_oracle,
+const mla_stage mla_stage_index_append_ring = {"index_append_ring",
+                                               index_append_ring_oracle,
                                                index_append_ring_gpu,
                                                {{"idx_state", MLA_TOL_EXACT, 0}}};
-const mla_stage mla_stage_pool_keys = {"pool_keys", pool_keys_oracle, pool_keys_gpu,
-                                       {{"pool_keys", MLA_TOL_POOL_KEY, 0}}};
+const mla_stage mla_stage_pool_keys = {
+    "pool_keys", pool_keys_oracle, pool_keys_gpu, {{"pool_keys", MLA_TOL_POOL_KEY, 0}}};
 /* the scoring sequence of docs/kpool.md, -inf on pools not yet complete; NaN canonical */
-const mla_stage mla_stage_score = {"score", score_oracle, score_gpu,
-                                   {{"score", MLA_TOL_EXACT, 1}}};
-const mla_stage mla_stage_select = {"select", select_oracle, select_gpu,
-                                    {{"idx", MLA_TOL_EXACT, 0}}};
-const mla_stage mla_stage_attn_gathered = {"attn_gathered", attn_gathered_oracle,
+const mla_stage mla_stage_score = {"score", score_oracle, score_gpu, {{"score", MLA_TOL_EXACT, 1}}};
+const mla_stage mla_stage_select = {
+    "select", select_oracle, select_gpu, {{"idx", MLA_TOL_EXACT, 0}}};
+const mla_stage mla_stage_attn_gathered = {"attn_gathered",
+                                           attn_gathered_oracle,
                                            attn_gathered_gpu,
                                            {{"o_lat_gathered", MLA_TOL_ATTN, 0}}};

@@ -36,8 +36,7 @@ void tb_set_case(tb *t, const char *case_name) {
 static void vfail(tb *t, int fatal, const char *fmt, va_list ap) {
     char *body = NULL, *msg = NULL;
     if (vasprintf(&body, fmt, ap) < 0) body = NULL;
-    if (asprintf(&msg, "%s: %s\n  re-run: %s", t->id, body ? body : fmt, t->rerun) < 0)
-        msg = NULL;
+    if (asprintf(&msg, "%s: %s\n  re-run: %s", t->id, body ? body : fmt, t->rerun) < 0) msg = NULL;
     if (!fatal) t->failures++;
     t->fail(t->user, fatal, msg ? msg : fmt);
     free(body);
@@ -86,8 +85,8 @@ void tb_input_untouched(tb *t, const gpu_buf *b, const void *host, const char *n
 }
 
 void *tb_output(tb *t, const gpu_buf *b, const char *name, const char *what, int expect_full) {
-    tb_expectf(t, gpu_buf_guards_intact(b), "%s wrote outside output %s (guard band changed)",
-               what, name);
+    tb_expectf(t, gpu_buf_guards_intact(b), "%s wrote outside output %s (guard band changed)", what,
+               name);
     if (expect_full) {
         size_t left = gpu_buf_count_poison(b);
         tb_expectf(t, left == 0, "%s left %zu of %zu words of output %s unwritten (poison 0x%08X)",
@@ -109,8 +108,7 @@ size_t tb_count_poison(const void *host, size_t n_words) {
 }
 
 void tb_write_repro(tb *t, const char *tensor, st_dtype dt, int ndim, const int64_t *shape,
-                    const void *got, const char *got_name, const void *ref,
-                    const char *ref_name) {
+                    const void *got, const char *got_name, const void *ref, const char *ref_name) {
     const char *dir = getenv("TEST_UNDECLARED_OUTPUTS_DIR");
     if (!dir || !*dir) dir = getenv("FUZZ_REPRO_DIR");
     if (!dir || !*dir) dir = "/tmp";
@@ -151,8 +149,8 @@ static int compare_i32(tb *t, const char *tensor, int ndim, const int64_t *shape
     char ctxs[512];
     int off = 0;
     for (size_t j = c >= 3 ? c - 3 : 0; j < cols && j < c + 4 && off < 400; j++)
-        off += snprintf(ctxs + off, sizeof ctxs - (size_t)off, " [%zu] %d/%d", j,
-                        got[r * cols + j], ref[r * cols + j]);
+        off += snprintf(ctxs + off, sizeof ctxs - (size_t)off, " [%zu] %d/%d", j, got[r * cols + j],
+                        ref[r * cols + j]);
     tb_failf(t, 0,
              "case %s, tensor %s [%zu x %zu] int32: %zu element(s) differ (%s vs %s); first at "
              "[%zu][%zu]: %s = %d (0x%08X), %s = %d\n  neighbourhood (got/ref):%s",
@@ -170,8 +168,8 @@ int tb_compare(tb *t, const char *tensor, st_dtype dt, int ndim, const int64_t *
     mla_tol tol = mla_tol_exact();
     tol.cls = cls;
     tol.atol_elem = atol;
-    mla_cmp_result r = dt == ST_BF16 ? mla_compare_bf16(got, ref, n, &tol)
-                                     : mla_compare_f32(got, ref, n, &tol);
+    mla_cmp_result r =
+        dt == ST_BF16 ? mla_compare_bf16(got, ref, n, &tol) : mla_compare_f32(got, ref, n, &tol);
     if (bytes_exact && memcmp(got, ref, n * st_dtype_size(dt)) != 0) r.pass = 0;
     if (cls != MLA_TOL_EXACT && r.n_nan_mismatch) r.pass = 0; /* NaN never passes a number */
     if (r.pass) return 1;
@@ -185,8 +183,8 @@ int tb_compare(tb *t, const char *tensor, st_dtype dt, int ndim, const int64_t *
         fclose(fp);
     }
     tb_write_repro(t, tensor, dt, ndim, shape, got, got_name, ref, ref_name);
-    tb_failf(t, 0, "%s: %s vs %s (%s%s)\n%s", tensor, got_name, ref_name,
-             mla_tol_class_name(cls), bytes_exact ? ", bytes" : "", buf ? buf : "");
+    tb_failf(t, 0, "%s: %s vs %s (%s%s)\n%s", tensor, got_name, ref_name, mla_tol_class_name(cls),
+             bytes_exact ? ", bytes" : "", buf ? buf : "");
     free(buf);
     return 0;
 }

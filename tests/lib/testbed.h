@@ -47,7 +47,7 @@ typedef struct tb {
     char case_name[512]; /* what reports call the case (the golden case, or a drawn shape) */
     tb_fail_fn fail;
     void *user;
-    int failures;        /* non-fatal failures so far */
+    int failures; /* non-fatal failures so far */
 } tb;
 
 /* id = "<suite>/<test>"; rerun = the Bazel and the GPU-bundle command for binary `target`. */
@@ -84,8 +84,7 @@ void *tb_output(tb *t, const gpu_buf *b, const char *name, const char *what, int
 
 /* Writes got / ref as a reproducer safetensors file named after the id and tensor. */
 void tb_write_repro(tb *t, const char *tensor, st_dtype dt, int ndim, const int64_t *shape,
-                    const void *got, const char *got_name, const void *ref,
-                    const char *ref_name);
+                    const void *got, const char *got_name, const void *ref, const char *ref_name);
 
 /* got vs ref (f32, bf16 or int32; ndim dims of shape). f32 / bf16: cls MLA_TOL_EXACT is bitwise
  * with any NaN equal to any NaN, bytes_exact additionally demands identical bytes (GPU vs GPU,

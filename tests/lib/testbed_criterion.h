@@ -18,7 +18,7 @@ static inline void tb_criterion_fail(void *user, int fatal, const char *msg) {
     cr_expect_fail("%s", msg);
 }
 
-#define TB_CRITERION_INIT(t, target, suite, test)                                              \
+#define TB_CRITERION_INIT(t, target, suite, test)                                                  \
     tb_init((t), (target), (suite), (test), tb_criterion_fail, NULL)
 
 #endif /* MLA_TESTS_TESTBED_CRITERION_H */

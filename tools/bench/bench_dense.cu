@@ -35,14 +35,14 @@
 #include "tests/lib/geometry.h"
 #include "tests/lib/mla_fill.h"
 
-#define CK(stmt)                                                                               \
-    do {                                                                                       \
-        cudaError_t e_ = (stmt);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s:%d %s -> %s\n", __FILE__, __LINE__, #stmt,                     \
-                    cudaGetErrorString(e_));                                                   \
-            exit(2);                                                                           \
-        }                                                                                      \
+#define CK(stmt)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (stmt);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d %s -> %s\n", __FILE__, __LINE__, #stmt,                         \
+                    cudaGetErrorString(e_));                                                       \
+            exit(2);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static int g_reps = 25;
@@ -50,19 +50,15 @@ static int g_failed = 0;
 
 /* ---------------------------------------------------------------- ceilings --------------- */
 
-static __global__ void fma_chains(float *out, int iters, float a, float b)
-{
+static __global__ void fma_chains(float *out, int iters, float a, float b) {
     float x[8];
-    for (int c = 0; c < 8; c++)
-        x[c] = threadIdx.x * 1e-3f + c;
+    for (int c = 0; c < 8; c++) x[c] = threadIdx.x * 1e-3f + c;
     for (int i = 0; i < iters; i++) {
 #pragma unroll
-        for (int c = 0; c < 8; c++)
-            x[c] = fmaf(x[c], a, b);
+        for (int c = 0; c < 8; c++) x[c] = fmaf(x[c], a, b);
     }
     float s = 0.0f;
-    for (int c = 0; c < 8; c++)
-        s += x[c];
+    for (int c = 0; c < 8; c++) s += x[c];
     if (s == 12345.678f) /* never true; keeps the chains live */
         out[0] = s;
 }
@@ -77,8 +73,7 @@ static void *g_flush;
 static size_t g_flush_bytes;
 static float *g_flush_sink;
 
-static __global__ void flush_read(const float4 *__restrict__ p, int64_t n, float *sink)
-{
+static __global__ void flush_read(const float4 *__restrict__ p, int64_t n, float *sink) {
     float s = 0.0f;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
          e += (int64_t)gridDim.x * blockDim.x) {
@@ -89,13 +84,11 @@ static __global__ void flush_read(const float4 *__restrict__ p, int64_t n, float
         sink[0] = s;
 }
 
-static float median_ms(const std::function<void()> &fn, int warm, int reps, bool flush = true)
-{
+static float median_ms(const std::function<void()> &fn, int warm, int reps, bool flush = true) {
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
-    for (int i = 0; i < warm; i++)
-        fn();
+    for (int i = 0; i < warm; i++) fn();
     std::vector<float> t;
     for (int i = 0; i < reps; i++) {
         if (flush && g_flush)
@@ -122,16 +115,14 @@ static const uint32_t BENCH_SEED = 1; /* the Philox key's seed word of every inp
 /* p[e] = element e of the tensor named by name_hash: uniform on the 2^24-point grid of
  * [-scale, scale) (MLA_FILL_REALISTIC). */
 static __global__ void fill_f32(float *p, int64_t n, uint32_t seed, uint32_t name_hash,
-                                float scale)
-{
+                                float scale) {
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
          e += (int64_t)gridDim.x * blockDim.x)
         p[e] = mla_fill_realistic(seed, name_hash, (uint64_t)e, scale);
 }
 
 /* A device tensor of n floats, filled with elements 0..n-1 of `name`. */
-static float *dev_f32(const char *name, int64_t n, float scale)
-{
+static float *dev_f32(const char *name, int64_t n, float scale) {
     float *p = NULL;
     CK(cudaMalloc(&p, (size_t)n * sizeof(float)));
     fill_f32<<<1024, 256>>>(p, n, BENCH_SEED, mla_fill_name_hash(name), scale);
@@ -139,13 +130,11 @@ static float *dev_f32(const char *name, int64_t n, float scale)
     return p;
 }
 
-static bool all_finite(const float *d, int64_t n)
-{
+static bool all_finite(const float *d, int64_t n) {
     std::vector<float> h((size_t)n);
     CK(cudaMemcpy(h.data(), d, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost));
     for (int64_t i = 0; i < n; i++)
-        if (!isfinite(h[(size_t)i]))
-            return false;
+        if (!isfinite(h[(size_t)i])) return false;
     return true;
 }
 
@@ -164,8 +153,7 @@ static std::vector<row> g_rows;
 static double g_copy_gbs, g_fma_gflops;
 
 static void bench(const char *kernel, const char *width, const char *note, double bytes,
-                  double flops, const float *out, int64_t out_n, const std::function<int()> &fn)
-{
+                  double flops, const float *out, int64_t out_n, const std::function<int()> &fn) {
     int rc = fn();
     if (rc) {
         fprintf(stderr, "FAIL %s %s %s: rc %d (%s) %s\n", kernel, width, note, rc,
@@ -182,10 +170,9 @@ static void bench(const char *kernel, const char *width, const char *note, doubl
     std::vector<float> got((size_t)out_n);
     CK(cudaMemcpy(got.data(), out, (size_t)out_n * sizeof(float), cudaMemcpyDeviceToHost));
     std::string key = std::string(kernel) + "/" + width, vs = "base";
-    auto it = std::find_if(g_base.begin(), g_base.end(),
-                           [&](const std::pair<std::string, std::vector<float>> &b) {
-                               return b.first == key;
-                           });
+    auto it = std::find_if(
+        g_base.begin(), g_base.end(),
+        [&](const std::pair<std::string, std::vector<float>> &b) { return b.first == key; });
     if (it == g_base.end()) {
         g_base.emplace_back(key, got);
     } else if (memcmp(it->second.data(), got.data(), got.size() * sizeof(float)) == 0) {
@@ -204,16 +191,14 @@ static void bench(const char *kernel, const char *width, const char *note, doubl
     CK(cudaGetLastError());
     row r{kernel, width, note, ms * 1e3, bytes, flops, fin, vs};
     g_rows.push_back(r);
-    fprintf(stderr, "  %-22s %-8s %-16s %9.2f us  %8.1f GB/s  %8.1f GFLOP/s\n", kernel, width,
-            note, r.us, bytes / (r.us * 1e3), flops / (r.us * 1e3));
+    fprintf(stderr, "  %-22s %-8s %-16s %9.2f us  %8.1f GB/s  %8.1f GFLOP/s\n", kernel, width, note,
+            r.us, bytes / (r.us * 1e3), flops / (r.us * 1e3));
 }
 
 /* ------------------------------------------------------------------ main ------------------ */
 
-int main(int argc, char **argv)
-{
-    if (argc > 1)
-        g_reps = std::max(20, atoi(argv[1]));
+int main(int argc, char **argv) {
+    if (argc > 1) g_reps = std::max(20, atoi(argv[1]));
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
         fprintf(stderr, "bench_dense: no CUDA device\n");
@@ -229,8 +214,8 @@ int main(int argc, char **argv)
         CK(cudaMalloc(&a, n));
         CK(cudaMalloc(&b, n));
         CK(cudaMemset(a, 1, n));
-        float ms = median_ms([&] { CK(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice)); }, 2,
-                             20, false);
+        float ms = median_ms([&] { CK(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice)); }, 2, 20,
+                             false);
         g_copy_gbs = 2.0 * (double)n / (ms * 1e6);
         CK(cudaFree(a));
         CK(cudaFree(b));
@@ -239,8 +224,8 @@ int main(int argc, char **argv)
         float *o;
         CK(cudaMalloc(&o, 4));
         int blocks = prop.multiProcessorCount * 8, iters = 4096;
-        float ms = median_ms([&] { fma_chains<<<blocks, 256>>>(o, iters, 0.999f, 1e-3f); }, 2,
-                             20, false);
+        float ms =
+            median_ms([&] { fma_chains<<<blocks, 256>>>(o, iters, 0.999f, 1e-3f); }, 2, 20, false);
         g_fma_gflops = 2.0 * 8 * iters * (double)blocks * 256 / (ms * 1e6);
         CK(cudaFree(o));
     }
@@ -275,8 +260,7 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&pos, T_MAX * sizeof(int32_t)));
     { /* the last T_MAX positions of glm5's context */
         std::vector<int32_t> hp(T_MAX);
-        for (int i = 0; i < T_MAX; i++)
-            hp[i] = MLA_GLM5_MAX_POS - T_MAX + i;
+        for (int i = 0; i < T_MAX; i++) hp[i] = MLA_GLM5_MAX_POS - T_MAX + i;
         CK(cudaMemcpy(pos, hp.data(), T_MAX * sizeof(int32_t), cudaMemcpyHostToDevice));
     }
     uint16_t *wk_t_bf16, *wv_bf16, *x_bf16;
@@ -304,16 +288,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s (t_q %d, t_kv %d)\n", w.name, t, w.t_kv);
 
         /* rope on q_pe: read + write */
-        bench("rope_interleaved", w.name, "q_pe", 2 * f4 * t * H * DR, 6.0 * t * H * DR / 2,
-              q_pe, (int64_t)t * H * DR,
+        bench("rope_interleaved", w.name, "q_pe", 2 * f4 * t * H * DR, 6.0 * t * H * DR / 2, q_pe,
+              (int64_t)t * H * DR,
               [&] { return memra_mla_rope_interleaved_f32(q_pe, t, H, DR, pos, theta, NULL); });
         bench("split_latent", w.name, "", 2 * f4 * t * W, 0, c_kv, (int64_t)t * R,
               [&] { return memra_mla_split_latent_f32(kv, c_kv, k_pe, t, R, DR, NULL); });
-        bench("append_latent", w.name, "", 2 * f4 * t * W, 0, cache_scratch, (int64_t)t * W,
-              [&] {
-                  return memra_mla_append_latent_f32(cache_scratch, c_kv, k_pe, 0, t, R, DR,
-                                                     NULL);
-              });
+        bench("append_latent", w.name, "", 2 * f4 * t * W, 0, cache_scratch, (int64_t)t * W, [&] {
+            return memra_mla_append_latent_f32(cache_scratch, c_kv, k_pe, 0, t, R, DR, NULL);
+        });
 
         double ab_bytes = f4 * ((double)H * DN * R + (double)t * H * DN + (double)t * H * R);
         double ab_flops = 2.0 * t * H * DN * R;
@@ -326,16 +308,13 @@ int main(int argc, char **argv)
         if (sa > 0) {
             char note[32];
             snprintf(note, sizeof note, "door: split %d", sa);
-            bench("absorb_q", w.name, note, ab_bytes, ab_flops, q_lat, (int64_t)t * H * R, [&] {
-                return mla_door_absorb_q_f32(q_nope, wk_b, q_lat, t, H, DN, R, NULL);
-            });
+            bench("absorb_q", w.name, note, ab_bytes, ab_flops, q_lat, (int64_t)t * H * R,
+                  [&] { return mla_door_absorb_q_f32(q_nope, wk_b, q_lat, t, H, DN, R, NULL); });
         }
         double dv_bytes = f4 * ((double)H * DV * R + (double)t * H * R + (double)t * H * DV);
         double dv_flops = 2.0 * t * H * DV * R;
-        bench("decompress_v", w.name, "split off", dv_bytes, dv_flops, out_v,
-              (int64_t)t * H * DV, [&] {
-                  return memra_mla_decompress_v_f32(o_lat, wv_b, out_v, t, H, DV, R, NULL);
-              });
+        bench("decompress_v", w.name, "split off", dv_bytes, dv_flops, out_v, (int64_t)t * H * DV,
+              [&] { return memra_mla_decompress_v_f32(o_lat, wv_b, out_v, t, H, DV, R, NULL); });
         int32_t sd = mla_decode_split_for((long)t * H, DV);
         if (sd > 0) {
             char note[32];
@@ -352,8 +331,8 @@ int main(int argc, char **argv)
                       return mla_door_tc_absorb_q(q_nope, wk_b, wk_t_bf16, q_lat, x_bf16, lt_ws,
                                                   lt_ws_bytes, t, H, DN, R, NULL);
                   });
-            bench("decompress_v", w.name, "TC door", dv_bytes, dv_flops, out_v,
-                  (int64_t)t * H * DV, [&] {
+            bench("decompress_v", w.name, "TC door", dv_bytes, dv_flops, out_v, (int64_t)t * H * DV,
+                  [&] {
                       return mla_door_tc_decompress_v(o_lat, wv_b, wv_bf16, out_v, x_bf16, lt_ws,
                                                       lt_ws_bytes, t, H, DV, R, NULL);
                   });
@@ -364,8 +343,7 @@ int main(int argc, char **argv)
 
         /* attention: cache rows read once; FLOPs over the visible rows of every query */
         double visible = 0;
-        for (int32_t i = 0; i < t; i++)
-            visible += (double)(w.t_kv - t + i + 1);
+        for (int32_t i = 0; i < t; i++) visible += (double)(w.t_kv - t + i + 1);
         double at_bytes = f4 * ((double)w.t_kv * W + (double)t * H * (R + DR) + (double)t * H * R);
         double at_flops = 2.0 * visible * H * (W + R);
         bench("attn_absorbed", w.name, "", at_bytes, at_flops, o_lat, (int64_t)t * H * R, [&] {
@@ -385,8 +363,8 @@ int main(int argc, char **argv)
         double gbs = r.bytes / (r.us * 1e3), gfl = r.flops / (r.us * 1e3);
         printf("| %s | %s | %s | %.2f | %.2f | %.1f | %.1f | %.1f | %.1f | %s | %s |\n",
                r.kernel.c_str(), r.width.c_str(), r.note.c_str(), r.us, r.bytes / 1e6, gbs,
-               100.0 * gbs / g_copy_gbs, gfl, 100.0 * gfl / g_fma_gflops,
-               r.finite ? "yes" : "NO", r.vs_base.c_str());
+               100.0 * gbs / g_copy_gbs, gfl, 100.0 * gfl / g_fma_gflops, r.finite ? "yes" : "NO",
+               r.vs_base.c_str());
     }
     printf("\nDoor receipts: MEMRA_MLA_DECODE_SPLIT dispatches %llu, MEMRA_MLA_TC_PREFILL "
            "dispatches %llu (every call of the door arms above, warm-up included).\n",

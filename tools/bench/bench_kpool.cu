@@ -56,11 +56,9 @@
     } while (0)
 
 static int g_fail = 0;
-static void check(int ok, const char *what)
-{
+static void check(int ok, const char *what) {
     printf("  [%s] %s\n", ok ? "ok  " : "FAIL", what);
-    if (!ok)
-        g_fail = 1;
+    if (!ok) g_fail = 1;
 }
 
 /* ------------------------------------------------------------------ host helpers ---------- */
@@ -69,68 +67,48 @@ static void check(int ok, const char *what)
  * main runs them) under BENCH_SEED + k, so the checks' inputs are independent of each other. */
 static const uint32_t BENCH_SEED = 1;
 static uint32_t g_checks = 0;
-static uint32_t check_seed(void)
-{
-    return BENCH_SEED + ++g_checks;
-}
+static uint32_t check_seed(void) { return BENCH_SEED + ++g_checks; }
 /* v = elements 0..size-1 of tensor `name`: uniform on the 2^24-point grid of [-scale, scale) */
-static void fill(std::vector<float> &v, uint32_t seed, const char *name, float scale)
-{
+static void fill(std::vector<float> &v, uint32_t seed, const char *name, float scale) {
     mla_fill_host_f32(v.data(), v.size(), MLA_FILL_REALISTIC, seed, name, scale);
 }
 /* a bounded draw: uniform on [0, n) up to a modulo bias below n / 2^32 */
-static uint32_t draw_below(mla_fill_stream *s, size_t n)
-{
+static uint32_t draw_below(mla_fill_stream *s, size_t n) {
     return (uint32_t)(mla_fill_stream_u32(s) % n);
 }
 
-template <class T> static T *dev_from(const std::vector<T> &h)
-{
+template <class T> static T *dev_from(const std::vector<T> &h) {
     T *d = nullptr;
     CK(cudaMalloc(&d, h.size() * sizeof(T) + 16));
-    if (!h.empty())
-        CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+    if (!h.empty()) CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
     return d;
 }
-template <class T> static T *dev_alloc(size_t n, int poison = 1)
-{
+template <class T> static T *dev_alloc(size_t n, int poison = 1) {
     T *d = nullptr;
     CK(cudaMalloc(&d, n * sizeof(T) + 16));
-    if (poison)
-        CK(cudaMemset(d, 0x7F, n * sizeof(T) + 16));
+    if (poison) CK(cudaMemset(d, 0x7F, n * sizeof(T) + 16));
     return d;
 }
-template <class T> static std::vector<T> dev_to(const T *d, size_t n)
-{
+template <class T> static std::vector<T> dev_to(const T *d, size_t n) {
     std::vector<T> h(n);
     CK(cudaDeviceSynchronize());
-    if (n)
-        CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+    if (n) CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
     return h;
 }
-template <class T> static int same_bytes(const std::vector<T> &a, const std::vector<T> &b)
-{
+template <class T> static int same_bytes(const std::vector<T> &a, const std::vector<T> &b) {
     return a.size() == b.size() && memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 /* class `exact` against the oracle (docs/tolerances.md): bytes, except NaN == NaN whatever the
  * payload or sign (the GPU writes the canonical NaN, the CPU propagates payloads) */
-static int same_exact(float a, float b)
-{
-    return (isnan(a) && isnan(b)) || memcmp(&a, &b, 4) == 0;
-}
-static int same_exact_all(const std::vector<float> &a, const std::vector<float> &b)
-{
-    if (a.size() != b.size())
-        return 0;
+static int same_exact(float a, float b) { return (isnan(a) && isnan(b)) || memcmp(&a, &b, 4) == 0; }
+static int same_exact_all(const std::vector<float> &a, const std::vector<float> &b) {
+    if (a.size() != b.size()) return 0;
     for (size_t e = 0; e < a.size(); e++)
-        if (!same_exact(a[e], b[e]))
-            return 0;
+        if (!same_exact(a[e], b[e])) return 0;
     return 1;
 }
-static int64_t ulp_dist(float a, float b)
-{
-    if (isnan(a) || isnan(b))
-        return (isnan(a) && isnan(b)) ? 0 : INT64_MAX;
+static int64_t ulp_dist(float a, float b) {
+    if (isnan(a) || isnan(b)) return (isnan(a) && isnan(b)) ? 0 : INT64_MAX;
     int32_t ia, ib;
     memcpy(&ia, &a, 4);
     memcpy(&ib, &b, 4);
@@ -139,13 +117,11 @@ static int64_t ulp_dist(float a, float b)
 }
 
 /* median of reps timed launches of fn (after warm launches), ms */
-template <class F> static double time_ms(F fn, int warm = 3, int reps = 20)
-{
+template <class F> static double time_ms(F fn, int warm = 3, int reps = 20) {
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
-    for (int i = 0; i < warm; i++)
-        fn();
+    for (int i = 0; i < warm; i++) fn();
     CK(cudaDeviceSynchronize());
     std::vector<float> t(reps);
     for (int i = 0; i < reps; i++) {
@@ -163,53 +139,44 @@ template <class F> static double time_ms(F fn, int warm = 3, int reps = 20)
 
 /* ------------------------------------------------------------------ machine floors -------- */
 
-static __global__ void fma_peak_f32(float *out, int iters)
-{
+static __global__ void fma_peak_f32(float *out, int iters) {
     float a[8];
 #pragma unroll
-    for (int k = 0; k < 8; k++)
-        a[k] = threadIdx.x * 1e-3f + k;
+    for (int k = 0; k < 8; k++) a[k] = threadIdx.x * 1e-3f + k;
     const float b = 0.999f, c = 1e-3f;
     for (int it = 0; it < iters; it++)
 #pragma unroll
-        for (int k = 0; k < 8; k++)
-            a[k] = fmaf(a[k], b, c);
+        for (int k = 0; k < 8; k++) a[k] = fmaf(a[k], b, c);
     float s = 0.0f;
 #pragma unroll
-    for (int k = 0; k < 8; k++)
-        s += a[k];
-    if (s == 12345.0f)
-        out[0] = s; /* keeps the chains alive */
+    for (int k = 0; k < 8; k++) s += a[k];
+    if (s == 12345.0f) out[0] = s; /* keeps the chains alive */
 }
 
 /* ------------------------------------------------------------------ device fills ---------- */
 
 /* p[e] = element e of the tensor named by name_hash (MLA_FILL_REALISTIC, [-scale, scale)) */
 static __global__ void fill_realistic_f32(float *p, int64_t n, uint32_t seed, uint32_t name_hash,
-                                          float scale)
-{
+                                          float scale) {
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
          e += (int64_t)gridDim.x * blockDim.x)
         p[e] = mla_fill_realistic(seed, name_hash, (uint64_t)e, scale);
 }
 /* p[e] = (word of element e) % levels: integers 0..levels-1, a tie-heavy score plane */
 static __global__ void fill_levels_f32(float *p, int64_t n, uint32_t seed, uint32_t name_hash,
-                                       uint32_t levels)
-{
+                                       uint32_t levels) {
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
          e += (int64_t)gridDim.x * blockDim.x)
         p[e] = (float)(mla_fill_word(seed, name_hash, (uint64_t)e) % levels);
 }
-static void dev_fill(float *p, size_t n, uint32_t seed, const char *name, float scale)
-{
+static void dev_fill(float *p, size_t n, uint32_t seed, const char *name, float scale) {
     fill_realistic_f32<<<1024, 256>>>(p, (int64_t)n, seed, mla_fill_name_hash(name), scale);
     CK(cudaGetLastError());
 }
 
 /* ------------------------------------------------------------------ small checks ---------- */
 
-static void check_append(void)
-{
+static void check_append(void) {
     const int wa = 5, wb = 3, rows = 7, t = 4, slot = 5;
     const uint32_t seed = check_seed();
     std::vector<float> a(t * wa), b(t * wb), plane(rows * (wa + wb));
@@ -230,8 +197,7 @@ static void check_append(void)
     cudaFree(dp), cudaFree(da), cudaFree(db), cudaFree(df);
 }
 
-static void check_pool_keys(int pool, int d, int n_pools)
-{
+static void check_pool_keys(int pool, int d, int n_pools) {
     const int total = n_pools * pool, ring = pool * std::max(1, n_pools / 2); /* wraps */
     const uint32_t seed = check_seed();
     std::vector<float> state(total * 2 * d), ape(pool * d);
@@ -288,8 +254,7 @@ static void check_pool_keys(int pool, int d, int n_pools)
 }
 
 static void check_score(int t_q, int heads, int d, int n_pools, int pool, int first_pos,
-                        int specials, int misalign)
-{
+                        int specials, int misalign) {
     const uint32_t seed = check_seed();
     std::vector<float> q((size_t)t_q * heads * d), keys((size_t)n_pools * d),
         hw((size_t)t_q * heads);
@@ -341,25 +306,18 @@ static void check_score(int t_q, int heads, int d, int n_pools, int pool, int fi
 }
 
 /* mode 0 random, 1 few distinct values (ties), 2 specials (NaN, +-inf, +-0), 3 all equal */
-static void make_scores(std::vector<float> &s, uint32_t seed, int mode)
-{
+static void make_scores(std::vector<float> &s, uint32_t seed, int mode) {
     mla_fill_stream st = mla_fill_stream_init(seed, "scores");
     for (auto &x : s) {
         switch (mode) {
-        case 0:
-            x = mla_fill_stream_uniform(&st, -2.0f, 10.0f);
-            break;
-        case 1:
-            x = (float)draw_below(&st, 5);
-            break;
+        case 0: x = mla_fill_stream_uniform(&st, -2.0f, 10.0f); break;
+        case 1: x = (float)draw_below(&st, 5); break;
         case 2: {
             const float v[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1.0f, -1.0f, 3.5f};
             x = v[draw_below(&st, sizeof v / sizeof v[0])];
             break;
         }
-        default:
-            x = 2.0f;
-            break;
+        default: x = 2.0f; break;
         }
     }
 }
@@ -367,21 +325,18 @@ static void make_scores(std::vector<float> &s, uint32_t seed, int mode)
 /* the oracle's selected prefix sorted ascending (docs/kpool.md step 4); reports whether the
  * oracle already lists it ascending */
 static void oracle_select_ascending(std::vector<int32_t> &idx, int t_q, int n_pools, int pool,
-                                    int select_k, int width, int first_pos, int *was_sorted)
-{
+                                    int select_k, int width, int first_pos, int *was_sorted) {
     for (int i = 0; i < t_q; i++) {
         int64_t qr = (int64_t)first_pos + i, nv = std::min<int64_t>(n_pools, (qr + 1) / pool);
         int64_t ns = std::min<int64_t>(nv, select_k) * pool;
         int32_t *row = &idx[(size_t)i * width];
-        if (!std::is_sorted(row, row + ns))
-            *was_sorted = 0;
+        if (!std::is_sorted(row, row + ns)) *was_sorted = 0;
         std::sort(row, row + ns);
     }
 }
 
 static void check_select(int t_q, int n_pools, int pool, int select_k, int first_pos, int tail,
-                         int mode, const char *label)
-{
+                         int mode, const char *label) {
     const int width = select_k * pool + pool - 1 + 3;
     std::vector<float> s((size_t)t_q * n_pools);
     make_scores(s, check_seed(), mode);
@@ -415,8 +370,7 @@ static void check_select(int t_q, int n_pools, int pool, int select_k, int first
     cudaFree(ds), cudaFree(i_fast), cudaFree(i_ref);
 }
 
-static void check_gathered(int n_head, int kv_rank, int d_rope, int t_q, int n_slots, int t_kv)
-{
+static void check_gathered(int n_head, int kv_rank, int d_rope, int t_q, int n_slots, int t_kv) {
     const int D = kv_rank + d_rope;
     const uint32_t seed = check_seed();
     std::vector<float> ql((size_t)t_q * n_head * kv_rank), qp((size_t)t_q * n_head * d_rope + 1),
@@ -430,8 +384,7 @@ static void check_gathered(int n_head, int kv_rank, int d_rope, int t_q, int n_s
     for (int i = 0; i < t_q; i++)
         for (int s = 0; s < n_slots; s++) {
             int32_t v = -1;
-            if (i != 1 && draw_below(&st, 5) != 0)
-                v = (int32_t)draw_below(&st, (size_t)t_kv);
+            if (i != 1 && draw_below(&st, 5) != 0) v = (int32_t)draw_below(&st, (size_t)t_kv);
             idx[(size_t)i * n_slots + s] = v;
         }
     const float scale = MLA_GLM5_SCALE; /* the glm5 softmax scale at every check shape */
@@ -465,8 +418,7 @@ static void check_gathered(int n_head, int kv_rank, int d_rope, int t_q, int n_s
 
 /* ------------------------------------------------------------------ main ------------------ */
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     const int quick = argc > 1 && !strcmp(argv[1], "--quick");
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -600,8 +552,8 @@ int main(int argc, char **argv)
     printf("checks at the shipped shape:\n");
     char msg[240];
     snprintf(msg, sizeof msg,
-             "score fast == ref bytes (memcmp, queries 0..%d and %d..%d, all %d pools)",
-             ref_q - 1, t_q - ref_q, t_q - 1, n_pools);
+             "score fast == ref bytes (memcmp, queries 0..%d and %d..%d, all %d pools)", ref_q - 1,
+             t_q - ref_q, t_q - 1, n_pools);
     check(score_same, msg);
     snprintf(msg, sizeof msg, "score fast run-to-run bytes equal (whole %zu MiB plane)",
              b_score >> 20);
@@ -660,8 +612,7 @@ int main(int argc, char **argv)
     { /* every slot a row drawn uniformly from the g_kv cached rows */
         mla_fill_stream st = mla_fill_stream_init(BENCH_SEED, "gathered_idx");
         std::vector<int32_t> hi((size_t)t_q * g_slots);
-        for (auto &x : hi)
-            x = (int32_t)draw_below(&st, (size_t)g_kv);
+        for (auto &x : hi) x = (int32_t)draw_below(&st, (size_t)g_kv);
         CK(cudaMemcpy(gidx, hi.data(), hi.size() * 4, cudaMemcpyHostToDevice));
     }
     double t_g512 = time_ms(
@@ -698,8 +649,8 @@ int main(int argc, char **argv)
     printf("| pool_keys full build (%d x %d, pool %d) | %.3f | %.3f | read state %g GiB + "
            "write keys at copy BW | %.0f%% |\n",
            n_pools, d, pool, t_keys, keys_floor, b_state / 1073741824.0, 100 * keys_floor / t_keys);
-    printf("| score fast (t_q %d) | %.3f | %.3f | %.0f GFMA at measured FMA rate | %.0f%% |\n",
-           t_q, t_score, score_floor, fma_score / 1e9, 100 * score_floor / t_score);
+    printf("| score fast (t_q %d) | %.3f | %.3f | %.0f GFMA at measured FMA rate | %.0f%% |\n", t_q,
+           t_score, score_floor, fma_score / 1e9, 100 * score_floor / t_score);
     printf("| score ref (t_q %d subset; x%d = %.0f ms extrapolated) | %.3f | - | not a serving "
            "path | - |\n",
            ref_q, t_q / ref_q, t_score_ref * t_q / ref_q, t_score_ref);

@@ -21,12 +21,11 @@
 #include "tests/lib/safetensors.h"
 
 static void usage(FILE *fp) {
-    fprintf(fp,
-            "usage: golden list\n"
-            "       golden regen  [--dir DIR] [CASE|all]\n"
-            "       golden verify [--dir DIR] [CASE|all]\n"
-            "       golden diff OLD.safetensors NEW.safetensors | golden diff OLD_DIR NEW_DIR\n"
-            "DIR defaults to golden (or $MLA_GOLDEN_DIR).\n");
+    fprintf(fp, "usage: golden list\n"
+                "       golden regen  [--dir DIR] [CASE|all]\n"
+                "       golden verify [--dir DIR] [CASE|all]\n"
+                "       golden diff OLD.safetensors NEW.safetensors | golden diff OLD_DIR NEW_DIR\n"
+                "DIR defaults to golden (or $MLA_GOLDEN_DIR).\n");
 }
 
 static double now_s(void) {
@@ -93,8 +92,10 @@ static int cmd_regen(int argc, char **argv, const char *command) {
     if (probe) {
         fclose(probe);
         if (mla_manifest_load(mpath, &m, err, sizeof err) != 0) {
-            fprintf(stderr, "golden regen: refusing to overwrite a manifest it cannot read: %s\n"
-                    "  (move it away to start a fresh one)\n", err);
+            fprintf(stderr,
+                    "golden regen: refusing to overwrite a manifest it cannot read: %s\n"
+                    "  (move it away to start a fresh one)\n",
+                    err);
             return 2;
         }
     }
@@ -141,8 +142,7 @@ static int cmd_verify(int argc, char **argv) {
         snprintf(rerun, sizeof rerun, "golden verify --dir %s %s", dir, c->name);
         double t0 = now_s();
         int p = mla_golden_verify(c, dir, &m, stdout, rerun);
-        printf("%s %-22s %.2f s%s\n", p ? "FAIL" : "ok  ", c->name, now_s() - t0,
-               p ? "" : "");
+        printf("%s %-22s %.2f s%s\n", p ? "FAIL" : "ok  ", c->name, now_s() - t0, p ? "" : "");
         fflush(stdout);
         bad += p != 0;
         n++;
@@ -246,8 +246,8 @@ static int diff_files(const char *a, const char *b) {
         if (!st_find(&fa, fb.tensors[i].name)) {
             char sb[128];
             shape_str(sb, sizeof sb, fb.tensors[i].ndim, fb.tensors[i].shape);
-            printf("  %-28s added (%s %s)\n", fb.tensors[i].name, st_dtype_name(fb.tensors[i].dtype),
-                   sb);
+            printf("  %-28s added (%s %s)\n", fb.tensors[i].name,
+                   st_dtype_name(fb.tensors[i].dtype), sb);
             rc = 1;
         }
     st_free(&fa);
@@ -342,8 +342,8 @@ int main(int argc, char **argv) {
     int off = snprintf(command, sizeof command, "golden");
     for (int i = 1; i < argc && off > 0 && (size_t)off < sizeof command; i++) {
         int quote = strpbrk(argv[i], " \t'\"$") != NULL;
-        off += snprintf(command + off, sizeof command - (size_t)off, quote ? " '%s'" : " %s",
-                        argv[i]);
+        off +=
+            snprintf(command + off, sizeof command - (size_t)off, quote ? " '%s'" : " %s", argv[i]);
     }
     if (strcmp(argv[1], "list") == 0) return cmd_list();
     if (strcmp(argv[1], "regen") == 0) return cmd_regen(argc - 2, argv + 2, command);
