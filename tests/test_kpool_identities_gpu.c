@@ -94,17 +94,8 @@ static void fixture_identity(const char *case_name) {
     char test[160];
     snprintf(test, sizeof test, "fixture_%s", case_name);
     TB_CRITERION_INIT(&t, TARGET, SUITE, test);
-    tb_set_case(&t, case_name);
-    const mla_case *c = mla_case_find(case_name);
-    if (!c) tb_failf(&t, 1, "case %s is not in the case table", case_name);
-    const mla_geom *g = &c->geom;
     mla_ctx ctx;
-    if (mla_case_run(c, &ctx) != 0) {
-        char err[sizeof ctx.err];
-        memcpy(err, ctx.err, sizeof err);
-        mla_ctx_free(&ctx);
-        tb_failf(&t, 1, "mla_case_run: %s", err);
-    }
+    const mla_geom *g = &tb_case_run(&t, case_name, &ctx)->geom;
     const mla_tensor *q = tb_tensor(&t, &ctx, "idx_q"), *hw = tb_tensor(&t, &ctx, "idx_hw"),
                      *keys = tb_tensor(&t, &ctx, "pool_keys"), *sc = tb_tensor(&t, &ctx, "score");
     gpu_buf bq = gpu_buf_from_host(q->data, q->nbytes);
@@ -426,17 +417,8 @@ Test(kpool_identities, gathered_all_visible, .timeout = 300) {
 
 /* Decode cases (t_q = 1, so "unselected" is exact): rows not in idx are NaN vs zero. */
 static void gathered_nan_case(tb *t, const char *case_name) {
-    tb_set_case(t, case_name);
-    const mla_case *c = mla_case_find(case_name);
-    if (!c) tb_failf(t, 1, "case %s is not in the case table", case_name);
-    const mla_geom *g = &c->geom;
     mla_ctx ctx;
-    if (mla_case_run(c, &ctx) != 0) {
-        char err[sizeof ctx.err];
-        memcpy(err, ctx.err, sizeof err);
-        mla_ctx_free(&ctx);
-        tb_failf(t, 1, "mla_case_run(%s): %s", case_name, err);
-    }
+    const mla_geom *g = &tb_case_run(t, case_name, &ctx)->geom;
     const mla_tensor *ql = tb_tensor(t, &ctx, "q_lat"), *cache = tb_tensor(t, &ctx, "cache"),
                      *idx = tb_tensor(t, &ctx, "idx");
     const mla_tensor *qp = g->d_rope > 0 ? tb_tensor(t, &ctx, "q_pe") : NULL;

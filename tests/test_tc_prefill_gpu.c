@@ -47,35 +47,10 @@ typedef struct {
 static void fx_open(tc_fx *f, const char *test_name) {
     memset(f, 0, sizeof *f);
     TB_CRITERION_INIT(&f->t, TARGET, SUITE, test_name);
-    tb_set_case(&f->t, CASE);
-    const mla_case *c = mla_case_find(CASE);
-    if (!c) tb_failf(&f->t, 1, "case " CASE " is not in the case table");
+    const mla_case *c = tb_case_run(&f->t, CASE, &f->ctx);
     f->g = &c->geom;
     if (f->g->t_q < MLA_TC_PREFILL_MIN_TQ)
         tb_failf(&f->t, 1, CASE " t_q %d is below the TC door", f->g->t_q);
-    if (mla_case_run(c, &f->ctx) != 0) {
-        char err[sizeof f->ctx.err];
-        memcpy(err, f->ctx.err, sizeof err);
-        mla_ctx_free(&f->ctx);
-        tb_failf(&f->t, 1, "mla_case_run(" CASE "): %s", err);
-    }
-}
-
-/* Host bf16 operands of the door's GEMM, exactly as the case's bf16 stages build them. */
-static uint16_t *host_x_bf16(tb *t, const float *x, size_t n) {
-    uint16_t *b = tb_xmalloc(t, n * 2);
-    for (size_t i = 0; i < n; i++) b[i] = oracle_bf16_from_f32(x[i]);
-    return b;
-}
-
-static uint16_t *host_wk_t_bf16(tb *t, const float *wk_b, int32_t H, int32_t dn, int32_t R) {
-    uint16_t *w = tb_xmalloc(t, (size_t)H * R * dn * 2);
-    for (int32_t h = 0; h < H; h++)
-        for (int32_t r = 0; r < R; r++)
-            for (int32_t d = 0; d < dn; d++)
-                w[((size_t)h * R + r) * dn + d] =
-                    oracle_bf16_from_f32(wk_b[((size_t)h * dn + d) * R + r]);
-    return w;
 }
 
 /* One door call (absorb or decompress) over the first t_q rows of the case, into a freshly
@@ -180,10 +155,11 @@ static void engaged(const char *test_name, int absorb) {
     const mla_tensor *w32 = tb_tensor(tt, &f.ctx, absorb ? "wk_b" : "wv_b");
     const mla_tensor *ref =
         tb_tensor(tt, &f.ctx, absorb ? "absorb_bf16_y_f32" : "decompress_bf16_y_f32");
-    size_t ny = (size_t)t * H * nn, nx = (size_t)t * H * k;
-    uint16_t *x = host_x_bf16(tt, x32->data, nx);
-    uint16_t *w = absorb ? host_wk_t_bf16(tt, w32->data, H, g->d_nope, R)
-                         : host_x_bf16(tt, w32->data, (size_t)H * nn * k);
+    size_t ny = (size_t)t * H * nn;
+    mla_bf16_gemm ops; /* the door's operands, exactly as the case's bf16 stages build them */
+    if (mla_bf16_gemm_operands(g, absorb, x32->data, w32->data, &ops))
+        tb_failf(tt, 1, "out of host memory");
+    uint16_t *x = ops.x, *w = ops.w;
     const int64_t xshape[3] = {t, H, k};
     tb_compare(tt, "x_bf16", ST_BF16, 3, xshape, a.x_scratch, "door_scratch", x,
                "oracle_bf16_from_f32", MLA_TOL_EXACT, NULL, 1);

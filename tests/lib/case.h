@@ -154,6 +154,19 @@ int mla_golden_regen(const mla_case *c, const char *dir, const char *command, ml
 int mla_golden_verify(const mla_case *c, const char *dir, const mla_manifest *m, FILE *report,
                       const char *rerun_cmd);
 
+/* The bf16 GEMM stages' operands (stages_dense.c): absorb (absorb = 1): x = bf16(q_nope)
+ * [t][H][d_nope], w = bf16(wk_b) transposed per head to [H][kv_rank][d_nope], y [t][H][kv_rank];
+ * decompress: x = bf16(o_lat) [t][H][kv_rank], w = bf16(wv_b) [H][d_v][kv_rank], y [t][H][d_v].
+ * 0, or -1 when out of memory; the caller frees x and w. */
+typedef struct {
+    int32_t m, n, k, batch;
+    int64_t x_rs, x_bs, y_rs, y_bs;
+    size_t nx, nw;
+    uint16_t *x, *w; /* malloc'd */
+} mla_bf16_gemm;
+int mla_bf16_gemm_operands(const mla_geom *g, int absorb, const float *x32, const float *w32,
+                           mla_bf16_gemm *a);
+
 /* ---- the GPU half's checks (tests/lib/stage_check.c) --------------------------------------- */
 /* Every output of the stage `st` of case c: the stored golden rows and the manifest's full
  * SHA-256 equal the oracle's recomputation in ctx (the fixture is not stale). */
@@ -167,6 +180,9 @@ int tb_same_runs(tb *t, const mla_tensor *ref, const void *a, const void *b);
  * stage says so) and, for bytes, the SHA-256 of the kernel output against the oracle's. */
 int tb_against_oracle(tb *t, const mla_ctx *ctx, const mla_tensor *ref, const void *got,
                       const char *got_name, const double *atol);
+
+/* Runs case `case_name` into ctx (mla_ctx_free it), or a fatal failure naming the problem. */
+const mla_case *tb_case_run(tb *t, const char *case_name, mla_ctx *ctx);
 
 /* One golden GPU check: runs case `case_name`, checks the stage's fixture outputs against the
  * oracle, then the stage's GPU half (variant). Skips nothing: the caller skips without a

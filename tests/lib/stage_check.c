@@ -103,19 +103,24 @@ int tb_against_oracle(tb *t, const mla_ctx *ctx, const mla_tensor *ref, const vo
                       "%s: %s sha256 %s, oracle / manifest %s", ref->name, got_name, h1, h2);
 }
 
-void mla_golden_gpu_check(tb *t, const char *case_name, const char *stage, int variant) {
+const mla_case *tb_case_run(tb *t, const char *case_name, mla_ctx *ctx) {
+    tb_set_case(t, case_name);
     const mla_case *c = mla_case_find(case_name);
     if (!c) tb_failf(t, 1, "case %s is not in the case table", case_name);
+    if (mla_case_run(c, ctx) != 0) {
+        char err[sizeof ctx->err];
+        memcpy(err, ctx->err, sizeof err);
+        mla_ctx_free(ctx);
+        tb_failf(t, 1, "mla_case_run(%s) failed: %s", case_name, err);
+    }
+    return c;
+}
+
+void mla_golden_gpu_check(tb *t, const char *case_name, const char *stage, int variant) {
+    mla_ctx ctx;
+    const mla_case *c = tb_case_run(t, case_name, &ctx);
     const mla_stage *st = mla_case_stage(c, stage);
     if (!st) tb_failf(t, 1, "case %s has no stage %s", case_name, stage);
-    tb_set_case(t, case_name);
-    mla_ctx ctx;
-    if (mla_case_run(c, &ctx) != 0) {
-        char err[sizeof ctx.err];
-        memcpy(err, ctx.err, sizeof err);
-        mla_ctx_free(&ctx);
-        tb_failf(t, 1, "mla_case_run failed: %s", err);
-    }
     tb_fixture_matches_oracle(t, c, &ctx, st);
     st->gpu(t, &ctx, variant);
     mla_ctx_free(&ctx);

@@ -114,15 +114,8 @@ static int decompress_v_oracle(mla_ctx *ctx) {
  *  decompress: x = bf16(o_lat) [t][H][kv_rank], w = bf16(wv_b) [H][d_v][kv_rank], y [t][H][d_v];
  * y in f32 and in bf16. Both halves build the operands here, so the GPU is fed exactly the
  * oracle's bf16 bits. */
-typedef struct {
-    int32_t m, n, k, batch;
-    int64_t x_rs, x_bs, y_rs, y_bs;
-    size_t nx, nw;
-    uint16_t *x, *w; /* malloc'd */
-} bf16_gemm;
-
-static int bf16_gemm_operands(const mla_geom *g, int absorb, const float *x32, const float *w32,
-                              bf16_gemm *a) {
+int mla_bf16_gemm_operands(const mla_geom *g, int absorb, const float *x32, const float *w32,
+                           mla_bf16_gemm *a) {
     int32_t H = g->n_head, R = g->kv_rank;
     a->m = g->t_q, a->batch = H;
     a->n = absorb ? R : g->d_v;
@@ -160,8 +153,8 @@ static int bf16_gemm_oracle(mla_ctx *ctx, int absorb) {
     float *y32 = mla_ctx_output(ctx, k_bf16_y[absorb][0], ST_F32, 3, SHAPE(t, H, n));
     uint16_t *y16 = mla_ctx_output(ctx, k_bf16_y[absorb][1], ST_BF16, 3, SHAPE(t, H, n));
     if (!y32 || !y16) return -1;
-    bf16_gemm a;
-    if (bf16_gemm_operands(G, absorb, x32, w32, &a)) return mla_ctx_fail(ctx, "out of memory");
+    mla_bf16_gemm a;
+    if (mla_bf16_gemm_operands(G, absorb, x32, w32, &a)) return mla_ctx_fail(ctx, "out of memory");
     oracle_bf16_gemm_sb(a.w, a.x, y32, a.m, a.n, a.k, a.x_rs, a.x_bs, a.y_rs, a.y_bs, a.batch, 0);
     oracle_bf16_gemm_sb(a.w, a.x, y16, a.m, a.n, a.k, a.x_rs, a.x_bs, a.y_rs, a.y_bs, a.batch, 1);
     free(a.x), free(a.w);
@@ -370,8 +363,8 @@ static void bf16_gemm_gpu(tb *t, mla_ctx *ctx, int absorb, int y_is_bf16) {
     const mla_tensor *x32 = tb_tensor(t, ctx, k_bf16_x[absorb]);
     const mla_tensor *w32 = tb_tensor(t, ctx, k_bf16_w[absorb]);
     const mla_tensor *y = tb_tensor(t, ctx, k_bf16_y[absorb][y_is_bf16]);
-    bf16_gemm a;
-    if (bf16_gemm_operands(&ctx->c->geom, absorb, x32->data, w32->data, &a))
+    mla_bf16_gemm a;
+    if (mla_bf16_gemm_operands(&ctx->c->geom, absorb, x32->data, w32->data, &a))
         tb_failf(t, 1, "out of host memory");
     gpu_buf bx = gpu_buf_from_host(a.x, a.nx * 2), bw = gpu_buf_from_host(a.w, a.nw * 2);
     gpu_buf bws = gpu_buf_alloc(GEMM_WS_BYTES);

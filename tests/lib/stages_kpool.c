@@ -1,6 +1,7 @@
 /* stages_kpool.c: the DSA k-pool indexer's stage descriptors (case.h), each with its oracle
  * half (inputs from the fill, outputs from oracle/) and its GPU half (the kernels on the
  * testbed). Tolerance classes: docs/tolerances.md; the rules: docs/kpool.md. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,6 +281,22 @@ static void pool_keys_gpu(tb *t, mla_ctx *ctx, int variant) {
     gpu_buf_free(&ba), gpu_buf_free(&bkeys), gpu_buf_free(&bflat);
 }
 
+/* A fast kernel's two runs and its reference kernel's run (then freed): run 2 == run 1 and
+ * fast == reference, bytes; both against the oracle's o in its class. */
+static void fast_and_reference(tb *t, mla_ctx *ctx, const mla_tensor *o, void **fast, void *ref,
+                               const char *fast_name) {
+    char r1[64], r2[64];
+    snprintf(r1, sizeof r1, "%s_run1", fast_name);
+    snprintf(r2, sizeof r2, "%s_run2", fast_name);
+    tb_compare(t, o->name, o->dtype, o->ndim, o->shape, fast[1], r2, fast[0], r1, MLA_TOL_EXACT,
+               NULL, 1);
+    tb_compare(t, o->name, o->dtype, o->ndim, o->shape, fast[0], fast_name, ref, "reference",
+               MLA_TOL_EXACT, NULL, 1);
+    tb_against_oracle(t, ctx, o, fast[0], fast_name, NULL);
+    tb_against_oracle(t, ctx, o, ref, "reference", NULL);
+    free(fast[0]), free(fast[1]), free(ref);
+}
+
 /* Fast kernel twice (run-to-run), then the reference kernel: fast == reference bytes, and
  * both against the oracle (class exact, any NaN equal to any NaN). */
 static void score_gpu(tb *t, mla_ctx *ctx, int variant) {
@@ -308,13 +325,7 @@ static void score_gpu(tb *t, mla_ctx *ctx, int variant) {
     tb_input_untouched(t, &bq, q->data, "idx_q");
     tb_input_untouched(t, &bh, hw->data, "idx_hw");
     tb_input_untouched(t, &bk, keys->data, "pool_keys");
-    tb_compare(t, "score", ST_F32, 2, sc->shape, fast[1], "fast_run2", fast[0], "fast_run1",
-               MLA_TOL_EXACT, NULL, 1);
-    tb_compare(t, "score", ST_F32, 2, sc->shape, fast[0], "fast", ref, "reference", MLA_TOL_EXACT,
-               NULL, 1);
-    tb_against_oracle(t, ctx, sc, fast[0], "fast", NULL);
-    tb_against_oracle(t, ctx, sc, ref, "reference", NULL);
-    free(fast[0]), free(fast[1]), free(ref);
+    fast_and_reference(t, ctx, sc, fast, ref, "fast");
     gpu_buf_free(&bq), gpu_buf_free(&bh), gpu_buf_free(&bk), gpu_buf_free(&bs);
 }
 
@@ -341,13 +352,7 @@ static void select_gpu(tb *t, mla_ctx *ctx, int variant) {
             ref = o;
     }
     tb_input_untouched(t, &bs, sc->data, "score");
-    tb_compare(t, "idx", ST_I32, 2, idx->shape, radix[1], "radix_run2", radix[0], "radix_run1",
-               MLA_TOL_EXACT, NULL, 1);
-    tb_compare(t, "idx", ST_I32, 2, idx->shape, radix[0], "radix", ref, "reference", MLA_TOL_EXACT,
-               NULL, 1);
-    tb_against_oracle(t, ctx, idx, radix[0], "radix", NULL);
-    tb_against_oracle(t, ctx, idx, ref, "reference", NULL);
-    free(radix[0]), free(radix[1]), free(ref);
+    fast_and_reference(t, ctx, idx, (void **)radix, ref, "radix");
     gpu_buf_free(&bs), gpu_buf_free(&bi);
 }
 
