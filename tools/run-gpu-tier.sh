@@ -28,6 +28,7 @@ done
 OUT=${OUT:-$HERE/out}
 mkdir -p "$OUT/lib"
 tar -C "$OUT" -xJf lib.tar.xz
+[ -d bin ] || tar -xJf bin.tar.xz # the binaries travel compressed (tools/bundle.sh)
 export LD_LIBRARY_PATH="$OUT/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export MLA_GOLDEN_DIR="$HERE/golden"
 mkdir -p "$OUT/xml" "$OUT/logs" "$OUT/repro"
