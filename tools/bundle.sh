@@ -53,6 +53,8 @@ for f in "$DIR"/bin/*_fuzzer; do
     t=$(basename "$f"); t=${t%_fuzzer}
     cp -r "fuzz/corpus/$t" "$DIR/fuzz/corpus/$t"
 done
+# contract_fuzz_ids_test replays the contract fuzzer's corpus (ids pinned per committed input).
+cp -r fuzz/corpus/contract_codes "$DIR/fuzz/corpus/contract_codes"
 cp fuzz/*.options "$DIR/fuzz/" 2>/dev/null || true
 cp docs/contract.md "$DIR/docs/"
 cp tools/summarize.py "$DIR/tools/"
