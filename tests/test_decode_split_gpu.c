@@ -38,7 +38,15 @@
     X(glm5_decode, MLA_GEOM_GLM5, 1, 0x5D110501u)                                                  \
     X(glm5_verify, MLA_GEOM_GLM5, 4, 0x5D110502u)                                                  \
     X(glm5_next_decode, MLA_GEOM_GLM5_NEXT, 1, 0x5D110601u)                                        \
-    X(glm5_next_verify, MLA_GEOM_GLM5_NEXT, 4, 0x5D110602u)
+    X(glm5_next_verify, MLA_GEOM_GLM5_NEXT, 4, 0x5D110602u)                                        \
+    X(san_small, SAN_GEOM, 2, 0x5D11A501u)
+
+/* The sanitizer tier's geometry (tests/lib/case_list.h's sanitizer cases): glm5's dims at 3
+ * heads, so every split (1 .. out_dim) runs in seconds under compute-sanitizer. */
+#define SAN_GEOM                                                                                   \
+    .n_head = 3, .kv_rank = MLA_GLM5_KV_RANK, .d_rope = MLA_GLM5_D_ROPE,                           \
+    .d_nope = MLA_GLM5_D_NOPE, .d_v = MLA_GLM5_D_V, .rope_base = MLA_GLM5_ROPE_BASE,               \
+    .scale = MLA_GLM5_SCALE
 
 /* The weight fill scales this suite has always used, kept so that its inputs do not move:
  * 1/sqrt(192) and 1/sqrt(512) to six digits, at every geometry. They are NOT bit-equal to

@@ -33,6 +33,8 @@
 #include "tests/lib/golden_suite.h"
 
 MLA_DENSE_CASES(GOLDEN_CASE_TESTS)
+/* The sanitizer cases (case_list.h: small, in memory, no fixture): <suite>/san_*. */
+MLA_SANITIZE_DENSE_CASES(GOLDEN_CASE_TESTS)
 
 /* A call with bad arguments writes nothing: absorb_q_split with split out of range returns
  * 40023 and the poisoned output stays fully poisoned (and the valid call before it worked). */

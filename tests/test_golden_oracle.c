@@ -48,3 +48,17 @@ static void check_case(const char *name) {
     Test(golden_oracle, c, .timeout = 300) { check_case(#c); }
 MLA_DENSE_CASES(ORACLE_TEST)
 MLA_KPOOL_CASES(ORACLE_TEST)
+
+/* Every sanitizer case (in memory, no fixture) runs through its oracle halves. */
+static void sanitize_case_runs(const char *name) {
+    const mla_case *c = mla_case_find(name);
+    cr_assert(c != NULL && c->in_memory, "sanitizer case %s is not in the sanitizer table", name);
+    mla_ctx ctx;
+    int rc = mla_case_run(c, &ctx);
+    cr_expect(rc == 0, "sanitizer case %s: %s", name, ctx.err);
+    mla_ctx_free(&ctx);
+}
+#define SANITIZE_ORACLE_TEST(c, set)                                                               \
+    Test(golden_oracle, c, .timeout = 300) { sanitize_case_runs(#c); }
+MLA_SANITIZE_DENSE_CASES(SANITIZE_ORACLE_TEST)
+MLA_SANITIZE_KPOOL_CASES(SANITIZE_ORACLE_TEST)

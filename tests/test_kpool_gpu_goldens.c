@@ -31,3 +31,5 @@
 #include "tests/lib/golden_suite.h"
 
 MLA_KPOOL_CASES(GOLDEN_CASE_TESTS)
+/* The sanitizer cases (case_list.h: small, in memory, no fixture): <suite>/san_*. */
+MLA_SANITIZE_KPOOL_CASES(GOLDEN_CASE_TESTS)

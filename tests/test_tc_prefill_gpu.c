@@ -34,7 +34,6 @@
 
 #define TARGET "tc_prefill_gpu_test"
 #define SUITE "tc_prefill_gpu"
-#define CASE "glm5_prefill"
 #define WS_BYTES ((size_t)32 << 20)
 
 /* One test's testbed and the case glm5_prefill, run by the oracle. */
@@ -44,13 +43,13 @@ typedef struct {
     const mla_geom *g;
 } tc_fx;
 
-static void fx_open(tc_fx *f, const char *test_name) {
+static void fx_open(tc_fx *f, const char *test_name, const char *case_name) {
     memset(f, 0, sizeof *f);
     TB_CRITERION_INIT(&f->t, TARGET, SUITE, test_name);
-    const mla_case *c = tb_case_run(&f->t, CASE, &f->ctx);
+    const mla_case *c = tb_case_run(&f->t, case_name, &f->ctx);
     f->g = &c->geom;
     if (f->g->t_q < MLA_TC_PREFILL_MIN_TQ)
-        tb_failf(&f->t, 1, CASE " t_q %d is below the TC door", f->g->t_q);
+        tb_failf(&f->t, 1, "%s: t_q %d is below the TC door", case_name, f->g->t_q);
 }
 
 /* One door call (absorb or decompress) over the first t_q rows of the case, into a freshly
@@ -130,10 +129,10 @@ static float *run_f32(tc_fx *f, int absorb, int32_t t_q) {
     return out;
 }
 
-static void engaged(const char *test_name, int absorb) {
+static void engaged(const char *test_name, const char *case_name, int absorb) {
     GPU_REQUIRE();
     tc_fx f;
-    fx_open(&f, test_name);
+    fx_open(&f, test_name, case_name);
     tb *tt = &f.t;
     const mla_geom *g = f.g;
     int32_t t = g->t_q, H = g->n_head, R = g->kv_rank;
@@ -179,10 +178,11 @@ static void engaged(const char *test_name, int absorb) {
 }
 
 /* The door must not engage: flag on below the threshold, or flag off at t = 128. */
-static void not_engaged(const char *test_name, int absorb, int flag_on, int32_t t_q) {
+static void not_engaged(const char *test_name, const char *case_name, int absorb, int flag_on,
+                        int32_t t_q) {
     GPU_REQUIRE();
     tc_fx f;
-    fx_open(&f, test_name);
+    fx_open(&f, test_name, case_name);
     unsetenv("MEMRA_MLA_DECODE_SPLIT");
     if (flag_on)
         setenv("MEMRA_MLA_TC_PREFILL", "1", 1);
@@ -203,21 +203,37 @@ static void not_engaged(const char *test_name, int absorb, int flag_on, int32_t 
     mla_ctx_free(&f.ctx);
 }
 
-Test(tc_prefill_gpu, glm5_prefill__absorb, .timeout = 300) { engaged("glm5_prefill__absorb", 1); }
+Test(tc_prefill_gpu, glm5_prefill__absorb, .timeout = 300) {
+    engaged("glm5_prefill__absorb", "glm5_prefill", 1);
+}
 Test(tc_prefill_gpu, glm5_prefill__decompress, .timeout = 300) {
-    engaged("glm5_prefill__decompress", 0);
+    engaged("glm5_prefill__decompress", "glm5_prefill", 0);
 }
 Test(tc_prefill_gpu, below_threshold__absorb, .timeout = 300) {
-    not_engaged("below_threshold__absorb", 1, 1, MLA_TC_PREFILL_MIN_TQ - 1);
+    not_engaged("below_threshold__absorb", "glm5_prefill", 1, 1, MLA_TC_PREFILL_MIN_TQ - 1);
 }
 Test(tc_prefill_gpu, below_threshold__decompress, .timeout = 300) {
-    not_engaged("below_threshold__decompress", 0, 1, MLA_TC_PREFILL_MIN_TQ - 1);
+    not_engaged("below_threshold__decompress", "glm5_prefill", 0, 1, MLA_TC_PREFILL_MIN_TQ - 1);
 }
 Test(tc_prefill_gpu, flag_off__absorb, .timeout = 300) {
-    not_engaged("flag_off__absorb", 1, 0, 128);
+    not_engaged("flag_off__absorb", "glm5_prefill", 1, 0, 128);
 }
 Test(tc_prefill_gpu, flag_off__decompress, .timeout = 300) {
-    not_engaged("flag_off__decompress", 0, 0, 128);
+    not_engaged("flag_off__decompress", "glm5_prefill", 0, 0, 128);
+}
+
+/* The sanitizer tier's cases: the same checks on san_prefill (t_q = t_kv = 64, 2 heads). */
+Test(tc_prefill_gpu, san_prefill__absorb, .timeout = 300) {
+    engaged("san_prefill__absorb", "san_prefill", 1);
+}
+Test(tc_prefill_gpu, san_prefill__decompress, .timeout = 300) {
+    engaged("san_prefill__decompress", "san_prefill", 0);
+}
+Test(tc_prefill_gpu, san_below_threshold__absorb, .timeout = 300) {
+    not_engaged("san_below_threshold__absorb", "san_prefill", 1, 1, MLA_TC_PREFILL_MIN_TQ - 1);
+}
+Test(tc_prefill_gpu, san_flag_off__decompress, .timeout = 300) {
+    not_engaged("san_flag_off__decompress", "san_prefill", 0, 0, 64);
 }
 
 /* The device bf16 helpers round like the oracle, including ties, NaN, infinities and -0. */

@@ -85,7 +85,10 @@ typedef struct mla_case {
     mla_geom geom;
     uint32_t seed;
     const mla_stage *stages[MLA_MAX_STAGES]; /* terminated by NULL */
-    int n_stored_rows;                       /* 0: every output stored whole */
+    /* 1: a sanitizer case (case_list.h's MLA_SANITIZE_*_CASES): small, computed in memory, no
+     * stored fixture (golden list / regen / verify never see it). */
+    int in_memory;
+    int n_stored_rows; /* 0: every output stored whole */
     int64_t stored_rows[MLA_MAX_STORED_ROWS];
 } mla_case;
 
@@ -114,10 +117,14 @@ struct mla_ctx {
     char err[512];
 };
 
-/* The table. */
+/* The golden table (the fixtures). */
 size_t mla_case_count(void);
 const mla_case *mla_case_at(size_t i);
+/* A golden or a sanitizer case by name, or NULL. */
 const mla_case *mla_case_find(const char *name);
+/* The sanitizer cases (in memory, no fixture). */
+size_t mla_sanitize_case_count(void);
+const mla_case *mla_sanitize_case_at(size_t i);
 /* The case's stage of that name, or NULL. */
 const mla_stage *mla_case_stage(const mla_case *c, const char *name);
 

@@ -112,4 +112,174 @@
              .state_rows = 4096},                                                                  \
     .n_stored_rows = 6, .stored_rows = {0, 1, 2, 1024, 2046, 2047}
 
+/* ---- sanitizer cases (compute-sanitizer's case set; in memory, no fixture) ------------------
+ * Small shapes that still reach every kernel and every code path inside it, so memcheck,
+ * racecheck, initcheck and synccheck finish in minutes. Each suite's tests on them are named
+ * <suite>/san_* (the sanitizer tier's filter, tools/sanitize_set.tsv). What each case reaches:
+ *  san_dense_a   glm5 dims at 3 heads (a partial 32-head tile), t_q 2 over 100 rows: the split
+ *                walk (4 chunks) + combine, HT 32, float4 rows (576); absorb / decompress with
+ *                several column tiles and double-buffered slabs; rope d_rope 64; the bf16 GEMMs.
+ *  san_dense_b   NoPE, kv_rank 522 > 512: HT 8 with scalar rows (522), one chunk (t_kv 20);
+ *                d_nope 5 / d_v 7: single-buffer decompress slab, scalar (kv_rank % 4 != 0).
+ *  san_dense_c   t_q == t_kv == 5 (prefill), kv_rank 129 + d_rope 2: HT 32 scalar rows (131);
+ *                d_v 300 > 256: decompress column tiles; rope at base 1e4.
+ *  san_dense_d   41 heads, kv_rank 520 + d_rope 8: HT 8 float4 rows (528), a partial 8-head tile.
+ *  san_rope_max  rope only, d_rope 128 (the maximum) at positions 0 and 1048575.
+ *  san_prefill   the TC prefill door's threshold shape at 2 heads: t_q = t_kv = 64, bf16 GEMMs.
+ *  san_kpool_a   pool 1, t_q 3: score arm 1 x 256 with the key tile resident and float4 (d 128).
+ *  san_kpool_b   pool 3 (not a power of two), t_q 6, always_tail: score arm 8 x 128, d 7
+ *                (resident, scalar); gathered HT 8 scalar rows (526).
+ *  san_kpool_c   pool 4, t_q 64: score arm 128 x 128, d 132 (streamed key tiles, float4);
+ *                gathered split walk.
+ *  san_kpool_d   pool 1, select_k 9000 > SEL_CAP (8192): the radix select's ordered fallback;
+ *                score d 130 (streamed, scalar); gathered over 9000 slots.
+ *  san_kpool_ring pool 4 through a 128-row ring (wraps), incremental pool keys; tail pool. */
+#define MLA_SANITIZE_DENSE_CASES(X)                                                                \
+    X(san_dense_a, dense_bf16)                                                                     \
+    X(san_dense_b, dense)                                                                          \
+    X(san_dense_c, dense)                                                                          \
+    X(san_dense_d, dense)                                                                          \
+    X(san_rope_max, rope_only)                                                                     \
+    X(san_prefill, dense_bf16)
+
+#define MLA_CASE_san_dense_a                                                                       \
+    .model = "glm5", .seed = 0x5A4E0001u,                                                          \
+    .geom = {.n_head = 3,                                                                          \
+             .kv_rank = 512,                                                                       \
+             .d_rope = 64,                                                                         \
+             .d_nope = 192,                                                                        \
+             .d_v = 256,                                                                           \
+             .t_q = 2,                                                                             \
+             .t_kv = 100,                                                                          \
+             .rope_base = MLA_GLM5_ROPE_BASE,                                                      \
+             .scale = MLA_GLM5_SCALE,                                                              \
+             .bf16 = 1}
+#define MLA_CASE_san_dense_b                                                                       \
+    .model = "glm5_next", .seed = 0x5A4E0002u,                                                     \
+    .geom = {.n_head = 9,                                                                          \
+             .kv_rank = 522,                                                                       \
+             .d_rope = 0,                                                                          \
+             .d_nope = 5,                                                                          \
+             .d_v = 7,                                                                             \
+             .t_q = 1,                                                                             \
+             .t_kv = 20,                                                                           \
+             .rope_base = MLA_GLM5_ROPE_BASE,                                                      \
+             .scale = 0.1f}
+#define MLA_CASE_san_dense_c                                                                       \
+    .model = "synthetic", .seed = 0x5A4E0003u,                                                     \
+    .geom = {.n_head = 2,                                                                          \
+             .kv_rank = 129,                                                                       \
+             .d_rope = 2,                                                                          \
+             .d_nope = 8,                                                                          \
+             .d_v = 300,                                                                           \
+             .t_q = 5,                                                                             \
+             .t_kv = 5,                                                                            \
+             .rope_base = 1e4f,                                                                    \
+             .scale = 0.2f}
+#define MLA_CASE_san_dense_d                                                                       \
+    .model = "synthetic", .seed = 0x5A4E0004u,                                                     \
+    .geom = {.n_head = 41,                                                                         \
+             .kv_rank = 520,                                                                       \
+             .d_rope = 8,                                                                          \
+             .d_nope = 16,                                                                         \
+             .d_v = 16,                                                                            \
+             .t_q = 1,                                                                             \
+             .t_kv = 64,                                                                           \
+             .rope_base = 1e4f,                                                                    \
+             .scale = 0.05f}
+#define MLA_CASE_san_rope_max                                                                      \
+    .model = "synthetic", .seed = 0x5A4E0005u,                                                     \
+    .geom = {.n_head = 1,                                                                          \
+             .d_rope = 128,                                                                        \
+             .rope_base = 1e4f,                                                                    \
+             .t_q = 2,                                                                             \
+             .n_positions = 2,                                                                     \
+             .positions = {0, 1048575}}
+#define MLA_CASE_san_prefill                                                                       \
+    .model = "glm5", .seed = 0x5A4E0006u,                                                          \
+    .geom = {.n_head = 2,                                                                          \
+             .kv_rank = 512,                                                                       \
+             .d_rope = 64,                                                                         \
+             .d_nope = 192,                                                                        \
+             .d_v = 256,                                                                           \
+             .t_q = 64,                                                                            \
+             .t_kv = 64,                                                                           \
+             .rope_base = MLA_GLM5_ROPE_BASE,                                                      \
+             .scale = MLA_GLM5_SCALE,                                                              \
+             .bf16 = 1}
+
+#define MLA_SANITIZE_KPOOL_CASES(X)                                                                \
+    X(san_kpool_a, kpool)                                                                          \
+    X(san_kpool_b, kpool)                                                                          \
+    X(san_kpool_c, kpool)                                                                          \
+    X(san_kpool_d, kpool)                                                                          \
+    X(san_kpool_ring, kpool)
+
+/* The indexer of a sanitizer case: heads H x dim D, queries at the last t_q of t_kv rows. */
+#define MLA_SAN_INDEXER(TQ, TKV, H, D, POOL, SEL, WIDTH, TAIL)                                     \
+    .idx_heads = (H), .idx_dim = (D), .pool = (POOL), .select_k = (SEL), .width = (WIDTH),         \
+    .always_tail = (TAIL), .first_pos = (TKV) - (TQ), .n_pools = (TKV) / (POOL),                   \
+    .qk_scale = MLA_INDEXER_QK_SCALE, .head_scale = MLA_INDEXER_HEAD_SCALE
+#define MLA_CASE_san_kpool_a                                                                       \
+    .model = "synthetic", .seed = 0x5A4E0101u,                                                     \
+    .geom = {.n_head = 3,                                                                          \
+             .kv_rank = 64,                                                                        \
+             .d_rope = 8,                                                                          \
+             .d_nope = 16,                                                                         \
+             .d_v = 16,                                                                            \
+             .t_q = 3,                                                                             \
+             .t_kv = 300,                                                                          \
+             .rope_base = 1e4f,                                                                    \
+             .scale = 0.125f,                                                                      \
+             MLA_SAN_INDEXER(3, 300, 3, 128, 1, 16, 16, 0)}
+#define MLA_CASE_san_kpool_b                                                                       \
+    .model = "synthetic", .seed = 0x5A4E0102u,                                                     \
+    .geom = {.n_head = 9,                                                                          \
+             .kv_rank = 520,                                                                       \
+             .d_rope = 6,                                                                          \
+             .d_nope = 16,                                                                         \
+             .d_v = 16,                                                                            \
+             .t_q = 6,                                                                             \
+             .t_kv = 402,                                                                          \
+             .rope_base = 1e4f,                                                                    \
+             .scale = 0.05f,                                                                       \
+             MLA_SAN_INDEXER(6, 402, 2, 7, 3, 20, 62, 1)}
+#define MLA_CASE_san_kpool_c                                                                       \
+    .model = "synthetic", .seed = 0x5A4E0103u,                                                     \
+    .geom = {.n_head = 2,                                                                          \
+             .kv_rank = 128,                                                                       \
+             .d_rope = 0,                                                                          \
+             .d_nope = 16,                                                                         \
+             .d_v = 16,                                                                            \
+             .t_q = 64,                                                                            \
+             .t_kv = 600,                                                                          \
+             .rope_base = 1e4f,                                                                    \
+             .scale = 0.1f,                                                                        \
+             MLA_SAN_INDEXER(64, 600, 2, 132, 4, 8, 35, 1)}
+#define MLA_CASE_san_kpool_d                                                                       \
+    .model = "synthetic", .seed = 0x5A4E0104u,                                                     \
+    .geom = {.n_head = 2,                                                                          \
+             .kv_rank = 64,                                                                        \
+             .d_rope = 2,                                                                          \
+             .d_nope = 16,                                                                         \
+             .d_v = 16,                                                                            \
+             .t_q = 1,                                                                             \
+             .t_kv = 9100,                                                                         \
+             .rope_base = 1e4f,                                                                    \
+             .scale = 0.1f,                                                                        \
+             MLA_SAN_INDEXER(1, 9100, 1, 130, 1, 9000, 9000, 0)}
+#define MLA_CASE_san_kpool_ring                                                                    \
+    .model = "glm5_next", .seed = 0x5A4E0105u,                                                     \
+    .geom = {.n_head = 2,                                                                          \
+             .kv_rank = 32,                                                                        \
+             .d_rope = 0,                                                                          \
+             .d_nope = 16,                                                                         \
+             .d_v = 16,                                                                            \
+             .t_q = 2,                                                                             \
+             .t_kv = 302,                                                                          \
+             .rope_base = 1e4f,                                                                    \
+             .scale = 0.1f,                                                                        \
+             MLA_SAN_INDEXER(2, 302, 2, 16, 4, 10, 43, 1),                                         \
+             .state_rows = 128}
+
 #endif /* MLA_TESTS_CASE_LIST_H */
