@@ -57,7 +57,7 @@ done
 cp -r fuzz/corpus/contract_codes "$DIR/fuzz/corpus/contract_codes"
 cp fuzz/*.options "$DIR/fuzz/" 2>/dev/null || true
 cp docs/contract.md "$DIR/docs/"
-cp tools/summarize.py "$DIR/tools/"
+cp tools/summarize.py tools/sanitize_report.py tools/sanitize_set.tsv "$DIR/tools/"
 cp tests/known_failures.txt "$DIR/known_failures.txt"
 cp tools/run-gpu-tier.sh "$DIR/run-gpu-tier.sh"
 chmod +x "$DIR/run-gpu-tier.sh"

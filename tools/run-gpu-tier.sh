@@ -2,7 +2,17 @@
 # run-gpu-tier.sh: the GPU tier on a CUDA host without Bazel (packed by tools/harness bundle).
 #
 #   ./run-gpu-tier.sh [--fuzz-seconds N] [--sanitize] [--bench] [--filter GLOB] [--jobs N]
-#                     [--parallel]
+#                     [--parallel] [--gpus N|all] [--shard I/N [--durations FILE]]
+#   ./run-gpu-tier.sh [--expect N] --merge SHARD_OUT_DIR...
+#
+# --gpus N|all spreads the jobs over the visible GPUs, one job per GPU at a time
+# (CUDA_VISIBLE_DEVICES per job; all = CUDA_VISIBLE_DEVICES's entries or `nvidia-smi -L`; default
+# 1: every job shares device 0, as before); summary-gpu.json's `where` says where each job ran.
+# --shard I/N runs shard I's share of the night's jobs (tools/shard.py plan, balanced by the
+# durations of --durations FILE: default tools/shard_durations.json, or a previous
+# summary-gpu.json); --merge merges the shards' out dirs into one summary in $OUT (tools/shard.py
+# merge; --expect N: every shard 0..N-1 must be there) and exits non-zero on any new failure.
+# tools/slurm/ runs the shards as a Slurm job array.
 #
 # Runs every Criterion test binary (GPU suites run; CPU suites run too), the fuzz corpus
 # replays, each GPU fuzzer for N seconds (default 0: skipped), compute-sanitizer (memcheck,
@@ -14,6 +24,9 @@ set -uo pipefail
 cd "$(dirname "$0")"
 HERE=$PWD
 FUZZ_SECONDS=0 SANITIZE=0 BENCH=0 FILTER='*' JOBS=4 PARALLEL=0
+GPUS=1 SHARD="" DURATIONS=$HERE/tools/shard_durations.json EXPECT="" MERGE=0 MERGE_DIRS=()
+# A path the caller gave, relative to the caller's directory (OLDPWD: the cd above).
+caller_path() { case $1 in /*) echo "$1" ;; *) echo "${OLDPWD:-$HERE}/$1" ;; esac; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --fuzz-seconds) FUZZ_SECONDS=$2; shift 2 ;;
@@ -22,9 +35,21 @@ while [ $# -gt 0 ]; do
         --filter) FILTER=$2; shift 2 ;;
         --jobs) JOBS=$2; shift 2 ;;
         --parallel) PARALLEL=1; shift ;;
+        --gpus) GPUS=$2; shift 2 ;;
+        --shard) SHARD=$2; shift 2 ;;
+        --durations) DURATIONS=$(caller_path "$2"); shift 2 ;;
+        --expect) EXPECT=$2; shift 2 ;;
+        --merge) MERGE=1; shift
+            for d in "$@"; do MERGE_DIRS+=("$(caller_path "$d")"); done
+            set -- ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
+if [ "$MERGE" -eq 1 ]; then # one summary over the shards' out dirs; nothing runs here
+    [ ${#MERGE_DIRS[@]} -gt 0 ] || { echo "--merge needs the shards' out dirs" >&2; exit 2; }
+    exec python3 tools/shard.py merge --out "${OUT:-$HERE/out}" \
+        --known-failures known_failures.txt ${EXPECT:+--expect "$EXPECT"} "${MERGE_DIRS[@]}"
+fi
 OUT=${OUT:-$HERE/out}
 mkdir -p "$OUT/lib"
 tar -C "$OUT" -xJf lib.tar.xz
@@ -44,6 +69,9 @@ junit_step() {
     {
         echo '<?xml version="1.0" encoding="UTF-8"?>'
         echo "<testsuites><testsuite name=\"$name\" tests=\"1\">"
+        # Where it ran (run_on_gpu sets MLA_GPU: tools/gpu_dispatch.sh).
+        [ -z "${MLA_GPU:-}" ] ||
+            echo "<properties><property name=\"gpu\" value=\"$MLA_GPU\"/></properties>"
         echo "<testcase classname=\"$name\" name=\"$name\" time=\"$secs\">"
         [ "$rc" -ne 0 ] && echo "<failure message=\"exit $rc\">$msg</failure>"
         echo "</testcase></testsuite></testsuites>"
@@ -59,30 +87,93 @@ step() { # name, command...
     return 0
 }
 
-# 1. Criterion test binaries (their own JUnit XML); --parallel runs the binaries at once.
+# Where the jobs run and which run here. tools/gpu_dispatch.sh (its header has the API):
+# `run_on_gpu NAME CMD...` runs CMD on a free GPU of --gpus (one job per GPU) and records where;
+# `in_shard NAME` says whether job NAME (its JUnit step name) is this shard's (--shard I/N).
+# Sections 1-5 all go through both.
+source tools/gpu_dispatch.sh
+gpu_dispatch_init "$GPUS" "$OUT" || exit 2
+night_jobs() { # every job of the night by its step name: the same list on every shard
+    local t f b sets
+    for t in bin/*_test; do
+        [ -e "$t" ] || continue
+        case "$(basename "$t")" in $FILTER) basename "$t" ;; esac
+    done
+    for f in bin/*_fuzzer; do
+        [ -e "$f" ] || continue
+        b=$(basename "$f" _fuzzer)
+        echo "${b}_replay"
+        if [ "$FUZZ_SECONDS" -gt 0 ]; then echo "fuzz_$b"; fi
+    done
+    if [ "$SANITIZE" -eq 1 ]; then # sanitize_all's jobs: one per binary of its case set
+        sets=$(awk -F'\t' '$1 !~ /^(#|$)/ {print $1}' tools/sanitize_set.tsv 2> /dev/null)
+        for b in ${sets:-$(cd bin && ls -- *gpu*_test)}; do
+            if [ -x "bin/$b" ]; then echo "sanitize_$b"; fi
+        done
+    fi
+    if [ "$BENCH" -eq 1 ]; then for b in bin/bench_*; do [ ! -e "$b" ] || basename "$b"; done; fi
+}
+if [ -n "$SHARD" ]; then
+    night_jobs > "$OUT/shard-jobs-all.txt"
+    shard_init "$SHARD" "$OUT/shard-jobs-all.txt" "$DURATIONS" "$OUT" \
+        --set "fuzz_*=$FUZZ_SECONDS" || exit 2
+    echo "gpu-tier: shard $SHARD: $(wc -l < "$SHARD_MINE_FILE") of" \
+        "$(wc -l < "$SHARD_ALL_FILE") jobs ($SHARD_MINE_FILE)"
+fi
+if [ "$GPU_SHARED" -eq 0 ]; then
+    echo "gpu-tier: $GPU_COUNT GPUs ($GPU_IDS_LIST), one job per GPU at a time"
+fi
+
+# 1. Criterion test binaries (their own JUnit XML); --parallel runs the binaries at once (so does
+#    --gpus N > 1: the dispatcher bounds them to one per GPU).
 run_test_binary() {
-    local t=$1 name t0 rc
+    local t=$1 name t0 rc gpu prop
     name=$(basename "$t")
     t0=$SECONDS
     MLA_XML_OUTPUT="$OUT/xml/$name.xml" "$t" --jobs "$JOBS" > "$OUT/logs/$name.log" 2>&1
     rc=$?
-    printf '%-48s %s (%ds)\n' "$name" "$([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)")" $((SECONDS - t0))
+    printf '%-48s %s (%ds)\n' "$name" "$([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)")" \
+        $((SECONDS - t0))
     # A crash that left no report is still a failure.
     [ -s "$OUT/xml/$name.xml" ] || junit_step "$name" 99 $((SECONDS - t0)) "$OUT/logs/$name.log"
+    # Where it ran: a JUnit property of each test suite of the report.
+    gpu=$(printf '%s' "${MLA_GPU:-}" | tr -cd 'A-Za-z0-9._:-')
+    prop="<properties><property name=\"gpu\" value=\"$gpu\"/></properties>"
+    [ -z "$gpu" ] || sed -i "s|^\( *<testsuite [^>]*[^/]\)>\$|\1>$prop|" "$OUT/xml/$name.xml"
+    return $rc
 }
 pids=()
 for t in bin/*_test; do
-    case "$(basename "$t")" in $FILTER) ;; *) continue ;; esac
-    if [ "$PARALLEL" -eq 1 ]; then run_test_binary "$t" & pids+=($!); else run_test_binary "$t"; fi
+    [ -e "$t" ] || continue
+    name=$(basename "$t")
+    case "$name" in $FILTER) ;; *) continue ;; esac
+    in_shard "$name" || continue
+    if [ "$PARALLEL" -eq 1 ] || [ "$GPU_SHARED" -eq 0 ]; then
+        run_on_gpu "$name" run_test_binary "$t" & pids+=($!)
+    else
+        run_on_gpu "$name" run_test_binary "$t"
+    fi
 done
 for p in "${pids[@]}"; do wait "$p"; done
 
-# 2. Fuzz corpus replays: each GPU fuzzer runs its committed corpus once (-runs=0), under ASan.
-for f in bin/*_fuzzer; do
-    name=$(basename "$f"); target=${name%_fuzzer}
+# 2. Fuzz corpus replays: each GPU fuzzer runs its committed corpus once (-runs=0), under ASan
+#    (at once with --gpus N > 1, one per GPU).
+replay() { # target, fuzzer
     ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 \
-        step "${target}_replay" "$f" -runs=0 -artifact_prefix="$OUT/repro/" "fuzz/corpus/$target"
+        step "${1}_replay" "$2" -runs=0 -artifact_prefix="$OUT/repro/" "fuzz/corpus/$1"
+}
+pids=()
+for f in bin/*_fuzzer; do
+    [ -e "$f" ] || continue # a bundle without fuzzers (tools/slurm_test.sh's CPU bundle)
+    name=$(basename "$f"); target=${name%_fuzzer}
+    in_shard "${target}_replay" || continue
+    if [ "$GPU_SHARED" -eq 0 ]; then
+        run_on_gpu "${target}_replay" replay "$target" "$f" & pids+=($!)
+    else
+        run_on_gpu "${target}_replay" replay "$target" "$f"
+    fi
 done
+for p in "${pids[@]}"; do wait "$p"; done
 
 # 3. GPU fuzzing (libFuzzer + ASan; CUDA needs protect_shadow_gap=0): every target at once, for
 #    FUZZ_SECONDS each (small kernels share the device well), then one JUnit case per target.
@@ -110,40 +201,82 @@ fuzz_all() {
     done
 }
 
-# 4. compute-sanitizer over the GPU suites (every tool must report 0 errors), concurrently with
-#    the fuzzers above when both are asked for. SANITIZE_FILTER narrows the cases (Criterion
-#    --filter glob); SANITIZE_TESTS the binaries (default: every *gpu* test binary).
+# 4. The sanitizer tier: compute-sanitizer's memcheck, racecheck, initcheck and synccheck over
+#    every GPU test binary, each on its small case set (tools/sanitize_set.tsv: san_* cases that
+#    reach every kernel arm), SANITIZE_JOBS (default 8) steps at a time, SANITIZE_TIMEOUT (default
+#    420 s) each. First a kernel census of the same case set (ncu, clocks untouched: which kernels
+#    launch, with their shared memory), so the report (sanitize-report.md / .json) lists per tool
+#    the kernels it covered and any shared-memory kernel racecheck missed. SANITIZE_FILTER
+#    replaces every binary's filter (a narrower run).
 sanitize_all() {
-    local CS t name tool spids=()
+    local CS NCU bin filter tool jobs=${SANITIZE_JOBS:-8} t0=$SECONDS running=0
     CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-    for t in ${SANITIZE_TESTS:-bin/*gpu*_test}; do
-        name=$(basename "$t")
+    NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    mkdir -p "$OUT/census"
+    local sets=()
+    while IFS=$'\t' read -r bin filter; do
+        case "$bin" in ''|'#'*) continue ;; esac
+        [ -x "bin/$bin" ] || continue
+        if ! in_shard_job "sanitize_$bin"; then continue; fi
+        sets+=("$bin"$'\t'"${SANITIZE_FILTER:-$filter}")
+    done < tools/sanitize_set.tsv
+    for t in bin/*gpu*_test; do # every GPU test binary must have a case set
+        grep -q "^$(basename "$t")"$'\t' tools/sanitize_set.tsv ||
+            step "sanitize_set_$(basename "$t")" false
+    done
+    # The census runs beside the sanitizer steps (one more bounded job): the first launch of
+    # each kernel per test process (--kernel-id :::1), two launch metrics, clocks untouched.
+    census() {
+        local s bin filter
+        for s in "${sets[@]}"; do
+            bin=${s%%$'\t'*} filter=${s#*$'\t'}
+            timeout "${SANITIZE_TIMEOUT:-420}" "$NCU" --clock-control none --target-processes all \
+                --kernel-id :::1 --csv --print-units base \
+                --metrics launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static \
+                "bin/$bin" --jobs 1 --filter "$filter" > "$OUT/census/$bin.csv" 2>&1 || true
+        done
+    }
+    census &
+    running=1
+    for s in "${sets[@]}"; do
+        bin=${s%%$'\t'*} filter=${s#*$'\t'}
         for tool in memcheck racecheck initcheck synccheck; do
-            step "sanitize_${tool}_${name}" timeout "${SANITIZE_TIMEOUT:-300}" "$CS" --tool "$tool" \
-                --error-exitcode 1 --target-processes all "$t" --jobs 1 \
-                --filter "${SANITIZE_FILTER:-*}" &
-            spids+=($!)
+            while [ "$running" -ge "$jobs" ]; do wait -n; running=$((running - 1)); done
+            step "sanitize_${tool}_${bin}" timeout "${SANITIZE_TIMEOUT:-420}" "$CS" \
+                --tool "$tool" --error-exitcode 1 --target-processes all "bin/$bin" --jobs 1 \
+                --filter "$filter" &
+            running=$((running + 1))
         done
     done
-    for p in "${spids[@]}"; do wait "$p"; done
+    wait
+    echo "sanitize: tier wall $((SECONDS - t0)) s"
+    python3 tools/sanitize_report.py --set tools/sanitize_set.tsv --census "$OUT/census" \
+        --xml "$OUT/xml" --logs "$OUT/logs" --wall $((SECONDS - t0)) --out "$OUT" || true
 }
-if [ "$FUZZ_SECONDS" -gt 0 ] && [ "$SANITIZE" -eq 1 ]; then
-    fuzz_all & fpid=$!
-    sanitize_all
-    wait "$fpid"
-elif [ "$FUZZ_SECONDS" -gt 0 ]; then
-    fuzz_all
-elif [ "$SANITIZE" -eq 1 ]; then
-    sanitize_all
-fi
+# in_shard_job NAME: 0 when this run owns job NAME (the shard dispatcher's in_shard when present).
+in_shard_job() { if declare -F in_shard >/dev/null; then in_shard "$1"; else return 0; fi; }
+# The sanitizer tier first (bounded, timed on its own), then the fuzzers with every core.
+[ "$SANITIZE" -eq 1 ] && sanitize_all
+[ "$FUZZ_SECONDS" -gt 0 ] && fuzz_all
 
 # 5. Benchmarks.
 if [ "$BENCH" -eq 1 ]; then
     for b in bin/bench_*; do
-        step "$(basename "$b")" "$b"
+        in_shard "$(basename "$b")" || continue # --shard: each benchmark runs in one shard
+        run_on_gpu "$(basename "$b")" step "$(basename "$b")" "$b"
         cp "$OUT/logs/$(basename "$b").log" "$OUT/"
     done
 fi
 
+# The summary: where each job ran (placement.tsv, the `where` map) and, with --shard, which shard.
+reports=("$OUT"/xml/*.xml)
+[ -e "${reports[0]}" ] || reports=() # a shard may have no job at all
+notes=(--note "GPU tier: $probe")
+[ "$GPU_SHARED" -eq 1 ] ||
+    notes+=(--note "GPUs: $GPU_COUNT ($GPU_IDS_LIST), one job per GPU at a time")
+if [ -n "$SHARD" ]; then
+    n_mine=$(wc -l < "$SHARD_MINE_FILE") n_all=$(wc -l < "$SHARD_ALL_FILE")
+    notes+=(--shard "$SHARD" --note "shard $SHARD on ${HOSTNAME:-?}: $n_mine of $n_all jobs")
+fi
 python3 tools/summarize.py --out "$OUT" --tier gpu --known-failures known_failures.txt \
-    --note "GPU tier: $probe" "$OUT"/xml/*.xml
+    --placement "$OUT/placement.tsv" "${notes[@]}" "${reports[@]}"

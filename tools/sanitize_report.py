@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""The sanitizer tier's report: per tool, the steps it ran (binary, case filter, verdict, wall
+time, errors / hazards), the kernels those steps covered (from the ncu kernel census of the same
+case set) and the shared-memory kernels racecheck did not reach.
+
+usage: sanitize_report.py --set tools/sanitize_set.tsv --census DIR --xml DIR --logs DIR
+                          [--wall SECONDS] --out DIR
+Writes DIR/sanitize-report.md and DIR/sanitize-report.json and prints the markdown.
+A kernel counts as covered by a tool when a step of that tool that ran to completion (not timed
+out) ran a binary whose census launched it. The census reads ncu's CSV (Kernel Name and the two
+launch__shared_mem_per_block_* metrics).
+"""
+import argparse
+import csv
+import glob
+import io
+import json
+import os
+import re
+
+TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
+
+
+def read_set(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            binary, filt = line.split("\t", 1)
+            rows.append((binary, filt))
+    return rows
+
+
+def short_kernel(name):
+    """'void attn_walk_f32<32, walk_causal, true>(const float *, ...)' -> 'attn_walk_f32<32,
+    walk_causal, true>' (the template arm stays: it is the code path)."""
+    name = re.sub(r"^void\s+", "", name.strip())
+    depth = 0
+    for i, ch in enumerate(name):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0:
+            return name[:i]
+    return name
+
+
+def read_census(path):
+    """{kernel: shared bytes (max over launches)} from one ncu CSV log (other lines ignored)."""
+    kernels = {}
+    if not os.path.exists(path):
+        return kernels, "no census file"
+    with open(path, errors="replace") as f:
+        text = f.read()
+    lines = text.splitlines()
+    start = next((i for i, l in enumerate(lines) if l.startswith('"ID","Process ID"')), None)
+    if start is None:
+        err = next((l for l in lines if "ERR_" in l or "error" in l.lower()), "no ncu table")
+        return kernels, err.strip()[:200]
+    rows = [l for l in lines[start:] if l.startswith('"')]
+    for rec in csv.DictReader(io.StringIO("\n".join(rows))):
+        k = short_kernel(rec.get("Kernel Name", "?"))
+        metric = rec.get("Metric Name", "")
+        try:
+            value = float((rec.get("Metric Value") or "0").replace(",", ""))
+        except ValueError:
+            value = 0.0
+        kernels.setdefault(k, 0)
+        if metric.startswith("launch__shared_mem_per_block"):
+            kernels[k] = max(kernels[k], int(value))
+    return kernels, ""
+
+
+def read_step(xml_dir, logs_dir, tool, binary):
+    name = f"sanitize_{tool}_{binary}"
+    xml = os.path.join(xml_dir, name + ".xml")
+    log = os.path.join(logs_dir, name + ".log")
+    res = {"step": name, "ran": os.path.exists(xml), "passed": False, "timed_out": False,
+           "seconds": None, "summary": ""}
+    if not res["ran"]:
+        return res
+    with open(xml, errors="replace") as f:
+        x = f.read()
+    m = re.search(r'time="(\d+)"', x)
+    res["seconds"] = int(m.group(1)) if m else None
+    res["passed"] = "<failure" not in x
+    res["timed_out"] = 'message="exit 124"' in x
+    if os.path.exists(log):
+        with open(log, errors="replace") as f:
+            for line in f:
+                if "ERROR SUMMARY" in line or "RACECHECK SUMMARY" in line:
+                    res["summary"] = line.strip().lstrip("= ").strip()
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--set", required=True)
+    ap.add_argument("--census", required=True)
+    ap.add_argument("--xml", required=True)
+    ap.add_argument("--logs", required=True)
+    ap.add_argument("--wall", type=int, default=None)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+
+    case_set = read_set(a.set)
+    census, census_err = {}, {}
+    for binary, _ in case_set:
+        census[binary], census_err[binary] = read_census(os.path.join(a.census, binary + ".csv"))
+    all_kernels = {}
+    for kmap in census.values():
+        for k, smem in kmap.items():
+            all_kernels[k] = max(all_kernels.get(k, 0), smem)
+
+    report = {"wall_seconds": a.wall, "tools": {}, "kernels": all_kernels,
+              "census_errors": {b: e for b, e in census_err.items() if e}}
+    md = ["# Sanitizer tier", ""]
+    if a.wall is not None:
+        md.append(f"Wall time of the tier (census + every step): **{a.wall} s**.")
+    steps_all = []
+    for tool in TOOLS:
+        steps = [dict(read_step(a.xml, a.logs, tool, b), binary=b, filter=f) for b, f in case_set]
+        steps_all += steps
+        covered = {}
+        for s in steps:
+            if s["ran"] and not s["timed_out"]:
+                covered.update(census.get(s["binary"], {}))
+        missed_smem = sorted(k for k, sm in all_kernels.items() if sm > 0 and k not in covered)
+        report["tools"][tool] = {"steps": steps, "kernels_covered": sorted(covered),
+                                 "shared_memory_kernels_missed": missed_smem}
+        md += ["", f"## {tool}", "", "| binary | cases | verdict | s | summary |",
+               "| --- | --- | --- | ---: | --- |"]
+        for s in steps:
+            verdict = ("not run" if not s["ran"] else "TIMEOUT" if s["timed_out"] else
+                       "ok" if s["passed"] else "FAILED")
+            md.append(f"| {s['binary']} | `{s['filter']}` | {verdict} | {s['seconds']} | "
+                      f"{s['summary']} |")
+        smem_note = ("every shared-memory kernel of the census" if not missed_smem else
+                     "MISSED shared-memory kernels: " + ", ".join(missed_smem))
+        md += ["", f"Kernels covered ({len(covered)}; {smem_note}):", ""]
+        md += [f"- `{k}`" + (f" (shared {covered[k]} B)" if covered[k] else "")
+               for k in sorted(covered)]
+    if report["census_errors"]:
+        md += ["", "Census problems: " + "; ".join(f"{b}: {e}"
+                                                   for b, e in report["census_errors"].items())]
+    n_fail = sum(1 for s in steps_all if s["ran"] and not s["passed"])
+    n_to = sum(1 for s in steps_all if s["timed_out"])
+    md += ["", f"Steps: {len(steps_all)}, failed {n_fail}, timed out {n_to}."]
+    report.update(steps=len(steps_all), failed=n_fail, timed_out=n_to)
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "sanitize-report.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    with open(os.path.join(a.out, "sanitize-report.json"), "w") as f:
+        json.dump(report, f, indent=1, sort_keys=True)
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
