@@ -130,7 +130,7 @@
  *  san_kpool_b   pool 3 (not a power of two), t_q 6, always_tail: score arm 8 x 128, d 7
  *                (resident, scalar); gathered HT 8 scalar rows (526).
  *  san_kpool_c   pool 4, t_q 64: score arm 128 x 128, d 132 (streamed key tiles, float4);
- *                gathered split walk.
+ *                gathered HT 8 with float4 rows (520), split walk.
  *  san_kpool_d   pool 1, select_k 9000 > SEL_CAP (8192): the radix select's ordered fallback;
  *                score d 130 (streamed, scalar); gathered over 9000 slots.
  *  san_kpool_ring pool 4 through a 128-row ring (wraps), incremental pool keys; tail pool. */
@@ -247,7 +247,7 @@
 #define MLA_CASE_san_kpool_c                                                                       \
     .model = "synthetic", .seed = 0x5A4E0103u,                                                     \
     .geom = {.n_head = 2,                                                                          \
-             .kv_rank = 128,                                                                       \
+             .kv_rank = 520,                                                                       \
              .d_rope = 0,                                                                          \
              .d_nope = 16,                                                                         \
              .d_v = 16,                                                                            \
