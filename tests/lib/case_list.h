@@ -131,8 +131,10 @@
  *                (resident, scalar); gathered HT 8 scalar rows (526).
  *  san_kpool_c   pool 4, t_q 64: score arm 128 x 128, d 132 (streamed key tiles, float4);
  *                gathered HT 8 with float4 rows (520), split walk.
- *  san_kpool_d   pool 1, select_k 9000 > SEL_CAP (8192): the radix select's ordered fallback;
- *                score d 130 (streamed, scalar); gathered over 9000 slots.
+ *  san_kpool_d   9100 pools all tying (qk_scale 0: every visible score +0): more tying
+ *                candidates than SEL_CAP (8192), so the radix select takes its ordered
+ *                fallback (a small select_k keeps select_ref's rounds cheap under racecheck);
+ *                score d 130 (streamed, scalar).
  *  san_kpool_ring pool 4 through a 128-row ring (wraps), incremental pool keys; tail pool. */
 #define MLA_SANITIZE_DENSE_CASES(X)                                                                \
     X(san_dense_a, dense_bf16)                                                                     \
@@ -216,10 +218,12 @@
     X(san_kpool_ring, kpool)
 
 /* The indexer of a sanitizer case: heads H x dim D, queries at the last t_q of t_kv rows. */
-#define MLA_SAN_INDEXER(TQ, TKV, H, D, POOL, SEL, WIDTH, TAIL)                                     \
+#define MLA_SAN_INDEXER_QK(TQ, TKV, H, D, POOL, SEL, WIDTH, TAIL, QK)                              \
     .idx_heads = (H), .idx_dim = (D), .pool = (POOL), .select_k = (SEL), .width = (WIDTH),         \
-    .always_tail = (TAIL), .first_pos = (TKV) - (TQ), .n_pools = (TKV) / (POOL),                   \
-    .qk_scale = MLA_INDEXER_QK_SCALE, .head_scale = MLA_INDEXER_HEAD_SCALE
+    .always_tail = (TAIL), .first_pos = (TKV) - (TQ), .n_pools = (TKV) / (POOL), .qk_scale = (QK), \
+    .head_scale = MLA_INDEXER_HEAD_SCALE
+#define MLA_SAN_INDEXER(TQ, TKV, H, D, POOL, SEL, WIDTH, TAIL)                                     \
+    MLA_SAN_INDEXER_QK(TQ, TKV, H, D, POOL, SEL, WIDTH, TAIL, MLA_INDEXER_QK_SCALE)
 #define MLA_CASE_san_kpool_a                                                                       \
     .model = "synthetic", .seed = 0x5A4E0101u,                                                     \
     .geom = {.n_head = 3,                                                                          \
@@ -267,7 +271,7 @@
              .t_kv = 9100,                                                                         \
              .rope_base = 1e4f,                                                                    \
              .scale = 0.1f,                                                                        \
-             MLA_SAN_INDEXER(1, 9100, 1, 130, 1, 9000, 9000, 0)}
+             MLA_SAN_INDEXER_QK(1, 9100, 1, 130, 1, 16, 16, 0, 0.0f)}
 #define MLA_CASE_san_kpool_ring                                                                    \
     .model = "glm5_next", .seed = 0x5A4E0105u,                                                     \
     .geom = {.n_head = 2,                                                                          \
