@@ -58,6 +58,10 @@ cp -r fuzz/corpus/contract_codes "$DIR/fuzz/corpus/contract_codes"
 cp fuzz/*.options "$DIR/fuzz/" 2>/dev/null || true
 cp docs/contract.md "$DIR/docs/"
 cp tools/summarize.py tools/sanitize_report.py tools/sanitize_set.tsv "$DIR/tools/"
+# --gpus / --shard / --merge (tools/gpu_dispatch.sh, tools/shard.py) and the Slurm job array.
+cp tools/gpu_dispatch.sh tools/shard.py tools/shard_durations.json "$DIR/tools/"
+mkdir -p "$DIR/tools/slurm"
+cp tools/slurm/nightly.sbatch tools/slurm/submit.sh "$DIR/tools/slurm/"
 cp tests/known_failures.txt "$DIR/known_failures.txt"
 cp tools/run-gpu-tier.sh "$DIR/run-gpu-tier.sh"
 chmod +x "$DIR/run-gpu-tier.sh"
