@@ -5,9 +5,18 @@
                     `bazel build //...` builds everywhere.
   <name>_regression a test (`bazel test`): the regression driver replays the committed corpus
                     fuzz/corpus/<name>/ through the same entry point, without libFuzzer.
-Both link //fuzz:fuzz_gpu (fuzz_gpu.h / fuzz_gpu.c: device detection, the fuzz testbed, reused
-device buffers), in both configurations.
+Both link //fuzz:fuzz_gpu (fuzz_gpu.h / fuzz_gpu.c: device detection, the fuzz testbed, the
+device buffers of one execution with their checks batched into one synchronisation, per-execution
+host arenas; //fuzz:fuzz_values: the Philox fills), in both configurations.
 """
+
+# Pure-CPU helpers of the fuzz targets built, under --config=fuzz, without ASan and without
+# libFuzzer's coverage instrumentation (UBSan stays): see docs/fuzzing.md for the measurements and
+# .bazelrc (per_file_copt) for the oracle and the comparator.
+FUZZ_UNINSTRUMENTED_COPTS = [
+    "-fno-sanitize=address",
+    "-fno-sanitize=fuzzer-no-link",
+]
 
 def mla_fuzz_target(name, srcs, deps = [], data = [], env = {}, size = "small", tags = []):
     common = srcs + ["//fuzz:fuzz_entry.c", "//fuzz:fuzz_helpers.h"]

@@ -1,7 +1,7 @@
 /* fuzz_gpu.h: the one helper of the fuzz targets that touch the GPU (split_invariance,
  * rope_positions, select_order, score_identity, ring_residency, gathered_indices; contract_codes
  * uses only the device detection). Implementation: fuzz_gpu.c (//fuzz:fuzz_gpu, linked into
- * every fuzz target by fuzz.bzl).
+ * every fuzz target by fuzz.bzl); docs/fuzzing.md says where an execution's time goes.
  *
  *  - Device: fuzz_device_present() (a CUDA device can run kernels; cached), fuzz_gpu_enabled()
  *    (the same unless MLA_FUZZ_NO_GPU=1), fuzz_no_device(). A target runs its kernel side when
@@ -11,30 +11,50 @@
  *  - Testbed: fuzz_tb_begin() gives the execution's tests/lib/testbed.h `tb`, id = the target,
  *    rerun = the replay command of this input's reproducer; its failure sink prints the report,
  *    writes the input reproducer (fuzz_write_reproducer, as FUZZ_ASSERT does) and aborts, so
- *    every failure (a tb_compare, tb_launched, tb_output, tb_input_untouched, FUZZ_TB_ASSERT,
+ *    every failure (a tb_compare, fuzz_launched, fuzz_gpu_check, FUZZ_TB_ASSERT,
  *    FUZZ_ASSERT_CUDA_BAND) ends the same way. fuzz_tb_casef() names the drawn tuple in reports.
  *    Every tensor comparison goes through tb_compare (shape-aware report, reproducer tensors).
- *  - Buffers: the gpu_buf of tests/lib/gpu_util.h, kept in static variables and reused across
- *    executions (grow-only, gpu_buf_reserve): guard bands on both sides, the payload poisoned with
- *    GPU_POISON_WORD by fuzz_dev_out / fuzz_dev_in (gpu_buf_poison before a relaunch); after a
- *    launch tb_launched, tb_output (guards, no poison left) and tb_input_untouched.
- *  - Host memory: tb_xmalloc(t, n) (a failure goes to the sink).
+ *  - Host memory: fuzz_alloc(t, n), valid for the execution (arenas reused across executions,
+ *    so no allocation per execution; ASan-poisoned between blocks and after the execution).
+ *  - Device buffers of one execution, the testbed's checks batched (one upload, one device-side
+ *    prepare, one device-side check, one download and ONE synchronisation per execution):
+ *      fuzz_in(t, name, bytes)                  an input: fill ->host (pinned), then upload;
+ *      fuzz_out(t, name, bytes, what, full)     an output: poisoned with GPU_POISON_WORD;
+ *      fuzz_inout(t, name, bytes, what)         in place: ->host uploaded, ->got downloaded;
+ *      fuzz_gpu_upload(t)                       lays the buffers out in one grow-only device
+ *                                               arena (each payload between two guard bands),
+ *                                               uploads the inputs, fills guards and poison on
+ *                                               the device; ->dev valid from here;
+ *      fuzz_launched(t, rc, what)               rc must be 0 (the device's state is checked by
+ *                                               the one synchronisation of fuzz_gpu_check;
+ *                                               MLA_FUZZ_SYNC_EACH=1: after every launch);
+ *      fuzz_gpu_check(t)                        on the device: every guard band intact, no
+ *                                               poison word left in an output that must be
+ *                                               full, every input equal to the bytes uploaded;
+ *                                               downloads the outputs (->got), synchronises
+ *                                               once (clean, or a failure naming the launches),
+ *                                               and reports each finding with the testbed's
+ *                                               words (tb_output / tb_input_untouched).
+ *    A relaunch that needs a fresh poisoned output takes its own fuzz_out. The buffers' memory
+ *    belongs to the execution (never free it).
  *  - Values: only the Philox generator of tests/lib/mla_fill.h, keyed by the drawn seed and a
- *    name: mla_fill_host_f32 for tensors, mla_fill_stream_* for discrete / per-element draws.
+ *    name: fuzz_fill_f32 (= mla_fill_host_f32) for tensors, fuzz_fill_words (stream words) and
+ *    mla_fill_stream_* for discrete / per-element draws. The fills live in fuzz_values.c, built
+ *    without ASan and coverage under --config=fuzz (docs/fuzzing.md: a tenth of the time).
  *
  *   int fuzz_one_input(const uint8_t *data, size_t size) {
  *       tb *t = fuzz_tb_begin(data, size);
  *       ... draw the tuple from the producer ...
  *       fuzz_tb_casef(t, "t_q %d n_pools %d seed 0x%08X", tq, np, seed);
+ *       fuzz_buf *s = fuzz_in(t, "score", ns * 4);            (s->host: fill it)
+ *       int32_t *ref = fuzz_alloc(t, ni * 4);
  *       ... oracle side: FUZZ_TB_ASSERT(t, cond, "..."), tb_compare(t, ...) ...
  *       if (fuzz_gpu_enabled()) {
- *           static gpu_buf d_s, d_i;
- *           const float *ds = fuzz_dev_in(&d_s, s, ns * 4);
- *           int32_t *di = fuzz_dev_out(&d_i, ni * 4);
- *           tb_launched(t, launcher(ds, di, ...), "select");
- *           int32_t *got = tb_output(t, &d_i, "idx", "select", 1);
- *           tb_compare(t, "idx", ST_I32, 2, shape, got, "kernel", ref, "oracle", ...);
- *           tb_input_untouched(t, &d_s, s, "score");
+ *           fuzz_buf *i = fuzz_out(t, "idx", ni * 4, "select", 1);
+ *           fuzz_gpu_upload(t);
+ *           fuzz_launched(t, launcher(s->dev, i->dev, ...), "select");
+ *           fuzz_gpu_check(t);
+ *           tb_compare(t, "idx", ST_I32, 2, shape, i->got, "kernel", ref, "oracle", ...);
  *       } else if (fuzz_no_device()) {
  *           FUZZ_ASSERT_CUDA_BAND(t, launcher(host pointers ...), "select");
  *       }
@@ -51,6 +71,7 @@
 #include <cuda_runtime_api.h>
 
 #include "fuzz/fuzz_helpers.h"
+#include "fuzz/fuzz_values.h"
 #include "tests/lib/gpu_util.h"
 #include "tests/lib/mla_fill.h"
 #include "tests/lib/testbed.h"
@@ -112,11 +133,40 @@ void fuzz_tb_assert_failed(tb *t, const char *cond, const char *file, int line, 
     fuzz_tb_cuda_band((t), (rc), (launcher), __FILE__, __LINE__)
 void fuzz_tb_cuda_band(tb *t, int rc, const char *launcher, const char *file, int line);
 
-/* ---- device buffers (grow-only statics, reused across executions) --------------------------- */
-/* An output: gpu_buf_reserve(b, bytes) (guards re-filled, payload poisoned); returns b->ptr. */
-void *fuzz_dev_out(gpu_buf *b, size_t bytes);
-/* An input: gpu_buf_reserve(b, bytes), then `bytes` uploaded from host; returns b->ptr. */
-void *fuzz_dev_in(gpu_buf *b, const void *host, size_t bytes);
+/* Hot value loops of a target (generators, brute-force restatements): no coverage
+ * instrumentation. Their branches follow Philox words, not the input, so their coverage is noise
+ * that libFuzzer keeps as "new features", and trace-cmp calls a hook on every iteration
+ * (docs/fuzzing.md). ASan and UBSan stay. */
+#if defined(__clang__)
+#define FUZZ_HOT __attribute__((no_sanitize("coverage"), noinline)) /* inlined, it is covered */
+#else
+#define FUZZ_HOT
+#endif
+
+/* ---- host memory of one execution ----------------------------------------------------------- */
+/* `bytes` bytes (64-byte aligned) valid until the next fuzz_tb_begin; a failure goes to the sink.
+ */
+void *fuzz_alloc(tb *t, size_t bytes);
+
+/* ---- device buffers of one execution (see the top of this file) ---------------------------- */
+typedef enum { FUZZ_BUF_IN, FUZZ_BUF_OUT, FUZZ_BUF_INOUT } fuzz_buf_kind;
+typedef struct fuzz_buf {
+    void *host;   /* in / inout: the bytes fuzz_gpu_upload uploads (pinned); out: NULL */
+    void *dev;    /* the payload on the device, from fuzz_gpu_upload on */
+    void *got;    /* out / inout: the payload as downloaded by fuzz_gpu_check */
+    size_t bytes; /* payload bytes */
+    const char *name, *what;
+    fuzz_buf_kind kind;
+    int expect_full;           /* out: no poison word may be left */
+    size_t stage_off, dev_off; /* private to fuzz_gpu.c */
+} fuzz_buf;
+
+fuzz_buf *fuzz_in(tb *t, const char *name, size_t bytes);
+fuzz_buf *fuzz_out(tb *t, const char *name, size_t bytes, const char *what, int expect_full);
+fuzz_buf *fuzz_inout(tb *t, const char *name, size_t bytes, const char *what);
+void fuzz_gpu_upload(tb *t);
+void fuzz_launched(tb *t, int rc, const char *what);
+void fuzz_gpu_check(tb *t);
 
 /* ---- f32 bit patterns ----------------------------------------------------------------------- */
 static inline float fuzz_f32_of_bits(uint32_t b) {

@@ -54,9 +54,6 @@ static void check_empty_queries(tb *t, const float *o_lat, const char *who, cons
         }
 }
 
-/* Grow-only device buffers reused across executions (fuzz_gpu.h). */
-static gpu_buf d_ql, d_qp, d_cache, d_idx, d_out;
-
 int fuzz_one_input(const uint8_t *data, size_t size) {
     tb *t = fuzz_tb_begin(data, size);
     fuzz_producer p = fuzz_producer_init(data, size);
@@ -82,20 +79,24 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     int32_t W = R + dr;
     size_t nq = (size_t)tq * H * R, npe = (size_t)tq * H * dr, nc = (size_t)tkv * W;
     size_t ni = (size_t)tq * ns;
-    float *ql = tb_xmalloc(t, nq * 4), *qp = tb_xmalloc(t, npe * 4);
-    float *cache = tb_xmalloc(t, nc * 4), *orc = tb_xmalloc(t, nq * 4);
-    float *alt = tb_xmalloc(t, nq * 4), *zeros = tb_xmalloc(t, (size_t)H * R * 4);
-    int32_t *idx = tb_xmalloc(t, ni * 4), *idx2 = tb_xmalloc(t, ni * 4);
+    fuzz_buf *dql = fuzz_in(t, "q_lat", nq * 4), *dqp = fuzz_in(t, "q_pe", npe * 4);
+    fuzz_buf *dc = fuzz_in(t, "cache", nc * 4), *di = fuzz_in(t, "idx", ni * 4);
+    float *ql = dql->host, *qp = dqp->host, *cache = dc->host;
+    int32_t *idx = di->host;
+    float *orc = fuzz_alloc(t, nq * 4), *alt = fuzz_alloc(t, nq * 4);
+    float *zeros = fuzz_alloc(t, (size_t)H * R * 4);
+    int32_t *idx2 = fuzz_alloc(t, ni * 4);
+    uint32_t *words = fuzz_alloc(t, ni * 4);
     memset(zeros, 0, (size_t)H * R * 4);
-    mla_fill_host_f32(ql, nq, MLA_FILL_REALISTIC, seed, "q_lat", vscale);
-    mla_fill_host_f32(qp, npe, MLA_FILL_REALISTIC, seed, "q_pe", vscale);
-    mla_fill_host_f32(cache, nc, MLA_FILL_REALISTIC, seed, "cache", 1.0f);
-    mla_fill_stream st = mla_fill_stream_init(seed, "idx"); /* one word per entry */
+    fuzz_fill_f32(ql, nq, MLA_FILL_REALISTIC, seed, "q_lat", vscale);
+    fuzz_fill_f32(qp, npe, MLA_FILL_REALISTIC, seed, "q_pe", vscale);
+    fuzz_fill_f32(cache, nc, MLA_FILL_REALISTIC, seed, "cache", 1.0f);
+    fuzz_fill_words(words, ni, seed, "idx"); /* the stream "idx": one word per entry */
     int n_valid[3] = {0, 0, 0};
     for (int32_t i = 0; i < tq; i++) {
         int32_t own = tkv - tq + i;
         for (int32_t s = 0; s < ns; s++) {
-            int32_t v = gen_entry(style[i], mla_fill_stream_u32(&st), s, tkv, own, ns);
+            int32_t v = gen_entry(style[i], words[(size_t)i * ns + s], s, tkv, own, ns);
             idx[(size_t)i * ns + s] = v;
             n_valid[i] += v >= 0;
         }
@@ -108,36 +109,27 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     const float *qpe = dr ? qp : NULL;
     oracle_attn_gathered_f32(ql, qpe, cache, idx, orc, H, R, dr, tq, ns, scale);
     oracle_attn_gathered_f32(ql, qpe, cache, idx2, alt, H, R, dr, tq, ns, scale);
-    double *atol = tb_xmalloc(t, nq * sizeof *atol);
+    double *atol = fuzz_alloc(t, nq * sizeof *atol);
     mla_tol_attn_gathered_bounds(ql, qpe, cache, idx, H, R, dr, tq, ns, scale, 0, 0, atol);
     const int64_t shape[3] = {tq, H, R};
     check_empty_queries(t, orc, "oracle", n_valid, tq, H, R, zeros);
     tb_compare(t, "o_lat", ST_F32, 3, shape, alt, "oracle (list reordered)", orc, "oracle",
                MLA_TOL_ATTN, atol, 0);
     if (fuzz_gpu_enabled()) {
-        const float *dql = fuzz_dev_in(&d_ql, ql, nq * 4), *dqp = fuzz_dev_in(&d_qp, qp, npe * 4);
-        const float *dc = fuzz_dev_in(&d_cache, cache, nc * 4);
-        const int32_t *di = fuzz_dev_in(&d_idx, idx, ni * 4);
-        float *dout = fuzz_dev_out(&d_out, nq * 4); /* poisoned */
-        tb_launched(t,
-                    memra_mla_attn_gathered_f32(dql, dr ? dqp : NULL, dc, di, dout, H, R, dr, tq,
-                                                ns, scale, NULL),
-                    "attn_gathered");
-        float *got = tb_output(t, &d_out, "o_lat", "attn_gathered", 1);
-        check_empty_queries(t, got, "kernel", n_valid, tq, H, R, zeros);
-        tb_compare(t, "o_lat", ST_F32, 3, shape, got, "kernel", orc, "oracle", MLA_TOL_ATTN, atol,
-                   0);
-        tb_input_untouched(t, &d_ql, ql, "q_lat");
-        tb_input_untouched(t, &d_qp, qp, "q_pe");
-        tb_input_untouched(t, &d_cache, cache, "cache");
-        tb_input_untouched(t, &d_idx, idx, "idx");
-        free(got);
+        fuzz_buf *dout = fuzz_out(t, "o_lat", nq * 4, "attn_gathered", 1); /* poisoned */
+        fuzz_gpu_upload(t);
+        fuzz_launched(t,
+                      memra_mla_attn_gathered_f32(dql->dev, dr ? dqp->dev : NULL, dc->dev, di->dev,
+                                                  dout->dev, H, R, dr, tq, ns, scale, NULL),
+                      "attn_gathered");
+        fuzz_gpu_check(t);
+        check_empty_queries(t, dout->got, "kernel", n_valid, tq, H, R, zeros);
+        tb_compare(t, "o_lat", ST_F32, 3, shape, dout->got, "kernel", orc, "oracle", MLA_TOL_ATTN,
+                   atol, 0);
     } else if (fuzz_no_device()) {
         FUZZ_ASSERT_CUDA_BAND(
             t, memra_mla_attn_gathered_f32(ql, qpe, cache, idx, alt, H, R, dr, tq, ns, scale, NULL),
             "attn_gathered");
     }
-    free(ql), free(qp), free(cache), free(orc), free(alt), free(zeros), free(idx), free(idx2);
-    free(atol);
     return 0;
 }

@@ -29,9 +29,6 @@ FUZZ_TARGET_NAME("ring_residency");
 
 #define MAX_CHUNKS 64
 
-/* Grow-only device buffers reused across executions (fuzz_gpu.h). */
-static gpu_buf d_k, d_g, d_ape, d_flat, d_ring, d_keys;
-
 int fuzz_one_input(const uint8_t *data, size_t size) {
     tb *t = fuzz_tb_begin(data, size);
     fuzz_producer p = fuzz_producer_init(data, size);
@@ -69,14 +66,15 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
 
     size_t w = (size_t)2 * d, nkg = (size_t)total * d, nkeys = (size_t)np * d;
     size_t nflat = (size_t)total * w, nring = (size_t)sr * w, nape = (size_t)pool * d;
-    float *k = tb_xmalloc(t, nkg * 4), *g = tb_xmalloc(t, nkg * 4);
-    float *ape = tb_xmalloc(t, nape * 4);
-    mla_fill_host_f32(k, nkg, MLA_FILL_REALISTIC, seed, "k", 1.0f);
-    mla_fill_host_f32(g, nkg, MLA_FILL_REALISTIC, seed, "gate", gscale);
-    mla_fill_host_f32(ape, nape, MLA_FILL_REALISTIC, seed, "ape", 1.0f);
-    float *flat = tb_xmalloc(t, nflat * 4), *ring = tb_xmalloc(t, nring * 4);
-    float *full = tb_xmalloc(t, nkeys * 4), *inc = tb_xmalloc(t, nkeys * 4);
-    float *rk = tb_xmalloc(t, nkeys * 4);
+    fuzz_buf *bk = fuzz_in(t, "k", nkg * 4), *bg = fuzz_in(t, "gate", nkg * 4);
+    fuzz_buf *bape = fuzz_in(t, "ape", nape * 4), *bflat = fuzz_in(t, "flat plane", nflat * 4);
+    float *k = bk->host, *g = bg->host, *ape = bape->host, *flat = bflat->host;
+    fuzz_fill_f32(k, nkg, MLA_FILL_REALISTIC, seed, "k", 1.0f);
+    fuzz_fill_f32(g, nkg, MLA_FILL_REALISTIC, seed, "gate", gscale);
+    fuzz_fill_f32(ape, nape, MLA_FILL_REALISTIC, seed, "ape", 1.0f);
+    float *ring = fuzz_alloc(t, nring * 4);
+    float *full = fuzz_alloc(t, nkeys * 4), *inc = fuzz_alloc(t, nkeys * 4);
+    float *rk = fuzz_alloc(t, nkeys * 4);
     memset(ring, 0, nring * 4);
     memset(full, 0, nkeys * 4);
     memset(inc, 0, nkeys * 4);
@@ -106,67 +104,59 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
                "oracle flat full", MLA_TOL_EXACT, NULL, 1);
 
     if (fuzz_gpu_enabled()) {
-        float *dk = fuzz_dev_in(&d_k, k, nkg * 4), *dg = fuzz_dev_in(&d_g, g, nkg * 4);
-        const float *da = fuzz_dev_in(&d_ape, ape, nape * 4);
-        const float *df = fuzz_dev_in(&d_flat, flat, nflat * 4);
-        float *dr = fuzz_dev_out(&d_ring, nring * 4), *dkeys = fuzz_dev_out(&d_keys, nkeys * 4);
-        char what[96];
-        /* kernel flat full == oracle within pool_key */
-        tb_launched(t, memra_mla_kpool_pool_keys_f32(df, da, dkeys, 0, np, pool, d, 0, NULL),
-                    "pool_keys (flat full)");
-        float *kfull = tb_output(t, &d_keys, "pool_keys", "pool_keys (flat full)", 1);
-        double *atol = tb_xmalloc(t, nkeys * sizeof *atol);
+        /* one freshly poisoned key plane per build sequence; the ring plane must be fully
+         * written once total >= state_rows */
+        fuzz_buf *kfull = fuzz_out(t, "pool_keys", nkeys * 4, "pool_keys (flat full)", 1);
+        fuzz_buf *kinc = fuzz_out(t, "pool_keys", nkeys * 4, "the flat incremental builds", 1);
+        fuzz_buf *kring = fuzz_out(t, "pool_keys", nkeys * 4, "the ring appends and builds", 1);
+        fuzz_buf *bring = fuzz_out(t, "ring", nring * 4, "the ring appends", total >= sr);
+        double *atol = fuzz_alloc(t, nkeys * sizeof *atol);
         mla_tol_pool_key_bounds(flat, ape, 0, np, pool, d, 0, atol);
-        tb_compare(t, "pool_keys", ST_F32, 2, kshape, kfull, "kernel flat full", full,
-                   "oracle flat full", MLA_TOL_POOL_KEY, atol, 0);
-        /* kernel flat incremental == kernel full */
-        gpu_buf_poison(&d_keys);
+        fuzz_gpu_upload(t);
+        float *dk = bk->dev, *dg = bg->dev, *dr = bring->dev;
+        const float *da = bape->dev, *df = bflat->dev;
+        char what[96];
+        fuzz_launched(t, memra_mla_kpool_pool_keys_f32(df, da, kfull->dev, 0, np, pool, d, 0, NULL),
+                      "pool_keys (flat full)");
         built = 0;
         for (int i = 0; i <= 8; i++) {
             int32_t now = i < 8 ? steps[i] : np;
             snprintf(what, sizeof what, "pool_keys (flat, begin %d, n_pools %d)", built, now);
-            tb_launched(t,
-                        memra_mla_kpool_pool_keys_f32(df, da, dkeys, built, now, pool, d, 0, NULL),
-                        what);
+            fuzz_launched(
+                t, memra_mla_kpool_pool_keys_f32(df, da, kinc->dev, built, now, pool, d, 0, NULL),
+                what);
             built = now;
         }
-        float *got = tb_output(t, &d_keys, "pool_keys", "the flat incremental builds", 1);
-        tb_compare(t, "pool_keys", ST_F32, 2, kshape, got, "kernel flat incremental", kfull,
-                   "kernel flat full", MLA_TOL_EXACT, NULL, 1);
-        free(got);
-        /* kernel ring + incremental == kernel full; ring plane == oracle ring */
-        gpu_buf_poison(&d_keys);
         done = 0, built = 0;
         for (int c = 0; c < nch; c++) {
             snprintf(what, sizeof what, "ring append (slot %d, t %d)", done, chunk[c]);
-            tb_launched(t,
-                        memra_mla_index_append_ring_f32(dr, dk + (size_t)done * d,
-                                                        dg + (size_t)done * d, done, chunk[c], d, d,
-                                                        sr, NULL),
-                        what);
+            fuzz_launched(t,
+                          memra_mla_index_append_ring_f32(dr, dk + (size_t)done * d,
+                                                          dg + (size_t)done * d, done, chunk[c], d,
+                                                          d, sr, NULL),
+                          what);
             done += chunk[c];
             int32_t now = done / pool;
             snprintf(what, sizeof what, "pool_keys (ring, begin %d, n_pools %d)", built, now);
-            tb_launched(t,
-                        memra_mla_kpool_pool_keys_f32(dr, da, dkeys, built, now, pool, d, sr, NULL),
-                        what);
+            fuzz_launched(
+                t, memra_mla_kpool_pool_keys_f32(dr, da, kring->dev, built, now, pool, d, sr, NULL),
+                what);
             built = now;
         }
-        got = tb_output(t, &d_keys, "pool_keys", "the ring appends and builds", 1);
-        tb_compare(t, "pool_keys", ST_F32, 2, kshape, got, "kernel ring + incremental", kfull,
-                   "kernel flat full", MLA_TOL_EXACT, NULL, 1);
-        free(got);
+        fuzz_gpu_check(t);
+        /* kernel flat full == oracle within pool_key */
+        tb_compare(t, "pool_keys", ST_F32, 2, kshape, kfull->got, "kernel flat full", full,
+                   "oracle flat full", MLA_TOL_POOL_KEY, atol, 0);
+        /* kernel flat incremental == kernel full */
+        tb_compare(t, "pool_keys", ST_F32, 2, kshape, kinc->got, "kernel flat incremental",
+                   kfull->got, "kernel flat full", MLA_TOL_EXACT, NULL, 1);
+        /* kernel ring + incremental == kernel full; ring plane == oracle ring */
+        tb_compare(t, "pool_keys", ST_F32, 2, kshape, kring->got, "kernel ring + incremental",
+                   kfull->got, "kernel flat full", MLA_TOL_EXACT, NULL, 1);
         /* every ring row is written once total >= state_rows */
-        float *gring = tb_output(t, &d_ring, "ring", "the ring appends", total >= sr);
         if (total >= sr)
-            tb_compare(t, "ring", ST_F32, 2, rshape, gring, "kernel ring plane", ring,
+            tb_compare(t, "ring", ST_F32, 2, rshape, bring->got, "kernel ring plane", ring,
                        "oracle ring plane", MLA_TOL_EXACT, NULL, 1);
-        free(gring);
-        tb_input_untouched(t, &d_k, k, "k");
-        tb_input_untouched(t, &d_g, g, "gate");
-        tb_input_untouched(t, &d_ape, ape, "ape");
-        tb_input_untouched(t, &d_flat, flat, "flat plane");
-        free(kfull), free(atol);
     } else if (fuzz_no_device()) {
         FUZZ_ASSERT_CUDA_BAND(
             t, memra_mla_index_append_ring_f32(ring, k, g, 0, chunk[0], d, d, sr, NULL),
@@ -176,6 +166,5 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
                 t, memra_mla_kpool_pool_keys_f32(flat, ape, full, 0, np, pool, d, 0, NULL),
                 "pool_keys");
     }
-    free(k), free(g), free(ape), free(flat), free(ring), free(full), free(inc), free(rk);
     return 0;
 }

@@ -105,9 +105,9 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
                   posl);
 
     size_t n = (size_t)n_pos * n_vec * d_rope;
-    float *x = tb_xmalloc(t, n * 4), *ref = tb_xmalloc(t, n * 4);
-    double *atol = tb_xmalloc(t, n * sizeof *atol);
-    mla_fill_host_f32(x, n, MLA_FILL_REALISTIC, seed, "q_pe_raw", ldexpf(1.0f, scale_exp));
+    float *x = fuzz_alloc(t, n * 4), *ref = fuzz_alloc(t, n * 4);
+    double *atol = fuzz_alloc(t, n * sizeof *atol);
+    fuzz_fill_f32(x, n, MLA_FILL_REALISTIC, seed, "q_pe_raw", ldexpf(1.0f, scale_exp));
     memcpy(ref, x, n * 4);
     oracle_rope_interleaved_f32(ref, n_pos, n_vec, d_rope, pos, base);
     mla_tol_rope_bounds(x, n, atol);
@@ -117,33 +117,29 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
                    mla_status_message(v));
 
     if (fuzz_gpu_enabled()) {
-        static gpu_buf d_x, d_pos; /* grow-only, reused across executions */
-        const int32_t *dpos = fuzz_dev_in(&d_pos, pos, (size_t)n_pos * 4);
-        float *got[2];
-        for (int k = 0; k < 2; k++) { /* in place: x uploaded afresh for each run */
-            const char *what = k ? "run 2" : "run 1";
-            float *dx = fuzz_dev_in(&d_x, x, n * 4);
-            tb_launched(t,
-                        memra_mla_rope_interleaved_f32(dx, n_pos, n_vec, d_rope, dpos, base, NULL),
-                        k ? "rope (run 2)" : "rope (run 1)");
-            got[k] = tb_output(t, &d_x, "x", what, 0); /* in place: no poison to find */
+        fuzz_buf *dpos = fuzz_in(t, "positions", (size_t)n_pos * 4);
+        memcpy(dpos->host, pos, (size_t)n_pos * 4);
+        fuzz_buf *dx[2];
+        for (int k = 0; k < 2; k++) { /* in place: each run on its own copy of x */
+            dx[k] = fuzz_inout(t, "x", n * 4, k ? "rope (run 2)" : "rope (run 1)");
+            memcpy(dx[k]->host, x, n * 4);
         }
-        tb_input_untouched(t, &d_pos, pos, "positions");
+        fuzz_gpu_upload(t);
+        for (int k = 0; k < 2; k++)
+            fuzz_launched(t,
+                          memra_mla_rope_interleaved_f32(dx[k]->dev, n_pos, n_vec, d_rope,
+                                                         dpos->dev, base, NULL),
+                          dx[k]->what);
+        fuzz_gpu_check(t); /* in place: guards checked, no poison to find */
         const int64_t shape[3] = {n_pos, n_vec, d_rope};
-        tb_compare(t, "x", ST_F32, 3, shape, got[1], "run 2", got[0], "run 1", MLA_TOL_EXACT, NULL,
-                   1);
-        tb_compare(t, "x", ST_F32, 3, shape, got[0], "kernel", ref, "oracle", MLA_TOL_ROPE, atol,
-                   0);
-        free(got[0]);
-        free(got[1]);
+        tb_compare(t, "x", ST_F32, 3, shape, dx[1]->got, "run 2", dx[0]->got, "run 1",
+                   MLA_TOL_EXACT, NULL, 1);
+        tb_compare(t, "x", ST_F32, 3, shape, dx[0]->got, "kernel", ref, "oracle", MLA_TOL_ROPE,
+                   atol, 0);
     } else if (fuzz_no_device()) {
-        float *scratch = tb_xmalloc(t, n * 4); /* never touched without a device */
+        float *scratch = fuzz_alloc(t, n * 4); /* never touched without a device */
         int rc = memra_mla_rope_interleaved_f32(scratch, n_pos, n_vec, d_rope, pos, base, NULL);
         FUZZ_ASSERT_CUDA_BAND(t, rc, "the rope launcher");
-        free(scratch);
     }
-    free(x);
-    free(ref);
-    free(atol);
     return 0;
 }

@@ -32,19 +32,13 @@
 
 FUZZ_TARGET_NAME("score_identity");
 
-/* Tensor `name` (n elements) under value generator `kind`. */
-static void gen(float *x, size_t n, int kind, uint32_t seed, const char *name) {
-    if (kind == 0) { /* uniform on the 2^24-point grid of [-1, 1) */
-        mla_fill_host_f32(x, n, MLA_FILL_REALISTIC, seed, name, 1.0f);
-        return;
-    }
-    if (kind == 1) { /* integers -4..4 */
-        mla_fill_host_f32(x, n, MLA_FILL_SMALL_INT, seed, name, 1.0f);
-        return;
-    }
-    mla_fill_stream st = mla_fill_stream_init(seed, name);
+/* Tensor `name` (n elements) under value generator `kind`: the Philox fill, or per element the
+ * stream (seed, name) read from its words w[] (2n of them: a sprinkled uniform value takes a
+ * second draw, as mla_fill_stream_uniform does). */
+FUZZ_HOT static void gen_from(float *x, size_t n, int kind, const uint32_t *words) {
+    size_t k = 0; /* the stream's next element */
     for (size_t i = 0; i < n; i++) {
-        uint32_t w = mla_fill_stream_u32(&st);
+        uint32_t w = words[k++];
         if (kind == 2) { /* wide exponents: products and sums overflow / underflow */
             uint32_t e = ((w >> 23) & 0xFFu) % 254u + 1u;
             x[i] = fuzz_f32_of_bits((w & 0x807FFFFFu) | (e << 23));
@@ -62,14 +56,28 @@ static void gen(float *x, size_t n, int kind, uint32_t seed, const char *name) {
         else if (r < 12)
             x[i] = 0.0f;
         else
-            x[i] = mla_fill_stream_uniform(&st, -1.0f, 1.0f);
+            x[i] = fuzz_uniform_of_word(words[k++], -1.0f, 1.0f);
     }
 }
 
+static void gen(tb *t, float *x, size_t n, int kind, uint32_t seed, const char *name) {
+    if (kind == 0) { /* uniform on the 2^24-point grid of [-1, 1) */
+        fuzz_fill_f32(x, n, MLA_FILL_REALISTIC, seed, name, 1.0f);
+        return;
+    }
+    if (kind == 1) { /* integers -4..4 */
+        fuzz_fill_f32(x, n, MLA_FILL_SMALL_INT, seed, name, 1.0f);
+        return;
+    }
+    uint32_t *words = fuzz_alloc(t, 2 * n * 4);
+    fuzz_fill_words(words, 2 * n, seed, name);
+    gen_from(x, n, kind, words);
+}
+
 /* The six steps, restated. */
-static void restate(const float *q, const float *key, const float *hw, float *score, int32_t tq,
-                    int32_t H, int32_t d, int32_t np, int32_t pool, int32_t fp, float qs,
-                    float hs) {
+FUZZ_HOT static void restate(const float *q, const float *key, const float *hw, float *score,
+                             int32_t tq, int32_t H, int32_t d, int32_t np, int32_t pool, int32_t fp,
+                             float qs, float hs) {
     for (int32_t i = 0; i < tq; i++)
         for (int32_t p = 0; p < np; p++) {
             float *out = &score[(size_t)i * np + p];
@@ -133,11 +141,13 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
 
     size_t nq = (size_t)tq * H * d, nk = (size_t)np * d, nh = (size_t)tq * H;
     size_t ns = (size_t)tq * np;
-    float *q = tb_xmalloc(t, nq * 4), *key = tb_xmalloc(t, nk * 4), *hw = tb_xmalloc(t, nh * 4);
-    float *orc = tb_xmalloc(t, ns * 4), *re = tb_xmalloc(t, ns * 4);
-    gen(q, nq, kq, seed, "q");
-    gen(key, nk, kk, seed, "pool_keys");
-    gen(hw, nh, kh, seed, "hw");
+    fuzz_buf *dq = fuzz_in(t, "q", nq * 4), *dk = fuzz_in(t, "pool_keys", nk * 4);
+    fuzz_buf *dh = fuzz_in(t, "hw", nh * 4);
+    float *q = dq->host, *key = dk->host, *hw = dh->host;
+    float *orc = fuzz_alloc(t, ns * 4), *re = fuzz_alloc(t, ns * 4);
+    gen(t, q, nq, kq, seed, "q");
+    gen(t, key, nk, kk, seed, "pool_keys");
+    gen(t, hw, nh, kh, seed, "hw");
     oracle_kpool_score_f32(q, key, hw, orc, tq, H, d, np, pool, fp, qs, hs);
     restate(q, key, hw, re, tq, H, d, np, pool, fp, qs, hs);
     const int64_t shape[2] = {tq, np};
@@ -146,31 +156,24 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
                NULL, 0);
     if (fuzz_gpu_enabled()) {
         if (np > 0) {
-            static gpu_buf d_q, d_k, d_h, d_s; /* grow-only, reused across executions */
-            const float *dq = fuzz_dev_in(&d_q, q, nq * 4), *dk = fuzz_dev_in(&d_k, key, nk * 4);
-            const float *dh = fuzz_dev_in(&d_h, hw, nh * 4);
-            float *ds = fuzz_dev_out(&d_s, ns * 4); /* poisoned */
-            float *got[2];
-            for (int r = 0; r < 2; r++) {
-                const char *what = r ? "score_ref (reference kernel)" : "score (fast kernel)";
-                if (r) gpu_buf_poison(&d_s);
-                tb_launched(t,
-                            (r ? memra_mla_kpool_score_ref_f32 : memra_mla_kpool_score_f32)(
-                                dq, dk, dh, ds, tq, H, d, np, pool, fp, qs, hs, NULL),
-                            what);
-                got[r] = tb_output(t, &d_s, "score", what, 1);
-                tb_compare(t, "score", ST_F32, 2, shape, got[r],
+            fuzz_buf *ds[2]; /* one freshly poisoned score per kernel */
+            ds[0] = fuzz_out(t, "score", ns * 4, "score (fast kernel)", 1);
+            ds[1] = fuzz_out(t, "score", ns * 4, "score_ref (reference kernel)", 1);
+            fuzz_gpu_upload(t);
+            for (int r = 0; r < 2; r++)
+                fuzz_launched(t,
+                              (r ? memra_mla_kpool_score_ref_f32
+                                 : memra_mla_kpool_score_f32)(dq->dev, dk->dev, dh->dev, ds[r]->dev,
+                                                              tq, H, d, np, pool, fp, qs, hs, NULL),
+                              ds[r]->what);
+            fuzz_gpu_check(t);
+            for (int r = 0; r < 2; r++)
+                tb_compare(t, "score", ST_F32, 2, shape, ds[r]->got,
                            r ? "reference kernel" : "fast kernel", orc, "oracle", MLA_TOL_EXACT,
                            NULL, 0);
-            }
             /* bytes (NaN payloads included) */
-            tb_compare(t, "score", ST_F32, 2, shape, got[0], "fast kernel", got[1],
+            tb_compare(t, "score", ST_F32, 2, shape, ds[0]->got, "fast kernel", ds[1]->got,
                        "reference kernel", MLA_TOL_EXACT, NULL, 1);
-            tb_input_untouched(t, &d_q, q, "q");
-            tb_input_untouched(t, &d_k, key, "pool_keys");
-            tb_input_untouched(t, &d_h, hw, "hw");
-            free(got[0]);
-            free(got[1]);
         }
     } else if (fuzz_no_device()) {
         int rc = memra_mla_kpool_score_f32(q, key, hw, re, tq, H, d, np, pool, fp, qs, hs, NULL);
@@ -184,6 +187,5 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         else
             FUZZ_TB_ASSERT(t, rc == 0, "score_ref: n_pools 0 must return 0 (got %d)", rc);
     }
-    free(q), free(key), free(hw), free(orc), free(re);
     return 0;
 }

@@ -26,16 +26,15 @@
 
 FUZZ_TARGET_NAME("select_order");
 
-/* The score plane s[0..n): stream "score" of the seed (one Philox word per element where the
+/* The score plane s[0..n): stream "score" of the seed (word i of w[] for element i, where the
  * generator needs one), the whole-tensor Philox fill for the uniform generator, or raw bits from
  * the input's front. */
-static void gen_scores(float *s, size_t n, int kind, uint32_t seed, const uint8_t *front,
-                       size_t nfront, float level) {
+FUZZ_HOT static void gen_scores(float *s, size_t n, int kind, uint32_t seed, const uint32_t *words,
+                                const uint8_t *front, size_t nfront, float level) {
     if (kind == 4) { /* uniform on the 2^24-point grid of [-1, 1) */
-        mla_fill_host_f32(s, n, MLA_FILL_REALISTIC, seed, "score", 1.0f);
+        fuzz_fill_f32(s, n, MLA_FILL_REALISTIC, seed, "score", 1.0f);
         return;
     }
-    mla_fill_stream st = mla_fill_stream_init(seed, "score");
     for (size_t i = 0; i < n; i++) {
         if (kind == 0) { /* all equal */
             s[i] = level;
@@ -47,7 +46,7 @@ static void gen_scores(float *s, size_t n, int kind, uint32_t seed, const uint8_
             s[i] = fuzz_f32_of_bits(b);
             continue;
         }
-        uint32_t w = mla_fill_stream_u32(&st);
+        uint32_t w = words[i];
         if (kind == 1) { /* a few levels */
             s[i] = (float)(int)(w % 5u) * 0.25f - 0.5f;
         } else if (kind == 2) { /* equal high bits, random low bits */
@@ -76,7 +75,7 @@ static void gen_scores(float *s, size_t n, int kind, uint32_t seed, const uint8_
 
 /* ---- the brute-force restatement ---- */
 static const float *g_row;
-static int cmp_rank(const void *pa, const void *pb) {
+FUZZ_HOT static int cmp_rank(const void *pa, const void *pb) {
     int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
     float x = g_row[a], y = g_row[b];
     int nx = x != x, ny = y != y;
@@ -84,8 +83,9 @@ static int cmp_rank(const void *pa, const void *pb) {
     if (!nx && x != y) return x > y ? -1 : 1; /* descending; +0 == -0 compare equal */
     return a < b ? -1 : a > b;                /* ties (and NaN vs NaN) by pool index */
 }
-static void brute_row(const float *row, int64_t q, int32_t np, int32_t pool, int32_t sel,
-                      int32_t width, int32_t tail, int32_t *out, int32_t *perm, char *kept) {
+FUZZ_HOT static void brute_row(const float *row, int64_t q, int32_t np, int32_t pool, int32_t sel,
+                               int32_t width, int32_t tail, int32_t *out, int32_t *perm,
+                               char *kept) {
     int64_t vis = (q + 1) / pool;
     int32_t nc = (int32_t)(vis < np ? vis : np), n = 0;
     for (int32_t p = 0; p < nc; p++) perm[p] = p;
@@ -99,6 +99,15 @@ static void brute_row(const float *row, int64_t q, int32_t np, int32_t pool, int
     if (tail)
         for (int64_t r = (q + 1) / pool * pool; r <= q; r++) out[n++] = (int32_t)r;
     while (n < width) out[n++] = -1;
+}
+
+/* The first entry of idx[t_q][width] outside -1..(first_pos + its row), or n when none. */
+FUZZ_HOT static size_t first_outside_rows(const int32_t *idx, size_t n, int32_t width, int32_t fp) {
+    for (size_t e = 0; e < n; e++) {
+        int64_t row = (int64_t)fp + (int64_t)(e / (size_t)width);
+        if (idx[e] < -1 || idx[e] > row) return e;
+    }
+    return n;
 }
 
 int fuzz_one_input(const uint8_t *data, size_t size) {
@@ -133,16 +142,20 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
                   tq, np, pool, sel, width, fp, tail, kind, (double)level, seed);
 
     size_t ns = (size_t)tq * np, ni = (size_t)tq * width;
-    float *s = tb_xmalloc(t, ns * 4);
-    gen_scores(s, ns, kind, seed, data, nfront, level);
-    int32_t *orc = tb_xmalloc(t, ni * 4), *bf = tb_xmalloc(t, ni * 4);
-    int32_t *perm = tb_xmalloc(t, (size_t)np * 4 + 4);
-    char *kept = tb_xmalloc(t, (size_t)np + 1);
+    fuzz_buf *ds = fuzz_in(t, "score", ns * 4);
+    float *s = ds->host;
+    uint32_t *words = kind >= 1 && kind <= 3 ? fuzz_alloc(t, ns * 4) : NULL;
+    if (words) fuzz_fill_words(words, ns, seed, "score");
+    gen_scores(s, ns, kind, seed, words, data, nfront, level);
+    int32_t *orc = fuzz_alloc(t, ni * 4), *bf = fuzz_alloc(t, ni * 4);
+    int32_t *perm = fuzz_alloc(t, (size_t)np * 4 + 4);
+    char *kept = fuzz_alloc(t, (size_t)np + 1);
     oracle_kpool_select_f32(s, orc, tq, np, pool, sel, width, fp, tail);
     for (int32_t i = 0; i < tq; i++)
         brute_row(s + (size_t)i * np, (int64_t)fp + i, np, pool, sel, width, tail,
                   bf + (size_t)i * width, perm, kept);
-    for (size_t e = 0; e < ni; e++) {
+    size_t e = first_outside_rows(orc, ni, width, fp);
+    if (e < ni) {
         int64_t row = (int64_t)fp + (int64_t)(e / (size_t)width);
         FUZZ_TB_ASSERT(t, orc[e] >= -1 && orc[e] <= row,
                        "oracle idx[%zu][%zu] = %d outside -1..%lld", e / (size_t)width,
@@ -152,22 +165,20 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     tb_compare(t, "idx", ST_I32, 2, shape, orc, "oracle", bf, "brute force", MLA_TOL_EXACT, NULL,
                1);
     if (fuzz_gpu_enabled()) {
-        static gpu_buf d_s, d_i; /* grow-only, reused across executions */
-        const float *ds = fuzz_dev_in(&d_s, s, ns * 4);
-        int32_t *di = fuzz_dev_out(&d_i, ni * 4); /* poisoned */
-        for (int r = 0; r < 2; r++) {
-            const char *what = r ? "select_ref (reference kernel)" : "select (radix kernel)";
-            if (r) gpu_buf_poison(&d_i);
-            tb_launched(t,
-                        (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
-                            ds, di, tq, np, pool, sel, width, fp, tail, NULL),
-                        what);
-            int32_t *got = tb_output(t, &d_i, "idx", what, 1);
-            tb_compare(t, "idx", ST_I32, 2, shape, got, r ? "reference kernel" : "radix kernel",
-                       orc, "oracle", MLA_TOL_EXACT, NULL, 1);
-            free(got);
-        }
-        tb_input_untouched(t, &d_s, s, "score");
+        fuzz_buf *di[2]; /* one freshly poisoned idx per kernel */
+        di[0] = fuzz_out(t, "idx", ni * 4, "select (radix kernel)", 1);
+        di[1] = fuzz_out(t, "idx", ni * 4, "select_ref (reference kernel)", 1);
+        fuzz_gpu_upload(t);
+        for (int r = 0; r < 2; r++)
+            fuzz_launched(t,
+                          (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
+                              ds->dev, di[r]->dev, tq, np, pool, sel, width, fp, tail, NULL),
+                          di[r]->what);
+        fuzz_gpu_check(t);
+        for (int r = 0; r < 2; r++)
+            tb_compare(t, "idx", ST_I32, 2, shape, di[r]->got,
+                       r ? "reference kernel" : "radix kernel", orc, "oracle", MLA_TOL_EXACT, NULL,
+                       1);
     } else if (fuzz_no_device()) {
         FUZZ_ASSERT_CUDA_BAND(
             t, memra_mla_kpool_select_f32(s, orc, tq, np, pool, sel, width, fp, tail, NULL),
@@ -176,6 +187,5 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
             t, memra_mla_kpool_select_ref_f32(s, orc, tq, np, pool, sel, width, fp, tail, NULL),
             "select_ref");
     }
-    free(s), free(orc), free(bf), free(perm), free(kept);
     return 0;
 }

@@ -16,6 +16,7 @@
  * run does thousands). The property is byte equality (class exact: one fmaf chain per output).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "fuzz/fuzz_gpu.h"
@@ -41,77 +42,62 @@ static int32_t draw_dim(fuzz_producer *p, int32_t lo, int32_t hi, int32_t small)
     }
 }
 
-/* Grow-only device buffers reused across executions (fuzz_gpu.h). */
-static gpu_buf d_in, d_w, d_out;
-
 typedef struct {
     int absorb;
     int32_t t_q, n_head, head_dim, kv_rank, split;
     uint32_t seed;
     int small_int;
+    /* set by prepare() */
+    char desc[200];
+    int32_t out_dim;
+    const char *out_name;
+    fuzz_buf *in, *w, *out[2]; /* out[0]: the unsplit launcher's, out[1]: the split twin's */
+    float *ref;
 } draw;
 
-static void check_one(tb *t, const draw *d) {
-    fuzz_tb_casef(t, "%s t_q=%d n_head=%d %s=%d kv_rank=%d split=%d fill=%s seed=0x%08X",
-                  d->absorb ? "absorb_q" : "decompress_v", d->t_q, d->n_head,
-                  d->absorb ? "d_nope" : "d_v", d->head_dim, d->kv_rank, d->split,
-                  d->small_int ? "small_int" : "realistic", d->seed);
+/* Host side of one problem: inputs, oracle, validator; with a device its buffers (one
+ * freshly poisoned output per launch), else the "no device" rule. */
+static void prepare(tb *t, draw *d) {
+    const char *kname = d->absorb ? "absorb_q" : "decompress_v";
+    snprintf(d->desc, sizeof d->desc,
+             "%s t_q=%d n_head=%d %s=%d kv_rank=%d split=%d fill=%s seed=0x%08X", kname, d->t_q,
+             d->n_head, d->absorb ? "d_nope" : "d_v", d->head_dim, d->kv_rank, d->split,
+             d->small_int ? "small_int" : "realistic", d->seed);
+    fuzz_tb_casef(t, "%s", d->desc);
     const char *in_name = d->absorb ? "q_nope" : "o_lat", *w_name = d->absorb ? "wk_b" : "wv_b";
-    const char *out_name = d->absorb ? "q_lat" : "out";
-    int32_t out_dim = d->absorb ? d->kv_rank : d->head_dim;
+    d->out_name = d->absorb ? "q_lat" : "out";
+    d->out_dim = d->absorb ? d->kv_rank : d->head_dim;
     size_t n_in = (size_t)d->t_q * d->n_head * (d->absorb ? d->head_dim : d->kv_rank);
     size_t n_w = (size_t)d->n_head * d->head_dim * d->kv_rank;
-    size_t n_out = (size_t)d->t_q * d->n_head * out_dim;
-    float *in = tb_xmalloc(t, n_in * 4), *w = tb_xmalloc(t, n_w * 4);
-    float *ref = tb_xmalloc(t, n_out * 4);
+    size_t n_out = (size_t)d->t_q * d->n_head * d->out_dim;
+    d->in = fuzz_in(t, in_name, n_in * 4);
+    d->w = fuzz_in(t, w_name, n_w * 4);
+    float *in = d->in->host, *w = d->w->host;
+    d->ref = fuzz_alloc(t, n_out * 4);
     mla_fill_kind kind = d->small_int ? MLA_FILL_SMALL_INT : MLA_FILL_REALISTIC;
-    mla_fill_host_f32(in, n_in, kind, d->seed, in_name, d->small_int ? 0.25f : 1.0f);
-    mla_fill_host_f32(w, n_w, kind, d->seed, w_name, d->small_int ? 0.0625f : 0.125f);
+    fuzz_fill_f32(in, n_in, kind, d->seed, in_name, d->small_int ? 0.25f : 1.0f);
+    fuzz_fill_f32(w, n_w, kind, d->seed, w_name, d->small_int ? 0.0625f : 0.125f);
     if (d->absorb)
-        oracle_absorb_q_f32(in, w, ref, d->t_q, d->n_head, d->head_dim, d->kv_rank);
+        oracle_absorb_q_f32(in, w, d->ref, d->t_q, d->n_head, d->head_dim, d->kv_rank);
     else
-        oracle_decompress_v_f32(in, w, ref, d->t_q, d->n_head, d->head_dim, d->kv_rank);
+        oracle_decompress_v_f32(in, w, d->ref, d->t_q, d->n_head, d->head_dim, d->kv_rank);
 
-    int v = d->absorb ? mla_validate_absorb_q(in, w, ref, d->t_q, d->n_head, d->head_dim,
+    int v = d->absorb ? mla_validate_absorb_q(in, w, d->ref, d->t_q, d->n_head, d->head_dim,
                                               d->kv_rank, d->split)
-                      : mla_validate_decompress_v(in, w, ref, d->t_q, d->n_head, d->head_dim,
+                      : mla_validate_decompress_v(in, w, d->ref, d->t_q, d->n_head, d->head_dim,
                                                   d->kv_rank, d->split);
     FUZZ_TB_ASSERT(t, v == 0, "the validator refused a valid tuple: %d (%s)", v,
                    mla_status_message(v));
 
     if (fuzz_gpu_enabled()) {
-        const float *dev_in = fuzz_dev_in(&d_in, in, n_in * 4);
-        const float *dev_w = fuzz_dev_in(&d_w, w, n_w * 4);
-        float *dev_out = fuzz_dev_out(&d_out, n_out * 4); /* poisoned */
-        float *got[2];
+        char what[64];
         for (int k = 0; k < 2; k++) { /* k = 0: unsplit launcher, k = 1: split twin */
-            const char *what = k ? "split launcher" : "unsplit launcher";
-            if (k) gpu_buf_poison(&d_out);
-            int rc;
-            if (d->absorb)
-                rc = k ? memra_mla_absorb_q_split_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
-                                                      d->head_dim, d->kv_rank, d->split, NULL)
-                       : memra_mla_absorb_q_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
-                                                d->head_dim, d->kv_rank, NULL);
-            else
-                rc = k ? memra_mla_decompress_v_split_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
-                                                          d->head_dim, d->kv_rank, d->split, NULL)
-                       : memra_mla_decompress_v_f32(dev_in, dev_w, dev_out, d->t_q, d->n_head,
-                                                    d->head_dim, d->kv_rank, NULL);
-            tb_launched(t, rc, what);
-            got[k] = tb_output(t, &d_out, out_name, what, 1);
+            snprintf(what, sizeof what, "%s %s launcher", kname, k ? "split" : "unsplit");
+            d->out[k] = fuzz_out(t, d->out_name, n_out * 4, what, 1); /* poisoned */
         }
-        tb_input_untouched(t, &d_in, in, in_name);
-        tb_input_untouched(t, &d_w, w, w_name);
-        const int64_t shape[3] = {d->t_q, d->n_head, out_dim};
-        tb_compare(t, out_name, ST_F32, 3, shape, got[0], "unsplit", ref, "oracle", MLA_TOL_EXACT,
-                   NULL, 1);
-        tb_compare(t, out_name, ST_F32, 3, shape, got[1], "split", got[0], "unsplit", MLA_TOL_EXACT,
-                   NULL, 1);
-        free(got[0]);
-        free(got[1]);
     } else if (fuzz_no_device()) {
         /* Host pointers are fine here: with no device nothing is dereferenced. */
+        float *ref = d->ref;
         int rc1 = d->absorb ? memra_mla_absorb_q_f32(in, w, ref, d->t_q, d->n_head, d->head_dim,
                                                      d->kv_rank, NULL)
                             : memra_mla_decompress_v_f32(in, w, ref, d->t_q, d->n_head, d->head_dim,
@@ -124,9 +110,35 @@ static void check_one(tb *t, const draw *d) {
         FUZZ_ASSERT_CUDA_BAND(t, rc1, "the unsplit launcher");
         FUZZ_ASSERT_CUDA_BAND(t, rc2, "the split launcher");
     }
-    free(in);
-    free(w);
-    free(ref);
+}
+
+static void launch(tb *t, const draw *d) {
+    const float *in = d->in->dev, *w = d->w->dev;
+    for (int k = 0; k < 2; k++) {
+        float *out = d->out[k]->dev;
+        int rc;
+        if (d->absorb)
+            rc = k ? memra_mla_absorb_q_split_f32(in, w, out, d->t_q, d->n_head, d->head_dim,
+                                                  d->kv_rank, d->split, NULL)
+                   : memra_mla_absorb_q_f32(in, w, out, d->t_q, d->n_head, d->head_dim, d->kv_rank,
+                                            NULL);
+        else
+            rc = k ? memra_mla_decompress_v_split_f32(in, w, out, d->t_q, d->n_head, d->head_dim,
+                                                      d->kv_rank, d->split, NULL)
+                   : memra_mla_decompress_v_f32(in, w, out, d->t_q, d->n_head, d->head_dim,
+                                                d->kv_rank, NULL);
+        fuzz_launched(t, rc, d->out[k]->what);
+    }
+}
+
+static void compare(tb *t, const draw *d) {
+    fuzz_tb_casef(t, "%s", d->desc);
+    const int64_t shape[3] = {d->t_q, d->n_head, d->out_dim};
+    const float *got0 = d->out[0]->got, *got1 = d->out[1]->got;
+    tb_compare(t, d->out_name, ST_F32, 3, shape, got0, "unsplit", d->ref, "oracle", MLA_TOL_EXACT,
+               NULL, 1);
+    tb_compare(t, d->out_name, ST_F32, 3, shape, got1, "split", got0, "unsplit", MLA_TOL_EXACT,
+               NULL, 1);
 }
 
 int fuzz_one_input(const uint8_t *data, size_t size) {
@@ -139,8 +151,16 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     int small_int = (int)fuzz_range(&p, 0, 3) == 0;
     int64_t split_pick[2] = {fuzz_range(&p, 0, 7), fuzz_range(&p, 1, 1024)};
     int64_t split_pick_v[2] = {fuzz_range(&p, 0, 7), fuzz_range(&p, 1, 300)};
+    draw ds[2];
     for (int absorb = 1; absorb >= 0; absorb--) {
-        draw d = {absorb, t_q, n_head, absorb ? d_nope : d_v, kv_rank, 1, seed, small_int};
+        draw d = {.absorb = absorb,
+                  .t_q = t_q,
+                  .n_head = n_head,
+                  .head_dim = absorb ? d_nope : d_v,
+                  .kv_rank = kv_rank,
+                  .split = 1,
+                  .seed = seed,
+                  .small_int = small_int};
         while ((int64_t)d.t_q * d.n_head * d.head_dim * d.kv_rank > WORK_BUDGET) {
             if (d.n_head > 1)
                 d.n_head = (d.n_head + 1) / 2;
@@ -159,7 +179,17 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         case 3: d.split = out_dim >= 2 ? 2 : 1; break;
         default: d.split = (int32_t)((pick[1] - 1) % out_dim) + 1; break;
         }
-        check_one(t, &d);
+        ds[1 - absorb] = d;
+        prepare(t, &ds[1 - absorb]);
+    }
+    if (fuzz_gpu_enabled()) { /* both problems: one upload, four launches, one check */
+        fuzz_gpu_upload(t);
+        launch(t, &ds[0]);
+        launch(t, &ds[1]);
+        fuzz_tb_casef(t, "%s; %s", ds[0].desc, ds[1].desc);
+        fuzz_gpu_check(t);
+        compare(t, &ds[0]);
+        compare(t, &ds[1]);
     }
     return 0;
 }

@@ -90,7 +90,7 @@ step() { # name, command...
 # Where the jobs run and which run here. tools/gpu_dispatch.sh (its header has the API):
 # `run_on_gpu NAME CMD...` runs CMD on a free GPU of --gpus (one job per GPU) and records where;
 # `in_shard NAME` says whether job NAME (its JUnit step name) is this shard's (--shard I/N).
-# Sections 1-5 all go through both.
+# Sections 1, 2 and 5 go through both; fuzz_all and sanitize_all are meant to call them too.
 source tools/gpu_dispatch.sh
 gpu_dispatch_init "$GPUS" "$OUT" || exit 2
 night_jobs() { # every job of the night by its step name: the same list on every shard
@@ -175,30 +175,95 @@ for f in bin/*_fuzzer; do
 done
 for p in "${pids[@]}"; do wait "$p"; done
 
-# 3. GPU fuzzing (libFuzzer + ASan; CUDA needs protect_shadow_gap=0): every target at once, for
-#    FUZZ_SECONDS each (small kernels share the device well), then one JUnit case per target.
+# 3. GPU fuzzing (libFuzzer + ASan; CUDA needs protect_shadow_gap=0). Each target runs W worker
+#    processes (libFuzzer -jobs=W -workers=W: one job per worker for FUZZ_SECONDS, all sharing the
+#    target's corpus directory, which each reloads, and the GPU). FUZZ_WORKERS (default: nproc)
+#    workers in all; FUZZ_LAYOUT=serial (default: one target after another, each with all of
+#    them, so the step takes targets x FUZZ_SECONDS) or parallel (every target at once, the
+#    workers split between them). Serial, because the GPU time-slices its processes and each
+#    execution waits its turn once: a target's rate grows with its share of the workers, and the
+#    total is the same (docs/fuzzing.md). With several GPUs (--gpus) the targets go one per GPU
+#    at a time, the workers split between those running. Prints per target: executions and
+#    exec/s summed over the workers, coverage (cov / ft, the best worker's), the corpus's files
+#    before -> after; one JUnit case per target.
+fuzz_one() { # fuzzer, workers: runs one target, writes its log, summary line and JUnit case
+    local f=$1 w=$2 target work out t0 t1 ms rc=0 opts=() n0 n1 stats st execs cov ft l
+    target=$(basename "$f" _fuzzer)
+    out=$(cd "$OUT" && pwd)
+    work="$out/fuzz-$target"
+    rm -rf "$work" && mkdir -p "$work/corpus"
+    cp -r "fuzz/corpus/$target/." "$work/corpus/" 2> /dev/null || true
+    [ -f "fuzz/$target.options" ] && mapfile -t opts < <(grep -v '^#' "fuzz/$target.options" |
+        grep -v '^\s*$' | sed 's/^/-/; s/ *= */=/')
+    n0=$(find "$work/corpus" -type f | wc -l)
+    t0=$(date +%s%N)
+    (cd "$work" && ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 FUZZ_REPRO_DIR="$out/repro" \
+        "$HERE/$f" "${opts[@]}" -jobs="$w" -workers="$w" -max_total_time="$FUZZ_SECONDS" \
+        -print_final_stats=1 -artifact_prefix="$out/repro/" corpus) \
+        > "$out/logs/fuzz_$target.log" 2>&1 || rc=$?
+    t1=$(date +%s%N)
+    n1=$(find "$work/corpus" -type f | wc -l)
+    # Summed over the workers' logs (fuzz-J.log): executions; cov / ft of the best worker.
+    stats=$(awk 'FNR == 1 && NR > 1 { fin() }
+        function fin() { if (c > C) C = c; if (f > F) F = f; c = f = 0 }
+        /stat::number_of_executed_units:/ { e += $2 }
+        / cov: [0-9]+ ft: [0-9]+/ { for (i = 1; i < NF; i++) {
+            if ($i == "cov:") c = $(i + 1); if ($i == "ft:") f = $(i + 1) } }
+        END { fin(); printf "%d %d %d", e, C, F }' "$work"/fuzz-*.log 2> /dev/null)
+    read -r execs cov ft <<< "${stats:-0 0 0}"
+    st=$([ "$rc" -eq 0 ] && echo ok || echo "FAILED (exit $rc)")
+    ms=$(((t1 - t0) / 1000000)) && [ "$ms" -gt 0 ] || ms=1
+    printf '%-48s %s (%d workers: %d executions in %.1f s = %d exec/s; cov %d ft %d; %s)\n' \
+        "fuzz_$target" "$st" "$w" "$execs" "${ms}e-3" $((execs * 1000 / ms)) "$cov" "$ft" \
+        "corpus $n0 -> $n1 files" > "$out/logs/fuzz_$target.summary"
+    { # the report of every worker that found something, then the summary (JUnit's tail)
+        for l in "$work"/fuzz-*.log; do
+            grep -qE '^==[0-9]+==ERROR|FUZZ_ASSERT|FUZZ testbed|deadly signal|runtime error:' \
+                "$l" && { echo "---- $(basename "$l")"; tail -n 60 "$l"; }
+        done
+        cat "$out/logs/fuzz_$target.summary"
+    } >> "$out/logs/fuzz_$target.log"
+    junit_step "fuzz_$target" "$rc" $((ms / 1000)) "$out/logs/fuzz_$target.log"
+    return "$rc"
+}
 fuzz_all() {
-    pids=()
-    for f in bin/*_fuzzer; do
-        name=$(basename "$f"); target=${name%_fuzzer}
-        work="$OUT/fuzz-$target"; mkdir -p "$work"
-        cp -r "fuzz/corpus/$target/." "$work/" 2>/dev/null || true
-        opts=()
-        [ -f "fuzz/$target.options" ] && mapfile -t opts < <(grep -v '^#' "fuzz/$target.options" | grep -v '^\s*$' | sed 's/^/-/; s/ *= */=/')
-        ( t0=$SECONDS; rc=0
-          ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 "$f" "${opts[@]}" \
-              -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 -artifact_prefix="$OUT/repro/" \
-              "$work" > "$OUT/logs/fuzz_$target.log" 2>&1 || rc=$?
-          junit_step "fuzz_$target" "$rc" $((SECONDS - t0)) "$OUT/logs/fuzz_$target.log" ) &
-        pids+=($!)
+    local f targets=() n conc cores layout base extra i w p pids=() t0=$SECONDS
+    # Heaviest executions first: they get the spare workers of an uneven split.
+    for f in bin/split_invariance_fuzzer bin/ring_residency_fuzzer bin/score_identity_fuzzer \
+        bin/select_order_fuzzer bin/gathered_indices_fuzzer bin/rope_positions_fuzzer \
+        bin/*_fuzzer; do
+        [ -e "$f" ] || continue
+        case " ${targets[*]} " in *" $f "*) continue ;; esac
+        if declare -F in_shard > /dev/null && ! in_shard "fuzz_$(basename "$f" _fuzzer)"; then
+            continue
+        fi
+        targets+=("$f")
     done
-    for p in "${pids[@]}"; do wait "$p"; done
-    for f in bin/*_fuzzer; do
-        target=$(basename "$f"); target=${target%_fuzzer}
-        runs=$(grep -E "stat::number_of_executed_units" "$OUT/logs/fuzz_$target.log" | awk '{print $2}')
-        st=$(grep -q "<failure" "$OUT/xml/fuzz_$target.xml" && echo FAILED || echo ok)
-        printf '%-48s %s (%s executions in %ss)\n' "fuzz_$target" "$st" "${runs:-?}" "$FUZZ_SECONDS"
-    done
+    n=${#targets[@]}
+    [ "$n" -gt 0 ] || return 0
+    cores=${FUZZ_WORKERS:-$(nproc)} layout=${FUZZ_LAYOUT:-serial}
+    fuzz_on_gpu() { # NAME CMD...: the dispatcher's run_on_gpu when there is one
+        if declare -F run_on_gpu > /dev/null; then run_on_gpu "$@"; else shift && "$@"; fi
+    }
+    if [ "${GPU_SHARED:-1}" -eq 1 ] && [ "$layout" = serial ]; then
+        for f in "${targets[@]}"; do
+            fuzz_on_gpu "fuzz_$(basename "$f" _fuzzer)" fuzz_one "$f" "$cores"
+        done
+    else
+        conc=$n
+        [ "${GPU_SHARED:-1}" -eq 0 ] && [ "${GPU_COUNT:-1}" -lt "$n" ] && conc=$GPU_COUNT
+        base=$((cores / conc)) extra=$((cores % conc))
+        for i in "${!targets[@]}"; do
+            w=$((base + (i % conc < extra ? 1 : 0)))
+            [ "$w" -ge 1 ] || w=1
+            fuzz_on_gpu "fuzz_$(basename "${targets[$i]}" _fuzzer)" fuzz_one "${targets[$i]}" \
+                "$w" & pids+=($!)
+        done
+        for p in "${pids[@]}"; do wait "$p"; done
+    fi
+    for f in "${targets[@]}"; do cat "$OUT/logs/fuzz_$(basename "$f" _fuzzer).summary"; done
+    echo "fuzz: $n targets, $cores workers ($layout), $FUZZ_SECONDS s each," \
+        "wall $((SECONDS - t0)) s"
 }
 
 # 4. The sanitizer tier: compute-sanitizer's memcheck, racecheck, initcheck and synccheck over
@@ -276,7 +341,7 @@ notes=(--note "GPU tier: $probe")
     notes+=(--note "GPUs: $GPU_COUNT ($GPU_IDS_LIST), one job per GPU at a time")
 if [ -n "$SHARD" ]; then
     n_mine=$(wc -l < "$SHARD_MINE_FILE") n_all=$(wc -l < "$SHARD_ALL_FILE")
-    notes+=(--shard "$SHARD" --note "shard $SHARD on ${HOSTNAME:-?}: $n_mine of $n_all jobs")
+    notes+=(--shard "$SHARD" --note "shard $SHARD on $GPU_HOST: $n_mine of $n_all jobs")
 fi
 python3 tools/summarize.py --out "$OUT" --tier gpu --known-failures known_failures.txt \
     --placement "$OUT/placement.tsv" "${notes[@]}" "${reports[@]}"

@@ -43,20 +43,22 @@ int gpu_device_present(char *why, size_t why_len) {
     return cached;
 }
 
-static void fill_words(void *dev, size_t bytes, uint32_t word) {
-    size_t n = bytes / 4;
-    if (n == 0) return;
-    uint32_t *h = malloc(n * 4);
-    for (size_t i = 0; i < n; i++) h[i] = word;
-    GPU_CHECK(cudaMemcpy(dev, h, n * 4, cudaMemcpyHostToDevice));
-    free(h);
+/* Guard bands around the current payload, then the poison fill: one device-side fill. */
+static void fill_guards_and_poison(gpu_buf *b) {
+    gpu_region r = {b->ptr, NULL, b->bytes, GPU_REGION_GUARDS | GPU_REGION_POISON, 0};
+    GPU_CHECK((cudaError_t)gpu_regions_prepare(&r, 1, NULL));
 }
 
-/* Guard bands around the current payload, then the poison fill. */
-static void fill_guards_and_poison(gpu_buf *b) {
-    GPU_CHECK(cudaMemset(b->base, GPU_GUARD_BYTE, GPU_GUARD_BYTES));
-    GPU_CHECK(cudaMemset(b->base + GPU_GUARD_BYTES + b->bytes, GPU_GUARD_BYTE, GPU_GUARD_BYTES));
-    gpu_buf_poison(b);
+/* One region checked on the device; the findings come back (a few bytes; synchronises). */
+static gpu_region_result check_one(const gpu_buf *b, uint32_t flags) {
+    static gpu_region_result *dev_res; /* per process (CUDA state is created in the test) */
+    if (!dev_res) GPU_CHECK(cudaMalloc((void **)&dev_res, sizeof *dev_res));
+    gpu_region r = {b->ptr, NULL, b->bytes, flags, 0};
+    gpu_region_result h;
+    GPU_CHECK(cudaMemsetAsync(dev_res, 0, sizeof *dev_res, 0));
+    GPU_CHECK((cudaError_t)gpu_regions_check(&r, 1, dev_res));
+    GPU_CHECK(cudaMemcpy(&h, dev_res, sizeof h, cudaMemcpyDeviceToHost));
+    return h;
 }
 
 gpu_buf gpu_buf_alloc(size_t bytes) {
@@ -92,31 +94,17 @@ void gpu_buf_download(const gpu_buf *b, void *host, size_t bytes) {
     if (bytes) GPU_CHECK(cudaMemcpy(host, b->ptr, bytes, cudaMemcpyDeviceToHost));
 }
 
-void gpu_buf_poison(gpu_buf *b) { fill_words(b->ptr, b->bytes, GPU_POISON_WORD); }
+void gpu_buf_poison(gpu_buf *b) {
+    gpu_region r = {b->ptr, NULL, b->bytes, GPU_REGION_POISON, 0};
+    GPU_CHECK((cudaError_t)gpu_regions_prepare(&r, 1, NULL));
+}
 
 int gpu_buf_guards_intact(const gpu_buf *b) {
-    uint8_t *h = malloc(2 * GPU_GUARD_BYTES);
-    GPU_CHECK(cudaMemcpy(h, b->base, GPU_GUARD_BYTES, cudaMemcpyDeviceToHost));
-    GPU_CHECK(cudaMemcpy(h + GPU_GUARD_BYTES, b->base + GPU_GUARD_BYTES + b->bytes, GPU_GUARD_BYTES,
-                         cudaMemcpyDeviceToHost));
-    int ok = 1;
-    for (size_t i = 0; i < 2 * GPU_GUARD_BYTES; i++)
-        if (h[i] != GPU_GUARD_BYTE) {
-            ok = 0;
-            break;
-        }
-    free(h);
-    return ok;
+    return check_one(b, GPU_REGION_GUARDS).guard_bad == 0;
 }
 
 size_t gpu_buf_count_poison(const gpu_buf *b) {
-    size_t n = b->bytes / 4, count = 0;
-    if (n == 0) return 0;
-    uint32_t *h = malloc(n * 4);
-    GPU_CHECK(cudaMemcpy(h, b->ptr, n * 4, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < n; i++) count += h[i] == GPU_POISON_WORD;
-    free(h);
-    return count;
+    return b->bytes / 4 ? (size_t)check_one(b, GPU_REGION_POISON).poison_left : 0;
 }
 
 void gpu_buf_free(gpu_buf *b) {

@@ -5,7 +5,11 @@
  *    untouched after each launch) and a poison fill (0x7FC0DEAD per 32-bit word: a quiet NaN as
  *    f32, an impossible index as int32) so "every element written" is checkable; either one
  *    allocation per buffer (gpu_buf_alloc) or a grow-only buffer reused across iterations
- *    (gpu_buf_reserve: the fuzz targets, where a cudaMalloc per input would dominate).
+ *    (gpu_buf_reserve, where a cudaMalloc per iteration would dominate).
+ *  - The fills and checks run on the device (gpu_util_kernels.cu: gpu_regions_prepare /
+ *    gpu_regions_check, on the legacy default stream): a check copies back a few counters, never
+ *    the buffer. The fuzz targets batch them (fuzz/fuzz_gpu.h: one prepare, one check and one
+ *    synchronisation per execution).
  * Create CUDA state inside the test (Criterion runs tests in worker processes).
  */
 #ifndef MLA_TESTS_GPU_UTIL_H
@@ -53,11 +57,13 @@ void gpu_buf_reserve(gpu_buf *b, size_t bytes);
 gpu_buf gpu_buf_from_host(const void *host, size_t bytes);
 void gpu_buf_upload(gpu_buf *b, const void *host, size_t bytes);
 void gpu_buf_download(const gpu_buf *b, void *host, size_t bytes);
-/* Refills the payload with GPU_POISON_WORD. */
+/* Refills the payload with GPU_POISON_WORD (a device-side fill, ordered on the legacy default
+ * stream before later launches and copies). */
 void gpu_buf_poison(gpu_buf *b);
-/* 1 when both guard bands still hold GPU_GUARD_BYTE. */
+/* 1 when both guard bands still hold GPU_GUARD_BYTE (checked on the device; synchronises). */
 int gpu_buf_guards_intact(const gpu_buf *b);
-/* Number of 32-bit words of the payload still equal to GPU_POISON_WORD (downloads). */
+/* Number of 32-bit words of the payload still equal to GPU_POISON_WORD (counted on the device;
+ * synchronises). */
 size_t gpu_buf_count_poison(const gpu_buf *b);
 void gpu_buf_free(gpu_buf *b);
 /* A CUDA failure inside these helpers prints the failing call and aborts the process; a hook
@@ -66,6 +72,41 @@ void gpu_buf_free(gpu_buf *b);
 void gpu_set_abort_hook(void (*hook)(void));
 /* cudaDeviceSynchronize; returns 0 or 10000 + cudaError_t. */
 int gpu_sync(void);
+
+/* ---- device-side fills and checks (gpu_util_kernels.cu) ------------------------------------ */
+/* A payload of `bytes` bytes at device address `payload`, with (GPU_REGION_GUARDS) a guard band
+ * of GPU_GUARD_BYTES on each side: [payload - GPU_GUARD_BYTES, payload) and
+ * [payload + bytes, payload + bytes + GPU_GUARD_BYTES). payload and src 4-byte aligned. */
+typedef struct {
+    void *payload;
+    const void *src; /* GPU_REGION_COPY: device bytes (the input as uploaded) */
+    uint64_t bytes;
+    uint32_t flags;
+    uint32_t unused;
+} gpu_region;
+#define GPU_REGION_GUARDS                                                                          \
+    1u /* prepare: fill both bands with GPU_GUARD_BYTE; check: count bytes                         \
+        * of the bands that differ from it */
+#define GPU_REGION_POISON                                                                          \
+    2u                     /* prepare: every payload word = GPU_POISON_WORD; check: count the      \
+                            * payload words still equal to it */
+#define GPU_REGION_COPY 4u /* prepare: payload = src; check: compare the payload with src */
+#define GPU_REGIONS_MAX 32 /* regions per kernel launch (more: several launches) */
+
+/* One region's findings (device memory, zeroed by gpu_regions_prepare or by the caller). */
+typedef struct {
+    unsigned long long guard_bad;      /* guard-band bytes != GPU_GUARD_BYTE */
+    unsigned long long poison_left;    /* payload words == GPU_POISON_WORD */
+    unsigned long long n_diff;         /* payload words (and a differing tail) != src */
+    unsigned long long first_diff_inv; /* ~(first differing word; bytes / 4: the tail), 0: none */
+} gpu_region_result;
+
+/* Enqueue the fill of n regions (COPY before POISON: a region gets one of them) and, when
+ * dev_res is not NULL, zero dev_res[0..n). Returns 0 or the cudaError_t of the launch. */
+int gpu_regions_prepare(const gpu_region *r, int n, gpu_region_result *dev_res);
+/* Enqueue the checks of n regions into dev_res[0..n) (zeroed before). Returns 0 or the
+ * cudaError_t of the launch. */
+int gpu_regions_check(const gpu_region *r, int n, gpu_region_result *dev_res);
 
 #ifdef __cplusplus
 }
