@@ -54,7 +54,12 @@
     X(glm5_prefill, dense_bf16)                                                                    \
     X(glm5_rope_maxpos, rope_only)                                                                 \
     X(glm5_next_decode, dense)                                                                     \
-    X(glm5_next_verify, dense)
+    X(glm5_next_verify, dense)                                                                     \
+    X(glm5_tp32_decode, dense)                                                                     \
+    X(glm5_tp16_verify, dense)                                                                     \
+    X(glm5_tp8_decode, dense)                                                                      \
+    X(glm5_next_chunk37, dense)                                                                    \
+    X(rope128_t5, dense)
 
 #define MLA_CASE_glm5_decode                                                                       \
     .model = "glm5", .seed = 0x474c0501u, .geom = {MLA_GEOM_GLM5, .t_q = 1, .t_kv = 4096}
@@ -78,6 +83,32 @@
 #define MLA_CASE_glm5_next_verify                                                                  \
     .model = "glm5_next", .seed = 0x474c0602u, .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 4, .t_kv = 4096}
 
+/* Tensor-parallel head counts: GLM-5's 64 heads sharded over 2, 4 and 8 ranks. */
+#define MLA_CASE_glm5_tp32_decode                                                                  \
+    .model = "glm5", .seed = 0x474c0521u, .geom = {MLA_GEOM_GLM5_HEADS(32), .t_q = 1, .t_kv = 4096}
+#define MLA_CASE_glm5_tp16_verify                                                                  \
+    .model = "glm5", .seed = 0x474c0522u, .geom = {MLA_GEOM_GLM5_HEADS(16), .t_q = 4, .t_kv = 4096}
+#define MLA_CASE_glm5_tp8_decode                                                                   \
+    .model = "glm5", .seed = 0x474c0523u, .geom = {MLA_GEOM_GLM5_HEADS(8), .t_q = 1, .t_kv = 4096}
+/* A 37-query prefill chunk starting mid-cache (rows 963..999 of 1000): t_q no multiple of any
+ * tile, between 5 and 127. */
+#define MLA_CASE_glm5_next_chunk37                                                                 \
+    .model = "glm5_next", .seed = 0x474c0621u,                                                     \
+    .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 37, .t_kv = 1000}, .n_stored_rows = 5,                     \
+    .stored_rows = {0, 1, 17, 35, 36}
+/* d_rope 128 (the maximum; theta 1e4, as in other MLA models), 16 heads, t_q 5 mid-cache. */
+#define MLA_CASE_rope128_t5                                                                        \
+    .model = "synthetic", .seed = 0x474c0701u,                                                     \
+    .geom = {.n_head = 16,                                                                         \
+             .kv_rank = 512,                                                                       \
+             .d_rope = 128,                                                                        \
+             .d_nope = 128,                                                                        \
+             .d_v = 128,                                                                           \
+             .t_q = 5,                                                                             \
+             .t_kv = 1000,                                                                         \
+             .rope_base = 1e4f,                                                                    \
+             .scale = MLA_GLM5_SCALE}
+
 /* ---- DSA k-pool indexer (suite kpool_gpu) --------------------------------------------------- */
 /* Stored rows: the big idx_state / pool_keys planes keep a few rows; the manifest has the full
  * SHA-256; the GPU tests recompute the full tensors. */
@@ -86,7 +117,10 @@
     X(glm5_kpool_verify, kpool)                                                                    \
     X(glm5_next_kpool_decode, kpool)                                                               \
     X(glm5_next_kpool_verify, kpool)                                                               \
-    X(glm5_next_kpool_ring, kpool)
+    X(glm5_next_kpool_ring, kpool)                                                                 \
+    X(glm5_kpool_idx16, kpool)                                                                     \
+    X(glm5_next_kpool_idx64, kpool)                                                                \
+    X(glm5_next_kpool_gate, kpool)
 
 #define MLA_CASE_glm5_kpool_decode                                                                 \
     .model = "glm5", .seed = 0x474c0511u,                                                          \
@@ -111,6 +145,29 @@
     .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 3, .t_kv = 8194, MLA_INDEXER_GLM5_NEXT(3, 8194),           \
              .state_rows = 4096},                                                                  \
     .n_stored_rows = 6, .stored_rows = {0, 1, 2, 1024, 2046, 2047}
+
+/* 16 indexer heads, 5003 pools (no multiple of any score tile), t_q 5. */
+#define MLA_CASE_glm5_kpool_idx16                                                                  \
+    .model = "glm5", .seed = 0x474c0531u,                                                          \
+    .geom = {MLA_GEOM_GLM5, .t_q = 5, .t_kv = 5003,                                                \
+             MLA_INDEXER_HEADS_OF(16, 5, 5003, MLA_GLM5_POOL, MLA_GLM5_SELECT_K, MLA_GLM5_WIDTH,   \
+                                  MLA_GLM5_ALWAYS_TAIL)},                                          \
+    .n_stored_rows = 6, .stored_rows = {0, 1, 2, 2500, 5001, 5002}
+/* 64 indexer heads at glm5_next's pool 4 (1024 pools and a tail pool). */
+#define MLA_CASE_glm5_next_kpool_idx64                                                             \
+    .model = "glm5_next", .seed = 0x474c0631u,                                                     \
+    .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 2, .t_kv = 4099,                                           \
+             MLA_INDEXER_HEADS_OF(64, 2, 4099, MLA_GLM5_NEXT_POOL, MLA_GLM5_NEXT_SELECT_K,         \
+                                  MLA_GLM5_NEXT_WIDTH, MLA_GLM5_NEXT_ALWAYS_TAIL)},                \
+    .n_stored_rows = 6, .stored_rows = {0, 1, 2, 1024, 2046, 2047}
+/* Pool-key gate ~ U(-300, 300) and ape ~ U(-100, 100): an unguarded exp(gate + ape) overflows
+ * (exp(89) is inf in f32); the pool softmax must subtract its max first. */
+#define MLA_CASE_glm5_next_kpool_gate                                                              \
+    .model = "glm5_next",                                                                          \
+    .seed = 0x474c0632u, .geom = {MLA_GEOM_GLM5_NEXT,   .t_q = 1,                                  \
+                                  .t_kv = 2051,         MLA_INDEXER_GLM5_NEXT(1, 2051),            \
+                                  .gate_scale = 300.0f, .ape_scale = 100.0f},                      \
+    .n_stored_rows = 6, .stored_rows = {0, 1, 2, 256, 510, 511}
 
 /* ---- sanitizer cases (compute-sanitizer's case set; in memory, no fixture) ------------------
  * Small shapes that still reach every kernel and every code path inside it, so memcheck,

@@ -53,6 +53,10 @@ typedef struct {
      * multiple of pool) filled by the append schedule mla_kpool_ring_chunk, pool keys built
      * incrementally (pool_begin) after each chunk. */
     int32_t state_rows;
+    /* indexer fill scales: idx_gate ~ U(-gate_scale, gate_scale), idx_ape ~ U(-ape_scale,
+     * ape_scale); 0 = the defaults (MLA_KPOOL_GATE_SCALE, 1). Large values make an unguarded
+     * exp in the pool-key softmax overflow. */
+    float gate_scale, ape_scale;
 } mla_geom;
 
 /* ---- the numbers ---------------------------------------------------------------------------- */
@@ -97,8 +101,10 @@ typedef struct {
 #define MLA_LONGCTX_FIRST_POS (MLA_LONGCTX_ROWS - MLA_LONGCTX_T_Q)
 
 /* ---- designated-initializer lists (C static tables) ----------------------------------------- */
-#define MLA_GEOM_GLM5                                                                              \
-    .n_head = MLA_GLM5_N_HEAD, .kv_rank = MLA_GLM5_KV_RANK, .d_rope = MLA_GLM5_D_ROPE,             \
+#define MLA_GEOM_GLM5 MLA_GEOM_GLM5_HEADS(MLA_GLM5_N_HEAD)
+/* glm5 with H heads per GPU: tensor parallelism shards the 64 heads over 2, 4 or 8 ranks. */
+#define MLA_GEOM_GLM5_HEADS(H)                                                                     \
+    .n_head = (H), .kv_rank = MLA_GLM5_KV_RANK, .d_rope = MLA_GLM5_D_ROPE,                         \
     .d_nope = MLA_GLM5_D_NOPE, .d_v = MLA_GLM5_D_V, .rope_base = MLA_GLM5_ROPE_BASE,               \
     .scale = MLA_GLM5_SCALE
 #define MLA_GEOM_GLM5_NEXT                                                                         \
@@ -108,9 +114,17 @@ typedef struct {
 /* The indexer of a k-pool case whose queries are the last t_q of t_kv rows;
  * n_pools = floor(t_kv / pool). */
 #define MLA_INDEXER_OF(TQ, TKV, POOL, SEL, WIDTH, TAIL)                                            \
-    .idx_heads = MLA_INDEXER_HEADS, .idx_dim = MLA_INDEXER_DIM, .pool = (POOL), .select_k = (SEL), \
+    MLA_INDEXER_HEADS_OF(MLA_INDEXER_HEADS, TQ, TKV, POOL, SEL, WIDTH, TAIL)
+/* The same with H in {16, 32, 64} indexer heads (other DSA models use 16 or 64); head_scale =
+ * H^-0.5, exact in f32 for 16 and 64. */
+#define MLA_INDEXER_HEADS_OF(H, TQ, TKV, POOL, SEL, WIDTH, TAIL)                                   \
+    .idx_heads = (H), .idx_dim = MLA_INDEXER_DIM, .pool = (POOL), .select_k = (SEL),               \
     .width = (WIDTH), .always_tail = (TAIL), .first_pos = (TKV) - (TQ), .n_pools = (TKV) / (POOL), \
-    .qk_scale = MLA_INDEXER_QK_SCALE, .head_scale = MLA_INDEXER_HEAD_SCALE
+    .qk_scale = MLA_INDEXER_QK_SCALE,                                                              \
+    .head_scale = (H) == 16   ? 0.25f                                                              \
+                  : (H) == 32 ? MLA_INDEXER_HEAD_SCALE                                             \
+                  : (H) == 64 ? 0.125f                                                             \
+                              : NAN /* another H: state its scale (NaN is refused, 40035) */
 #define MLA_INDEXER_GLM5(TQ, TKV)                                                                  \
     MLA_INDEXER_OF(TQ, TKV, MLA_GLM5_POOL, MLA_GLM5_SELECT_K, MLA_GLM5_WIDTH, MLA_GLM5_ALWAYS_TAIL)
 #define MLA_INDEXER_GLM5_NEXT(TQ, TKV)                                                             \

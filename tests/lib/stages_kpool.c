@@ -19,7 +19,7 @@
 static int kpool_rows_inputs(mla_ctx *ctx, const float **k, const float **gate) {
     *k = mla_ctx_input_f32(ctx, "idx_k", 2, SHAPE(G->t_kv, G->idx_dim), MLA_FILL_REALISTIC, 1.0f);
     *gate = mla_ctx_input_f32(ctx, "idx_gate", 2, SHAPE(G->t_kv, G->idx_dim), MLA_FILL_REALISTIC,
-                              MLA_KPOOL_GATE_SCALE);
+                              G->gate_scale != 0.0f ? G->gate_scale : MLA_KPOOL_GATE_SCALE);
     return *k && *gate ? 0 : -1;
 }
 
@@ -57,8 +57,8 @@ static int index_append_ring_oracle(mla_ctx *ctx) {
  * (docs/kpool.md), else the stage fails. */
 static int pool_keys_oracle(mla_ctx *ctx) {
     int32_t d = G->idx_dim, np = G->n_pools, pool = G->pool;
-    const float *ape =
-        mla_ctx_input_f32(ctx, "idx_ape", 2, SHAPE(pool, d), MLA_FILL_REALISTIC, 1.0f);
+    const float *ape = mla_ctx_input_f32(ctx, "idx_ape", 2, SHAPE(pool, d), MLA_FILL_REALISTIC,
+                                         G->ape_scale != 0.0f ? G->ape_scale : 1.0f);
     const float *state = mla_ctx_need_f32(ctx, "idx_state");
     if (!ape || !state) return -1;
     if ((int64_t)np * pool > G->t_kv) return mla_ctx_fail(ctx, "n_pools * pool > t_kv");
