@@ -13,7 +13,16 @@ check() { # description, condition-exit-status
 
 out=$("$GOLDEN" list); rc=$?
 n=$(grep -c "stages:" <<<"$out")
-check "list exits 0 and names 11 cases (got $n)" $(( rc != 0 || n != 11 ))
+# Every case of the manifest, each exactly once.
+cases=$(python3 -c 'import json; print("\n".join(c["name"] for c in
+    json.load(open("golden/manifest.json"))["cases"]))')
+want=$(grep -c . <<<"$cases")
+missing=0
+for c in $cases; do
+    [ "$(grep -c "^$c " <<<"$out")" -eq 1 ] || missing=$((missing + 1))
+done
+check "list exits 0 and names the manifest's $want cases (got $n, $missing missing)" \
+    $(( rc != 0 || n != want || missing != 0 ))
 
 "$GOLDEN" verify --dir golden glm5_rope_maxpos > "$TMP/verify_ok.log" 2>&1
 check "verify passes on the stored fixture" $?
