@@ -121,8 +121,9 @@ static int chunk_new(chunk *c, size_t cap, int pinned) {
             static int said;
             cudaError_t e = cudaGetLastError();
             if (!said++)
-                fprintf(stderr, "fuzz_gpu: cudaHostRegister failed (%s): copies stage through "
-                                "pageable memory (slower, same checks)\n",
+                fprintf(stderr,
+                        "fuzz_gpu: cudaHostRegister failed (%s): copies stage through "
+                        "pageable memory (slower, same checks)\n",
                         cudaGetErrorString(e));
         }
     }
