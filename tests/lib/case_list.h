@@ -59,7 +59,8 @@
     X(glm5_tp16_verify, dense)                                                                     \
     X(glm5_tp8_decode, dense)                                                                      \
     X(glm5_next_chunk37, dense)                                                                    \
-    X(rope128_t5, dense)
+    X(rope128_t5, dense)                                                                           \
+    X(glm5_smallint_verify, dense)
 
 #define MLA_CASE_glm5_decode                                                                       \
     .model = "glm5", .seed = 0x474c0501u, .geom = {MLA_GEOM_GLM5, .t_q = 1, .t_kv = 4096}
@@ -109,6 +110,12 @@
              .rope_base = 1e4f,                                                                    \
              .scale = MLA_GLM5_SCALE}
 
+/* The small-integer fill on every exact stage (split, append, absorb, decompress): sums exact
+ * in any order, so a wrong index or a dropped term is the only way to differ. */
+#define MLA_CASE_glm5_smallint_verify                                                              \
+    .model = "glm5", .seed = 0x474c0541u,                                                          \
+    .geom = {MLA_GEOM_GLM5, .t_q = 4, .t_kv = 512, .small_int = 1}
+
 /* ---- DSA k-pool indexer (suite kpool_gpu) --------------------------------------------------- */
 /* Stored rows: the big idx_state / pool_keys planes keep a few rows; the manifest has the full
  * SHA-256; the GPU tests recompute the full tensors. */
@@ -120,7 +127,8 @@
     X(glm5_next_kpool_ring, kpool)                                                                 \
     X(glm5_kpool_idx16, kpool)                                                                     \
     X(glm5_next_kpool_idx64, kpool)                                                                \
-    X(glm5_next_kpool_gate, kpool)
+    X(glm5_next_kpool_gate, kpool)                                                                 \
+    X(glm5_next_kpool_smallint, kpool)
 
 #define MLA_CASE_glm5_kpool_decode                                                                 \
     .model = "glm5", .seed = 0x474c0511u,                                                          \
@@ -168,6 +176,13 @@
                                   .t_kv = 2051,         MLA_INDEXER_GLM5_NEXT(1, 2051),            \
                                   .gate_scale = 300.0f, .ape_scale = 100.0f},                      \
     .n_stored_rows = 6, .stored_rows = {0, 1, 2, 256, 510, 511}
+
+/* The small-integer fill on the indexer's exact stages (ring append, score, select): integer
+ * dot products, many exactly tying scores. */
+#define MLA_CASE_glm5_next_kpool_smallint                                                          \
+    .model = "glm5_next", .seed = 0x474c0641u,                                                     \
+    .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 2, .t_kv = 1027, MLA_INDEXER_GLM5_NEXT(2, 1027),           \
+             .small_int = 1}
 
 /* ---- sanitizer cases (compute-sanitizer's case set; in memory, no fixture) ------------------
  * Small shapes that still reach every kernel and every code path inside it, so memcheck,

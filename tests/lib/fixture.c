@@ -17,10 +17,11 @@ typedef struct {
 #define GF(f)                                                                                      \
     { #f, offsetof(mla_geom, f), 1 }
 static const geom_field k_geom_fields[] = {
-    GI(n_head),  GI(kv_rank),   GI(d_rope),     GI(d_nope),     GI(d_v),         GI(t_q),
-    GI(t_kv),    GF(rope_base), GF(scale),      GI(bf16),       GI(n_positions), GI(idx_heads),
-    GI(idx_dim), GI(pool),      GI(select_k),   GI(width),      GI(always_tail), GI(first_pos),
-    GI(n_pools), GF(qk_scale),  GF(head_scale), GI(state_rows), GF(gate_scale),  GF(ape_scale),
+    GI(n_head),      GI(kv_rank),     GI(d_rope),     GI(d_nope),    GI(d_v),
+    GI(t_q),         GI(t_kv),        GF(rope_base),  GF(scale),     GI(bf16),
+    GI(n_positions), GI(idx_heads),   GI(idx_dim),    GI(pool),      GI(select_k),
+    GI(width),       GI(always_tail), GI(first_pos),  GI(n_pools),   GF(qk_scale),
+    GF(head_scale),  GI(state_rows),  GF(gate_scale), GF(ape_scale), GI(small_int),
 };
 static double geom_value(const mla_geom *g, const geom_field *f) {
     const char *p = (const char *)g + f->off;
@@ -90,6 +91,14 @@ static int build_mf_case(const mla_case *c, const mla_ctx *ctx, const char *comm
             in->fill_scale = (double)t->fill_scale;
             memcpy(in->sha256, t->sha256, 32);
             if (!in->name || !in->fill_kind) return -1;
+            if (t->fill == MLA_FILL_EXPLICIT && t->dtype == ST_I32) {
+                /* set by the case, not generated: the manifest records the values */
+                in->n_values = t->nbytes / sizeof(int32_t);
+                in->values = malloc((in->n_values ? in->n_values : 1) * sizeof(int32_t));
+                if (!in->values) return -1;
+                memcpy(in->values, t->data, t->nbytes);
+                in->has_values = 1;
+            }
         } else {
             mla_mf_output *o = &mc->outputs[mc->n_outputs++];
             o->name = xstrdup(t->name);
@@ -215,6 +224,34 @@ static int same_shape(int na, const int64_t *a, int nb, const int64_t *b) {
         problems++;                                                                                \
     } while (0)
 
+/* An input's manifest "values" against the recomputed input: required for explicit inputs
+ * (their values come from the case, and readers outside the C library rebuild them from the
+ * manifest), checked element by element wherever present. */
+static void check_values(const mla_case *c, const mla_mf_input *in, const mla_tensor *t,
+                         FILE *report, int *problems_io) {
+    int problems = 0;
+    if (!in->has_values) {
+        if (t->fill == MLA_FILL_EXPLICIT)
+            PROBLEM("input %s: explicit input without \"values\" in the manifest (golden regen %s)",
+                    t->name, c->name);
+    } else if (t->dtype != ST_I32) {
+        PROBLEM("input %s: the manifest has \"values\" for a %s input", t->name,
+                st_dtype_name(t->dtype));
+    } else if (in->n_values != t->nbytes / sizeof(int32_t)) {
+        PROBLEM("input %s: the manifest has %zu values, the recomputed input %zu elements", t->name,
+                in->n_values, t->nbytes / sizeof(int32_t));
+    } else {
+        const int32_t *v = t->data;
+        for (size_t k = 0; k < in->n_values; k++)
+            if (in->values[k] != v[k]) {
+                PROBLEM("input %s: manifest values[%zu] = %d, recomputed %d (and maybe more)",
+                        t->name, k, (int)in->values[k], (int)v[k]);
+                break;
+            }
+    }
+    *problems_io += problems;
+}
+
 int mla_golden_verify(const mla_case *c, const char *dir, const mla_manifest *m, FILE *report,
                       const char *rerun_cmd) {
     int problems = 0;
@@ -279,6 +316,7 @@ int mla_golden_verify(const mla_case *c, const char *dir, const mla_manifest *m,
                     "the fill changed",
                     t->name, hex1, hex2);
         }
+        check_values(c, in, t, report, &problems);
     }
     for (size_t k = 0; k < mc->n_inputs; k++) {
         const mla_tensor *t = mla_ctx_get(&ctx, mc->inputs[k].name);

@@ -57,6 +57,9 @@ typedef struct {
      * ape_scale); 0 = the defaults (MLA_KPOOL_GATE_SCALE, 1). Large values make an unguarded
      * exp in the pool-key softmax overflow. */
     float gate_scale, ape_scale;
+    /* 1: the exact stages' inputs use the small-integer fill (integers in [-4, 4] times a power
+     * of two: every sum exact in any order), weights scaled by 1/8 instead of 1/sqrt(fan_in). */
+    int32_t small_int;
 } mla_geom;
 
 /* ---- the numbers ---------------------------------------------------------------------------- */

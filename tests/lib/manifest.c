@@ -69,6 +69,7 @@ void mla_mf_case_free(mla_mf_case *c) {
     for (size_t i = 0; i < c->n_inputs; i++) {
         free(c->inputs[i].name);
         free(c->inputs[i].fill_kind);
+        free(c->inputs[i].values);
     }
     free(c->inputs);
     for (size_t i = 0; i < c->n_outputs; i++) {
@@ -190,6 +191,32 @@ static int count_children(const cJSON *j) {
     return n;
 }
 
+/* The optional "values" of an input: int32 integers, one per element of its (I32) shape. */
+static int get_values(pctx *p, const cJSON *o, mla_mf_input *in) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "values");
+    if (!v) return 0;
+    if (!cJSON_IsArray(v)) FAIL(p, "field 'values' is not an array");
+    if (in->dtype != ST_I32)
+        FAIL(p, "field 'values' on a %s input (I32 only)", st_dtype_name(in->dtype));
+    double numel = 1.0; /* no overflow; exact wherever it can equal an array length */
+    for (int d = 0; d < in->ndim; d++) numel *= (double)in->shape[d];
+    size_t n = (size_t)cJSON_GetArraySize(v);
+    if ((double)n != numel)
+        FAIL(p, "field 'values' has %zu entries, the shape has %.0f elements", n, numel);
+    in->values = malloc((n ? n : 1) * sizeof *in->values);
+    if (!in->values) FAIL(p, "out of memory");
+    in->has_values = 1;
+    size_t i = 0;
+    for (const cJSON *e = v->child; e; e = e->next, i++) {
+        if (!cJSON_IsNumber(e) || floor(e->valuedouble) != e->valuedouble ||
+            e->valuedouble < -2147483648.0 || e->valuedouble > 2147483647.0)
+            FAIL(p, "values entry %zu is not an int32 integer", i);
+        in->values[i] = (int32_t)e->valuedouble;
+        in->n_values++;
+    }
+    return 0;
+}
+
 static int parse_input(pctx *p, const cJSON *j, mla_mf_input *in) {
     in->name = xstrdup(j->string ? j->string : "");
     if (!in->name) FAIL(p, "out of memory");
@@ -203,6 +230,7 @@ static int parse_input(pctx *p, const cJSON *j, mla_mf_input *in) {
     if (!s) return -1;
     if (!cJSON_IsNumber(s) || !isfinite(s->valuedouble)) FAIL(p, "fill scale is not a number");
     in->fill_scale = s->valuedouble;
+    if (get_values(p, j, in)) return -1;
     return get_sha(p, j, in->sha256);
 }
 
@@ -438,6 +466,11 @@ static cJSON *case_json(const mla_mf_case *c) {
         cJSON *f = cJSON_AddObjectToObject(e, "fill");
         cJSON_AddStringToObject(f, "kind", in->fill_kind);
         cJSON_AddNumberToObject(f, "scale", in->fill_scale);
+        if (in->has_values) {
+            cJSON *v = cJSON_AddArrayToObject(e, "values");
+            for (size_t k = 0; v && k < in->n_values; k++)
+                cJSON_AddItemToArray(v, cJSON_CreateNumber((double)in->values[k]));
+        }
         mla_sha256_hex(in->sha256, hex);
         cJSON_AddStringToObject(e, "sha256", hex);
     }

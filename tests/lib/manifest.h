@@ -9,7 +9,10 @@
  *     "geometry": { "n_head": 64, "kv_rank": 512, ... },  (numbers only)
  *     "inputs": { "q_nope": { "shape": [1, 64, 192], "dtype": "F32",
  *                             "fill": { "kind": "realistic", "scale": 0.072 },
- *                             "sha256": "<64 hex>" }, ... },
+ *                             "sha256": "<64 hex>" },
+ *                 "positions": { "shape": [1], "dtype": "I32",
+ *                                "fill": { "kind": "explicit", "scale": 0 },
+ *                                "values": [4095], "sha256": "<64 hex>" }, ... },
  *     "outputs": { "q_lat": { "shape": [1, 64, 512], "dtype": "F32", "stage": "absorb_q",
  *                             "tolerance": "exact", "sha256": "<64 hex, of the FULL tensor>",
  *                             "stored_rows": null | [0, 1, 2, 63, ...] }, ... }
@@ -17,8 +20,13 @@
  *
  * Inputs are not stored (they regenerate from tests/lib/mla_fill.h); outputs are stored in
  * `file`, whole (stored_rows null) or as the listed rows along axis 0, in that order.
+ * "values" (optional; written by regen for every input of fill "explicit", whose values come
+ * from the case and not from the generator): the input's elements in row-major order, integers,
+ * one per element of `shape` (I32 inputs only), so a reader without the case table (e.g.
+ * tools/golden/mla_golden.py) can rebuild it; verify checks them against the recomputed input.
  * The loader refuses (message naming the file and the problem, never a crash or a leak):
- * invalid JSON, missing fields, wrong types, bad hex, bad shapes / dtypes / rows, duplicates.
+ * invalid JSON, missing fields, wrong types, bad hex, bad shapes / dtypes / rows, duplicates,
+ * "values" that are not int32 integers or whose count is not the shape's element count.
  */
 #ifndef MLA_GOLDEN_MANIFEST_H
 #define MLA_GOLDEN_MANIFEST_H
@@ -42,6 +50,9 @@ typedef struct {
     char *fill_kind; /* "realistic", "small_int", "explicit" */
     double fill_scale;
     uint8_t sha256[32];
+    int has_values;  /* 0: no "values" field */
+    int32_t *values; /* "values" (has_values): n_values = the shape's element count */
+    size_t n_values;
 } mla_mf_input;
 
 typedef struct {

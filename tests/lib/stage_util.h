@@ -10,4 +10,9 @@
 /* A shape literal: SHAPE(t_q, n_head, kv_rank). */
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 
+/* The fill of an exact stage's inputs and a weight's scale: the case's small-integer fill
+ * (geometry small_int) or the realistic one (tests/lib/geometry.h). */
+#define EXACT_FILL (G->small_int ? MLA_FILL_SMALL_INT : MLA_FILL_REALISTIC)
+#define WEIGHT_SCALE(fan_in) (G->small_int ? 0.125f : mla_weight_scale(fan_in))
+
 #endif /* MLA_TESTS_STAGE_UTIL_H */

@@ -34,7 +34,7 @@ static int rope_oracle(mla_ctx *ctx) {
 
 static int split_latent_oracle(mla_ctx *ctx) {
     int32_t w = G->kv_rank + G->d_rope;
-    const float *kv = mla_ctx_input_f32(ctx, "kv", 2, SHAPE(G->t_q, w), MLA_FILL_REALISTIC, 1.0f);
+    const float *kv = mla_ctx_input_f32(ctx, "kv", 2, SHAPE(G->t_q, w), EXACT_FILL, 1.0f);
     if (!kv) return -1;
     float *c_kv = mla_ctx_output(ctx, "c_kv", ST_F32, 2, SHAPE(G->t_q, G->kv_rank));
     if (!c_kv) return -1;
@@ -54,8 +54,7 @@ static int append_latent_oracle(mla_ctx *ctx) {
     const float *c_kv = mla_ctx_need_f32(ctx, "c_kv");
     const float *k_pe = G->d_rope > 0 ? mla_ctx_need_f32(ctx, "k_pe") : NULL;
     if (!c_kv || (G->d_rope > 0 && !k_pe)) return -1;
-    const float *cache =
-        mla_ctx_input_f32(ctx, "cache", 2, SHAPE(G->t_kv, w), MLA_FILL_REALISTIC, 1.0f);
+    const float *cache = mla_ctx_input_f32(ctx, "cache", 2, SHAPE(G->t_kv, w), EXACT_FILL, 1.0f);
     if (!cache) return -1;
     float *rows = mla_ctx_output(ctx, "cache_rows", ST_F32, 2, SHAPE(G->t_q, w));
     if (!rows) return -1;
@@ -70,10 +69,10 @@ static int append_latent_oracle(mla_ctx *ctx) {
 }
 
 static int absorb_q_oracle(mla_ctx *ctx) {
-    const float *q_nope = mla_ctx_input_f32(ctx, "q_nope", 3, SHAPE(G->t_q, G->n_head, G->d_nope),
-                                            MLA_FILL_REALISTIC, 1.0f);
+    const float *q_nope =
+        mla_ctx_input_f32(ctx, "q_nope", 3, SHAPE(G->t_q, G->n_head, G->d_nope), EXACT_FILL, 1.0f);
     const float *wk_b = mla_ctx_input_f32(ctx, "wk_b", 3, SHAPE(G->n_head, G->d_nope, G->kv_rank),
-                                          MLA_FILL_REALISTIC, mla_weight_scale(G->d_nope));
+                                          EXACT_FILL, WEIGHT_SCALE(G->d_nope));
     if (!q_nope || !wk_b) return -1;
     float *q_lat = mla_ctx_output(ctx, "q_lat", ST_F32, 3, SHAPE(G->t_q, G->n_head, G->kv_rank));
     if (!q_lat) return -1;
@@ -87,8 +86,7 @@ static int attn_absorbed_oracle(mla_ctx *ctx) {
     const float *q_lat = mla_ctx_need_f32(ctx, "q_lat");
     const float *q_pe = G->d_rope > 0 ? mla_ctx_need_f32(ctx, "q_pe") : NULL;
     if (!q_lat || (G->d_rope > 0 && !q_pe)) return -1;
-    const float *cache =
-        mla_ctx_input_f32(ctx, "cache", 2, SHAPE(G->t_kv, w), MLA_FILL_REALISTIC, 1.0f);
+    const float *cache = mla_ctx_input_f32(ctx, "cache", 2, SHAPE(G->t_kv, w), EXACT_FILL, 1.0f);
     if (!cache) return -1;
     float *o_lat = mla_ctx_output(ctx, "o_lat", ST_F32, 3, SHAPE(G->t_q, G->n_head, G->kv_rank));
     if (!o_lat) return -1;
@@ -100,7 +98,7 @@ static int attn_absorbed_oracle(mla_ctx *ctx) {
 static int decompress_v_oracle(mla_ctx *ctx) {
     const float *o_lat = mla_ctx_need_f32(ctx, "o_lat");
     const float *wv_b = mla_ctx_input_f32(ctx, "wv_b", 3, SHAPE(G->n_head, G->d_v, G->kv_rank),
-                                          MLA_FILL_REALISTIC, mla_weight_scale(G->kv_rank));
+                                          EXACT_FILL, WEIGHT_SCALE(G->kv_rank));
     if (!o_lat || !wv_b) return -1;
     float *out = mla_ctx_output(ctx, "out", ST_F32, 3, SHAPE(G->t_q, G->n_head, G->d_v));
     if (!out) return -1;

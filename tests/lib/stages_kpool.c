@@ -17,7 +17,7 @@
  * ape ~ U(-1, 1); gate ~ U(-4, 4) so the pool softmax is far from uniform; hw ~ U(-1, 1) (head
  * weights of either sign, so scores are a signed mix and rarely tie). */
 static int kpool_rows_inputs(mla_ctx *ctx, const float **k, const float **gate) {
-    *k = mla_ctx_input_f32(ctx, "idx_k", 2, SHAPE(G->t_kv, G->idx_dim), MLA_FILL_REALISTIC, 1.0f);
+    *k = mla_ctx_input_f32(ctx, "idx_k", 2, SHAPE(G->t_kv, G->idx_dim), EXACT_FILL, 1.0f);
     *gate = mla_ctx_input_f32(ctx, "idx_gate", 2, SHAPE(G->t_kv, G->idx_dim), MLA_FILL_REALISTIC,
                               G->gate_scale != 0.0f ? G->gate_scale : MLA_KPOOL_GATE_SCALE);
     return *k && *gate ? 0 : -1;
@@ -105,10 +105,8 @@ static int pool_keys_oracle(mla_ctx *ctx) {
 /* score [t_q][n_pools], class exact (the six-step sequence, -inf on pools not yet complete). */
 static int score_oracle(mla_ctx *ctx) {
     int32_t d = G->idx_dim, H = G->idx_heads;
-    const float *q =
-        mla_ctx_input_f32(ctx, "idx_q", 3, SHAPE(G->t_q, H, d), MLA_FILL_REALISTIC, 1.0f);
-    const float *hw =
-        mla_ctx_input_f32(ctx, "idx_hw", 2, SHAPE(G->t_q, H), MLA_FILL_REALISTIC, 1.0f);
+    const float *q = mla_ctx_input_f32(ctx, "idx_q", 3, SHAPE(G->t_q, H, d), EXACT_FILL, 1.0f);
+    const float *hw = mla_ctx_input_f32(ctx, "idx_hw", 2, SHAPE(G->t_q, H), EXACT_FILL, 1.0f);
     const float *keys = mla_ctx_need_f32(ctx, "pool_keys");
     if (!q || !hw || !keys) return -1;
     float *score = mla_ctx_output(ctx, "score", ST_F32, 2, SHAPE(G->t_q, G->n_pools));
