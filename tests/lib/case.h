@@ -81,7 +81,8 @@ typedef struct mla_stage {
 
 typedef struct mla_case {
     const char *name;
-    const char *model; /* "glm5", "glm5_next" */
+    const char *model;   /* "glm5", "glm5_next" */
+    const char *purpose; /* one line: the kernel mistake or shape the case is for (manifest) */
     mla_geom geom;
     uint32_t seed;
     const mla_stage *stages[MLA_MAX_STAGES]; /* terminated by NULL */

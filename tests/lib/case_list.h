@@ -63,16 +63,24 @@
     X(glm5_smallint_verify, dense)
 
 #define MLA_CASE_glm5_decode                                                                       \
-    .model = "glm5", .seed = 0x474c0501u, .geom = {MLA_GEOM_GLM5, .t_q = 1, .t_kv = 4096}
+    .model = "glm5",                                                                               \
+    .purpose = "glm5 decode step (t_q 1, 4096 rows): every dense stage at the production shape",   \
+    .seed = 0x474c0501u, .geom = {MLA_GEOM_GLM5, .t_q = 1, .t_kv = 4096}
 #define MLA_CASE_glm5_verify                                                                       \
-    .model = "glm5", .seed = 0x474c0502u, .geom = {MLA_GEOM_GLM5, .t_q = 4, .t_kv = 4096}
+    .model = "glm5",                                                                               \
+    .purpose = "glm5 speculative verify (t_q 4): several queries over one causal cache",           \
+    .seed = 0x474c0502u, .geom = {MLA_GEOM_GLM5, .t_q = 4, .t_kv = 4096}
 #define MLA_CASE_glm5_prefill                                                                      \
-    .model = "glm5", .seed = 0x474c0503u,                                                          \
-    .geom = {MLA_GEOM_GLM5, .t_q = 128, .t_kv = 128, .bf16 = 1}, .n_stored_rows = 7,               \
-    .stored_rows = {0, 1, 2, 63, 64, 126, 127}
+    .model = "glm5",                                                                               \
+    .purpose = "glm5 prefill (t_q = t_kv = 128) and the bf16 GEMM door of absorb / decompress",    \
+    .seed = 0x474c0503u, .geom = {MLA_GEOM_GLM5, .t_q = 128, .t_kv = 128, .bf16 = 1},              \
+    .n_stored_rows = 7, .stored_rows = {0, 1, 2, 63, 64, 126, 127}
 /* rope at the largest positions of glm5 (202752) and glm5_next (1048576) */
 #define MLA_CASE_glm5_rope_maxpos                                                                  \
-    .model = "glm5", .seed = 0x474c0504u,                                                          \
+    .model = "glm5",                                                                               \
+    .purpose =                                                                                     \
+        "rope at the largest glm5 and glm5_next positions: an inaccurate sin/cos at large angles", \
+    .seed = 0x474c0504u,                                                                           \
     .geom = {.n_head = MLA_GLM5_N_HEAD,                                                            \
              .d_rope = MLA_GLM5_D_ROPE,                                                            \
              .rope_base = MLA_GLM5_ROPE_BASE,                                                      \
@@ -80,26 +88,33 @@
              .n_positions = 8,                                                                     \
              .positions = {202748, 202749, 202750, 202751, 1048572, 1048573, 1048574, 1048575}}
 #define MLA_CASE_glm5_next_decode                                                                  \
-    .model = "glm5_next", .seed = 0x474c0601u, .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 1, .t_kv = 4096}
+    .model = "glm5_next", .purpose = "glm5_next (NoPE) decode: d_rope 0, q_pe unread",             \
+    .seed = 0x474c0601u, .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 1, .t_kv = 4096}
 #define MLA_CASE_glm5_next_verify                                                                  \
-    .model = "glm5_next", .seed = 0x474c0602u, .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 4, .t_kv = 4096}
+    .model = "glm5_next", .purpose = "glm5_next (NoPE) verify (t_q 4)", .seed = 0x474c0602u,       \
+    .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 4, .t_kv = 4096}
 
 /* Tensor-parallel head counts: GLM-5's 64 heads sharded over 2, 4 and 8 ranks. */
 #define MLA_CASE_glm5_tp32_decode                                                                  \
-    .model = "glm5", .seed = 0x474c0521u, .geom = {MLA_GEOM_GLM5_HEADS(32), .t_q = 1, .t_kv = 4096}
+    .model = "glm5", .purpose = "tensor-parallel rank of 32 heads: another head tiling than 64",   \
+    .seed = 0x474c0521u, .geom = {MLA_GEOM_GLM5_HEADS(32), .t_q = 1, .t_kv = 4096}
 #define MLA_CASE_glm5_tp16_verify                                                                  \
-    .model = "glm5", .seed = 0x474c0522u, .geom = {MLA_GEOM_GLM5_HEADS(16), .t_q = 4, .t_kv = 4096}
+    .model = "glm5", .purpose = "tensor-parallel rank of 16 heads at verify width",                \
+    .seed = 0x474c0522u, .geom = {MLA_GEOM_GLM5_HEADS(16), .t_q = 4, .t_kv = 4096}
 #define MLA_CASE_glm5_tp8_decode                                                                   \
-    .model = "glm5", .seed = 0x474c0523u, .geom = {MLA_GEOM_GLM5_HEADS(8), .t_q = 1, .t_kv = 4096}
+    .model = "glm5", .purpose = "tensor-parallel rank of 8 heads: one head tile, many chunks",     \
+    .seed = 0x474c0523u, .geom = {MLA_GEOM_GLM5_HEADS(8), .t_q = 1, .t_kv = 4096}
 /* A 37-query prefill chunk starting mid-cache (rows 963..999 of 1000): t_q no multiple of any
  * tile, between 5 and 127. */
 #define MLA_CASE_glm5_next_chunk37                                                                 \
-    .model = "glm5_next", .seed = 0x474c0621u,                                                     \
-    .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 37, .t_kv = 1000}, .n_stored_rows = 5,                     \
-    .stored_rows = {0, 1, 17, 35, 36}
+    .model = "glm5_next",                                                                          \
+    .purpose = "a 37-query prefill chunk starting mid-cache: t_q no multiple of any tile",         \
+    .seed = 0x474c0621u, .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 37, .t_kv = 1000},                    \
+    .n_stored_rows = 5, .stored_rows = {0, 1, 17, 35, 36}
 /* d_rope 128 (the maximum; theta 1e4, as in other MLA models), 16 heads, t_q 5 mid-cache. */
 #define MLA_CASE_rope128_t5                                                                        \
-    .model = "synthetic", .seed = 0x474c0701u,                                                     \
+    .model = "synthetic", .purpose = "d_rope 128 (the maximum) with 16 heads at t_q 5",            \
+    .seed = 0x474c0701u,                                                                           \
     .geom = {.n_head = 16,                                                                         \
              .kv_rank = 512,                                                                       \
              .d_rope = 128,                                                                        \
@@ -113,8 +128,10 @@
 /* The small-integer fill on every exact stage (split, append, absorb, decompress): sums exact
  * in any order, so a wrong index or a dropped term is the only way to differ. */
 #define MLA_CASE_glm5_smallint_verify                                                              \
-    .model = "glm5", .seed = 0x474c0541u,                                                          \
-    .geom = {MLA_GEOM_GLM5, .t_q = 4, .t_kv = 512, .small_int = 1}
+    .model = "glm5",                                                                               \
+    .purpose =                                                                                     \
+        "small-integer fill on the exact dense stages: only a wrong index or term can differ",     \
+    .seed = 0x474c0541u, .geom = {MLA_GEOM_GLM5, .t_q = 4, .t_kv = 512, .small_int = 1}
 
 /* ---- DSA k-pool indexer (suite kpool_gpu) --------------------------------------------------- */
 /* Stored rows: the big idx_state / pool_keys planes keep a few rows; the manifest has the full
@@ -131,39 +148,48 @@
     X(glm5_next_kpool_smallint, kpool)
 
 #define MLA_CASE_glm5_kpool_decode                                                                 \
-    .model = "glm5", .seed = 0x474c0511u,                                                          \
+    .model = "glm5", .purpose = "glm5 DSA indexer decode (pool 1, top 2048 of 8192 rows)",         \
+    .seed = 0x474c0511u,                                                                           \
     .geom = {MLA_GEOM_GLM5, .t_q = 1, .t_kv = 8192, MLA_INDEXER_GLM5(1, 8192)},                    \
     .n_stored_rows = 8, .stored_rows = {0, 1, 2, 3, 2047, 4096, 8190, 8191}
 #define MLA_CASE_glm5_kpool_verify                                                                 \
-    .model = "glm5", .seed = 0x474c0512u,                                                          \
+    .model = "glm5", .purpose = "glm5 DSA indexer at verify width (t_q 4)", .seed = 0x474c0512u,   \
     .geom = {MLA_GEOM_GLM5, .t_q = 4, .t_kv = 8192, MLA_INDEXER_GLM5(4, 8192)},                    \
     .n_stored_rows = 8, .stored_rows = {0, 1, 2, 3, 2047, 4096, 8190, 8191}
 /* t_kv 8195: the last query has an incomplete tail pool */
 #define MLA_CASE_glm5_next_kpool_decode                                                            \
-    .model = "glm5_next", .seed = 0x474c0611u,                                                     \
+    .model = "glm5_next",                                                                          \
+    .purpose =                                                                                     \
+        "glm5_next k-pool decode (pool 4, 512 pools, always_tail) with an incomplete tail pool",   \
+    .seed = 0x474c0611u,                                                                           \
     .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 1, .t_kv = 8195, MLA_INDEXER_GLM5_NEXT(1, 8195)},          \
     .n_stored_rows = 6, .stored_rows = {0, 1, 2, 1024, 2046, 2047}
 #define MLA_CASE_glm5_next_kpool_verify                                                            \
-    .model = "glm5_next", .seed = 0x474c0612u,                                                     \
+    .model = "glm5_next",                                                                          \
+    .purpose = "glm5_next k-pool verify (t_q 4) with an incomplete tail pool",                     \
+    .seed = 0x474c0612u,                                                                           \
     .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 4, .t_kv = 8195, MLA_INDEXER_GLM5_NEXT(4, 8195)},          \
     .n_stored_rows = 6, .stored_rows = {0, 1, 2, 1024, 2046, 2047}
 /* through a 4096-row tail ring, pool keys built incrementally */
 #define MLA_CASE_glm5_next_kpool_ring                                                              \
-    .model = "glm5_next", .seed = 0x474c0613u,                                                     \
+    .model = "glm5_next",                                                                          \
+    .purpose = "the indexer state through a 4096-row tail ring, pool keys built incrementally",    \
+    .seed = 0x474c0613u,                                                                           \
     .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 3, .t_kv = 8194, MLA_INDEXER_GLM5_NEXT(3, 8194),           \
              .state_rows = 4096},                                                                  \
     .n_stored_rows = 6, .stored_rows = {0, 1, 2, 1024, 2046, 2047}
 
 /* 16 indexer heads, 5003 pools (no multiple of any score tile), t_q 5. */
 #define MLA_CASE_glm5_kpool_idx16                                                                  \
-    .model = "glm5", .seed = 0x474c0531u,                                                          \
+    .model = "glm5", .purpose = "16 indexer heads and 5003 pools (no multiple of any score tile)", \
+    .seed = 0x474c0531u,                                                                           \
     .geom = {MLA_GEOM_GLM5, .t_q = 5, .t_kv = 5003,                                                \
              MLA_INDEXER_HEADS_OF(16, 5, 5003, MLA_GLM5_POOL, MLA_GLM5_SELECT_K, MLA_GLM5_WIDTH,   \
                                   MLA_GLM5_ALWAYS_TAIL)},                                          \
     .n_stored_rows = 6, .stored_rows = {0, 1, 2, 2500, 5001, 5002}
 /* 64 indexer heads at glm5_next's pool 4 (1024 pools and a tail pool). */
 #define MLA_CASE_glm5_next_kpool_idx64                                                             \
-    .model = "glm5_next", .seed = 0x474c0631u,                                                     \
+    .model = "glm5_next", .purpose = "64 indexer heads at pool 4", .seed = 0x474c0631u,            \
     .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 2, .t_kv = 4099,                                           \
              MLA_INDEXER_HEADS_OF(64, 2, 4099, MLA_GLM5_NEXT_POOL, MLA_GLM5_NEXT_SELECT_K,         \
                                   MLA_GLM5_NEXT_WIDTH, MLA_GLM5_NEXT_ALWAYS_TAIL)},                \
@@ -172,6 +198,7 @@
  * (exp(89) is inf in f32); the pool softmax must subtract its max first. */
 #define MLA_CASE_glm5_next_kpool_gate                                                              \
     .model = "glm5_next",                                                                          \
+    .purpose = "pool-key gate / ape so large that an unguarded exp overflows",                     \
     .seed = 0x474c0632u, .geom = {MLA_GEOM_GLM5_NEXT,   .t_q = 1,                                  \
                                   .t_kv = 2051,         MLA_INDEXER_GLM5_NEXT(1, 2051),            \
                                   .gate_scale = 300.0f, .ape_scale = 100.0f},                      \
@@ -180,7 +207,9 @@
 /* The small-integer fill on the indexer's exact stages (ring append, score, select): integer
  * dot products, many exactly tying scores. */
 #define MLA_CASE_glm5_next_kpool_smallint                                                          \
-    .model = "glm5_next", .seed = 0x474c0641u,                                                     \
+    .model = "glm5_next",                                                                          \
+    .purpose = "small-integer fill on the exact indexer stages: integer scores, many exact ties",  \
+    .seed = 0x474c0641u,                                                                           \
     .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 2, .t_kv = 1027, MLA_INDEXER_GLM5_NEXT(2, 1027),           \
              .small_int = 1}
 

@@ -61,6 +61,7 @@ static int build_mf_case(const mla_case *c, const mla_ctx *ctx, const char *comm
     snprintf(file, sizeof file, "%s.safetensors", c->name);
     mc->name = xstrdup(c->name);
     mc->model = xstrdup(c->model);
+    mc->purpose = c->purpose ? xstrdup(c->purpose) : NULL;
     mc->command = xstrdup(command ? command : "");
     mc->file = xstrdup(file);
     mc->seed = c->seed;
@@ -266,6 +267,9 @@ int mla_golden_verify(const mla_case *c, const char *dir, const mla_manifest *m,
         PROBLEM("manifest generator_version %d, this build generates version %d",
                 mc->generator_version, MLA_FILL_VERSION);
     if (mc->seed != c->seed) PROBLEM("manifest seed %u, case table seed %u", mc->seed, c->seed);
+    if (!c->in_memory && (!c->purpose || !mc->purpose || strcmp(mc->purpose, c->purpose) != 0))
+        PROBLEM("manifest purpose '%s', case table purpose '%s' (every case states its purpose)",
+                mc->purpose ? mc->purpose : "(none)", c->purpose ? c->purpose : "(none)");
     if (strcmp(mc->model, c->model) != 0)
         PROBLEM("manifest model '%s', case table model '%s'", mc->model, c->model);
     size_t ng = sizeof k_geom_fields / sizeof k_geom_fields[0];

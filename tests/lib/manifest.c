@@ -64,6 +64,7 @@ void mla_mf_case_free(mla_mf_case *c) {
     free(c->model);
     free(c->command);
     free(c->file);
+    free(c->purpose);
     for (size_t i = 0; i < c->n_geometry; i++) free(c->geometry[i].key);
     free(c->geometry);
     for (size_t i = 0; i < c->n_inputs; i++) {
@@ -278,6 +279,12 @@ static int parse_case(pctx *p, const cJSON *j, int idx, mla_mf_case *c) {
     if (get_str(p, j, "model", &c->model) || get_str(p, j, "command", &c->command) ||
         get_str(p, j, "file", &c->file))
         return -1;
+    const cJSON *pu = cJSON_GetObjectItemCaseSensitive(j, "purpose"); /* optional */
+    if (pu) {
+        if (!cJSON_IsString(pu)) FAIL(p, "field 'purpose' is not a string");
+        c->purpose = xstrdup(pu->valuestring);
+        if (!c->purpose) FAIL(p, "out of memory");
+    }
     if (get_int(p, j, "seed", 0, 4294967295.0, &v)) return -1;
     c->seed = (uint32_t)v;
     if (get_int(p, j, "generator_version", 0, 1e9, &v)) return -1;
@@ -450,6 +457,7 @@ static cJSON *case_json(const mla_mf_case *c) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "name", c->name);
     cJSON_AddStringToObject(j, "model", c->model);
+    if (c->purpose) cJSON_AddStringToObject(j, "purpose", c->purpose);
     cJSON_AddNumberToObject(j, "seed", (double)c->seed);
     cJSON_AddNumberToObject(j, "generator_version", c->generator_version);
     cJSON_AddStringToObject(j, "command", c->command);

@@ -3,7 +3,8 @@
  * {
  *   "format": "mla-golden-manifest", "format_version": 1,
  *   "cases": [ {
- *     "name": "glm5_decode", "model": "glm5", "seed": 1234, "generator_version": 1,
+ *     "name": "glm5_decode", "model": "glm5", "purpose": "one line", "seed": 1234,
+ *     "generator_version": 1,
  *     "command": "golden regen --dir golden all",        (the exact command that produced it)
  *     "file": "glm5_decode.safetensors",
  *     "geometry": { "n_head": 64, "kv_rank": 512, ... },  (numbers only)
@@ -75,6 +76,7 @@ typedef struct {
 
 typedef struct {
     char *name, *model, *command, *file;
+    char *purpose; /* one line: what the case is for (optional in older manifests: NULL) */
     uint32_t seed;
     int generator_version;
     mla_mf_kv *geometry;

@@ -769,6 +769,8 @@ def cmd_show(args):
     c = _manifest_case(m, args.case)
     print(f"case {c['name']}: model {c['model']}, seed {c['seed']} (0x{c['seed']:08x}), "
           f"generator_version {c['generator_version']}, file {c['file']}")
+    if c.get("purpose"):
+        print(f"  purpose: {c['purpose']}")
     print(f"  command: {c['command']}")
     print("  geometry: " + ", ".join(f"{k} {v}" for k, v in c["geometry"].items()))
     print("  inputs (regenerated; not stored):")
