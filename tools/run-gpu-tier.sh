@@ -234,20 +234,15 @@ fuzz_all() {
         bin/*_fuzzer; do
         [ -e "$f" ] || continue
         case " ${targets[*]} " in *" $f "*) continue ;; esac
-        if declare -F in_shard > /dev/null && ! in_shard "fuzz_$(basename "$f" _fuzzer)"; then
-            continue
-        fi
+        in_shard "fuzz_$(basename "$f" _fuzzer)" || continue
         targets+=("$f")
     done
     n=${#targets[@]}
     [ "$n" -gt 0 ] || return 0
     cores=${FUZZ_WORKERS:-$(nproc)} layout=${FUZZ_LAYOUT:-serial}
-    fuzz_on_gpu() { # NAME CMD...: the dispatcher's run_on_gpu when there is one
-        if declare -F run_on_gpu > /dev/null; then run_on_gpu "$@"; else shift && "$@"; fi
-    }
     if [ "${GPU_SHARED:-1}" -eq 1 ] && [ "$layout" = serial ]; then
         for f in "${targets[@]}"; do
-            fuzz_on_gpu "fuzz_$(basename "$f" _fuzzer)" fuzz_one "$f" "$cores"
+            run_on_gpu "fuzz_$(basename "$f" _fuzzer)" fuzz_one "$f" "$cores"
         done
     else
         conc=$n
@@ -256,7 +251,7 @@ fuzz_all() {
         for i in "${!targets[@]}"; do
             w=$((base + (i % conc < extra ? 1 : 0)))
             [ "$w" -ge 1 ] || w=1
-            fuzz_on_gpu "fuzz_$(basename "${targets[$i]}" _fuzzer)" fuzz_one "${targets[$i]}" \
+            run_on_gpu "fuzz_$(basename "${targets[$i]}" _fuzzer)" fuzz_one "${targets[$i]}" \
                 "$w" & pids+=($!)
         done
         for p in "${pids[@]}"; do wait "$p"; done
@@ -282,7 +277,7 @@ sanitize_all() {
     while IFS=$'\t' read -r bin filter; do
         case "$bin" in ''|'#'*) continue ;; esac
         [ -x "bin/$bin" ] || continue
-        if ! in_shard_job "sanitize_$bin"; then continue; fi
+        in_shard "sanitize_$bin" || continue
         sets+=("$bin"$'\t'"${SANITIZE_FILTER:-$filter}")
     done < tools/sanitize_set.tsv
     for t in bin/*gpu*_test; do # every GPU test binary must have a case set
@@ -318,8 +313,6 @@ sanitize_all() {
     python3 tools/sanitize_report.py --set tools/sanitize_set.tsv --census "$OUT/census" \
         --xml "$OUT/xml" --logs "$OUT/logs" --wall $((SECONDS - t0)) --out "$OUT" || true
 }
-# in_shard_job NAME: 0 when this run owns job NAME (the shard dispatcher's in_shard when present).
-in_shard_job() { if declare -F in_shard >/dev/null; then in_shard "$1"; else return 0; fi; }
 # The sanitizer tier first (bounded, timed on its own), then the fuzzers with every core.
 [ "$SANITIZE" -eq 1 ] && sanitize_all
 [ "$FUZZ_SECONDS" -gt 0 ] && fuzz_all

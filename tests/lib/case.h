@@ -123,9 +123,6 @@ size_t mla_case_count(void);
 const mla_case *mla_case_at(size_t i);
 /* A golden or a sanitizer case by name, or NULL. */
 const mla_case *mla_case_find(const char *name);
-/* The sanitizer cases (in memory, no fixture). */
-size_t mla_sanitize_case_count(void);
-const mla_case *mla_sanitize_case_at(size_t i);
 /* The case's stage of that name, or NULL. */
 const mla_stage *mla_case_stage(const mla_case *c, const char *name);
 

@@ -20,17 +20,11 @@ static const mla_case k_sanitize_cases[] = {MLA_SANITIZE_DENSE_CASES(SANITIZE_RO
 
 size_t mla_case_count(void) { return sizeof k_cases / sizeof k_cases[0]; }
 const mla_case *mla_case_at(size_t i) { return i < mla_case_count() ? &k_cases[i] : NULL; }
-size_t mla_sanitize_case_count(void) {
-    return sizeof k_sanitize_cases / sizeof k_sanitize_cases[0];
-}
-const mla_case *mla_sanitize_case_at(size_t i) {
-    return i < mla_sanitize_case_count() ? &k_sanitize_cases[i] : NULL;
-}
 
 const mla_case *mla_case_find(const char *name) {
     for (size_t i = 0; i < mla_case_count(); i++)
         if (strcmp(k_cases[i].name, name) == 0) return &k_cases[i];
-    for (size_t i = 0; i < mla_sanitize_case_count(); i++)
+    for (size_t i = 0; i < sizeof k_sanitize_cases / sizeof k_sanitize_cases[0]; i++)
         if (strcmp(k_sanitize_cases[i].name, name) == 0) return &k_sanitize_cases[i];
     return NULL;
 }

@@ -63,21 +63,11 @@ static gpu_region_result check_one(const gpu_buf *b, uint32_t flags) {
 
 gpu_buf gpu_buf_alloc(size_t bytes) {
     gpu_buf b;
-    b.bytes = b.cap = bytes;
+    b.bytes = bytes;
     GPU_CHECK(cudaMalloc((void **)&b.base, bytes + 2 * GPU_GUARD_BYTES));
     b.ptr = b.base + GPU_GUARD_BYTES;
     fill_guards_and_poison(&b);
     return b;
-}
-
-void gpu_buf_reserve(gpu_buf *b, size_t bytes) {
-    if (!b->base || bytes > b->cap) {
-        gpu_buf_free(b);
-        *b = gpu_buf_alloc(bytes);
-        return;
-    }
-    b->bytes = bytes;
-    fill_guards_and_poison(b);
 }
 
 gpu_buf gpu_buf_from_host(const void *host, size_t bytes) {
@@ -111,7 +101,7 @@ void gpu_buf_free(gpu_buf *b) {
     if (b->base) GPU_CHECK(cudaFree(b->base));
     b->base = NULL;
     b->ptr = NULL;
-    b->bytes = b->cap = 0;
+    b->bytes = 0;
 }
 
 int gpu_sync(void) {

@@ -3,9 +3,8 @@
  *    CUDA device is present, naming the reason (no driver / no device).
  *  - gpu_buf: a device buffer with guard bands on both sides (filled with a pattern and checked
  *    untouched after each launch) and a poison fill (0x7FC0DEAD per 32-bit word: a quiet NaN as
- *    f32, an impossible index as int32) so "every element written" is checkable; either one
- *    allocation per buffer (gpu_buf_alloc) or a grow-only buffer reused across iterations
- *    (gpu_buf_reserve, where a cudaMalloc per iteration would dominate).
+ *    f32, an impossible index as int32) so "every element written" is checkable. (The fuzz
+ *    targets reuse device memory across executions through fuzz/fuzz_gpu.h's arenas.)
  *  - The fills and checks run on the device (gpu_util_kernels.cu: gpu_regions_prepare /
  *    gpu_regions_check, on the legacy default stream): a check copies back a few counters, never
  *    the buffer. The fuzz targets batch them (fuzz/fuzz_gpu.h: one prepare, one check and one
@@ -38,21 +37,15 @@ int gpu_device_present(char *why, size_t why_len);
     } while (0)
 
 typedef struct {
-    uint8_t *base; /* device allocation: guard | payload | guard (| unused, after a shrink) */
+    uint8_t *base; /* device allocation: guard | payload | guard */
     void *ptr;     /* payload (what the launcher gets) */
     size_t bytes;  /* payload bytes */
-    size_t cap;    /* payload bytes the allocation holds (>= bytes; gpu_buf_reserve) */
 } gpu_buf;
 
 /* Allocates bytes (0 allowed) plus guard bands, fills the guards with GPU_GUARD_BYTE and the
  * payload with the poison word. Aborts the test process on a CUDA failure (a broken device is a
  * failure, never a skip). */
 gpu_buf gpu_buf_alloc(size_t bytes);
-/* Grow-only reuse: makes b (a zeroed gpu_buf, or one from gpu_buf_alloc / gpu_buf_reserve) a
- * buffer of `bytes` payload bytes, reallocating only when bytes exceeds its capacity; then
- * re-fills both guard bands (the trailing one right after the new payload, so an overrun of the
- * smaller payload still lands in it) and poisons the payload. Aborts like gpu_buf_alloc. */
-void gpu_buf_reserve(gpu_buf *b, size_t bytes);
 /* Allocates and uploads `bytes` from host. */
 gpu_buf gpu_buf_from_host(const void *host, size_t bytes);
 void gpu_buf_upload(gpu_buf *b, const void *host, size_t bytes);
