@@ -8,7 +8,8 @@
 #       may share it, nothing waits and CUDA_VISIBLE_DEVICES is left as it is. Truncates
 #       DIR/placement.tsv; the slot locks live in DIR/.gpu-slots.
 #   run_on_gpu NAME CMD...
-#       Waits for a free GPU (one job per GPU), runs CMD (a command or a shell function; in a
+#       Waits for a free GPU (one job per GPU; GPU_JOBS_PER_DEVICE=K, set for the call, allows K
+#       jobs per GPU: the sanitizer tier's bounded steps), runs CMD (a command or a shell function; in a
 #       subshell, so it cannot set the caller's variables) with CUDA_VISIBLE_DEVICES=<that GPU>,
 #       MLA_GPU=<that GPU> and MLA_GPU_SLOT=<its index in the list>, then appends
 #       "NAME<TAB>gpu<TAB>slot<TAB>host<TAB>seconds<TAB>exit" to DIR/placement.tsv and returns
@@ -69,9 +70,11 @@ gpu_dispatch_init() { # SPEC (N | all), DIR
 }
 
 run_on_gpu() { # NAME CMD...
-    local name=$1 slot=0 qfd fd id rc=0 t0=$SECONDS ids=()
+    local name=$1 slot=0 qfd fd id rc=0 t0=$SECONDS ids=() per=${GPU_JOBS_PER_DEVICE:-1} slots
     shift
     IFS=, read -r -a ids <<< "$GPU_IDS_LIST"
+    case $per in '' | *[!0-9]* | 0) per=1 ;; esac
+    slots=$((GPU_COUNT * per))
     if [ "$GPU_SHARED" -eq 1 ]; then
         id=${ids[0]:-0}
         (export MLA_GPU=$id MLA_GPU_SLOT=0; "$@") || rc=$?
@@ -80,7 +83,7 @@ run_on_gpu() { # NAME CMD...
         exec {qfd}>> "$GPU_SLOT_DIR/queue"
         flock "$qfd"
         while :; do
-            for ((slot = 0; slot < GPU_COUNT; slot++)); do
+            for ((slot = 0; slot < slots; slot++)); do
                 exec {fd}>> "$GPU_SLOT_DIR/slot.$slot"
                 flock -n "$fd" && break 2
                 exec {fd}>&-
@@ -88,7 +91,7 @@ run_on_gpu() { # NAME CMD...
             sleep 0.2
         done
         exec {qfd}>&-
-        id=${ids[$slot]}
+        id=${ids[$((slot % GPU_COUNT))]}
         # The job does not inherit the lock: the slot frees when this function's job ends.
         (export CUDA_VISIBLE_DEVICES=$id MLA_GPU=$id MLA_GPU_SLOT=$slot; "$@") {fd}>&- || rc=$?
         exec {fd}>&-

@@ -137,6 +137,25 @@ check "run_on_gpu returns the job's exit status and records it" $?
 grep -q "^j11 .* bar " "$T/r1/ran"
 check "a shell function runs through run_on_gpu with the caller's environment (FOO=bar)" $?
 
+# GPU_JOBS_PER_DEVICE=2 (the sanitizer tier's steps): ten jobs on two GPUs, at most two per GPU.
+mkdir -p "$T/r3"
+(
+    source "$TOOLS/gpu_dispatch.sh"
+    export FAKE_DIR="$T/r3"
+    CUDA_VISIBLE_DEVICES=4,5 gpu_dispatch_init all "$T/r3"
+    for i in $(seq 0 9); do GPU_JOBS_PER_DEVICE=2 run_on_gpu "k$i" "$T/fakejob" "k$i" 0.4 & done
+    wait
+)
+ok=0 seen=""
+for g in 4 5; do
+    grep "^[^ ]* $g " "$T/r3/ran" > "$T/r3/on$g"
+    m=$(max_overlap "$T/r3/on$g") seen="$seen $g:$m"
+    [ "$m" -eq 2 ] || ok=1
+done
+n=$(wc -l < "$T/r3/ran")
+check "GPU_JOBS_PER_DEVICE=2: two jobs per GPU at once, never three (saw$seen; ran $n of 10)" \
+    $([ "$ok" -eq 0 ] && [ "$n" -eq 10 ]; echo $?)
+
 # The default (one GPU): jobs share the device at once, CUDA_VISIBLE_DEVICES untouched.
 mkdir -p "$T/r2"
 (

@@ -90,7 +90,7 @@ step() { # name, command...
 # Where the jobs run and which run here. tools/gpu_dispatch.sh (its header has the API):
 # `run_on_gpu NAME CMD...` runs CMD on a free GPU of --gpus (one job per GPU) and records where;
 # `in_shard NAME` says whether job NAME (its JUnit step name) is this shard's (--shard I/N).
-# Sections 1, 2 and 5 go through both; fuzz_all and sanitize_all are meant to call them too.
+# Every section goes through both (sanitize_all: several steps per GPU, GPU_JOBS_PER_DEVICE).
 source tools/gpu_dispatch.sh
 gpu_dispatch_init "$GPUS" "$OUT" || exit 2
 night_jobs() { # every job of the night by its step name: the same list on every shard
@@ -296,13 +296,16 @@ sanitize_all() {
                 "bin/$bin" --jobs 1 --filter "$filter" > "$OUT/census/$bin.csv" 2>&1 || true
         done
     }
-    census &
+    # With --gpus N the steps spread over the GPUs (run_on_gpu), ceil(SANITIZE_JOBS / N) per GPU.
+    local per=$(((jobs + ${GPU_COUNT:-1} - 1) / ${GPU_COUNT:-1}))
+    GPU_JOBS_PER_DEVICE=$per run_on_gpu sanitize_census census &
     running=1
     for s in "${sets[@]}"; do
         bin=${s%%$'\t'*} filter=${s#*$'\t'}
         for tool in memcheck racecheck initcheck synccheck; do
             while [ "$running" -ge "$jobs" ]; do wait -n; running=$((running - 1)); done
-            step "sanitize_${tool}_${bin}" timeout "${SANITIZE_TIMEOUT:-420}" "$CS" \
+            GPU_JOBS_PER_DEVICE=$per run_on_gpu "sanitize_${tool}_${bin}" \
+                step "sanitize_${tool}_${bin}" timeout "${SANITIZE_TIMEOUT:-420}" "$CS" \
                 --tool "$tool" --error-exitcode 1 --target-processes all "bin/$bin" --jobs 1 \
                 --filter "$filter" &
             running=$((running + 1))
