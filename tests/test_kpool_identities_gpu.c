@@ -18,6 +18,7 @@
  *  pool_keys_ring_vs_flat    ring (several sizes, append chunks that wrap) + incremental builds
  *                            == flat full build, bytes, for pool 1, 4, 7, 64; both within class
  *                            pool_key of the oracle;
+ *  san_pool_keys_ring_vs_flat the same on 300 rows (the sanitizer tier's case);
  *  pool_keys_incremental     several pool_begin steps on a flat plane == one full build, bytes;
  *  gathered_all_visible      attn_gathered with every visible row listed (ascending, -1 pad) vs
  *                            attn_absorbed: both within class attn of the oracle absorbed output
@@ -296,14 +297,13 @@ static float *gpu_flat_keys(tb *t, const gpu_buf *bflat, const gpu_buf *ba, int3
 }
 
 /* Synthetic planes at the indexer width (MLA_INDEXER_DIM), gate ~ U(-4, 4) as in the cases. */
-static void pool_keys_identity(int incremental_only) {
+static void pool_keys_identity(int incremental_only, int32_t rows, const char *name) {
     GPU_REQUIRE();
     tb t;
-    TB_CRITERION_INIT(&t, TARGET, SUITE,
-                      incremental_only ? "pool_keys_incremental" : "pool_keys_ring_vs_flat");
+    TB_CRITERION_INIT(&t, TARGET, SUITE, name);
     tb_set_case(&t, "synthetic");
     static const int32_t pools[] = {1, 4, 7, 64};
-    const int32_t d = MLA_INDEXER_DIM, rows = 9001;
+    const int32_t d = MLA_INDEXER_DIM;
     for (size_t pi = 0; pi < sizeof pools / sizeof *pools; pi++) {
         int32_t pool = pools[pi], np = rows / pool;
         char nk[64], ng[64], na[64];
@@ -357,8 +357,18 @@ static void pool_keys_identity(int incremental_only) {
     }
 }
 
-Test(kpool_identities, pool_keys_ring_vs_flat, .timeout = 300) { pool_keys_identity(0); }
-Test(kpool_identities, pool_keys_incremental, .timeout = 300) { pool_keys_identity(1); }
+Test(kpool_identities, pool_keys_ring_vs_flat, .timeout = 300) {
+    pool_keys_identity(0, 9001, "pool_keys_ring_vs_flat");
+}
+Test(kpool_identities, pool_keys_incremental, .timeout = 300) {
+    pool_keys_identity(1, 9001, "pool_keys_incremental");
+}
+/* The sanitizer tier's case (tools/sanitize_set.tsv): the same identity on 300 rows (pool 64:
+ * 4 pools, rings of 1 and 3 pools that wrap; pool 1: 300 one-row chunks), so compute-sanitizer
+ * sees every ring arm in seconds instead of 9001 one-row chunks. */
+Test(kpool_identities, san_pool_keys_ring_vs_flat, .timeout = 300) {
+    pool_keys_identity(0, 300, "san_pool_keys_ring_vs_flat");
+}
 
 /* ------------------------------------------------------------------ gathered --------------- */
 /* At the dense geometry g (t_q 4, t_kv 1500): every visible row listed. */
