@@ -263,13 +263,13 @@ fuzz_all() {
 
 # 4. The sanitizer tier: compute-sanitizer's memcheck, racecheck, initcheck and synccheck over
 #    every GPU test binary, each on its small case set (tools/sanitize_set.tsv: san_* cases that
-#    reach every kernel arm), SANITIZE_JOBS (default 8) steps at a time, SANITIZE_TIMEOUT (default
+#    reach every kernel arm), SANITIZE_JOBS (default 12) jobs at a time, SANITIZE_TIMEOUT (default
 #    420 s) each. First a kernel census of the same case set (ncu, clocks untouched: which kernels
 #    launch, with their shared memory), so the report (sanitize-report.md / .json) lists per tool
 #    the kernels it covered and any shared-memory kernel racecheck missed. SANITIZE_FILTER
 #    replaces every binary's filter (a narrower run).
 sanitize_all() {
-    local CS NCU bin filter tool jobs=${SANITIZE_JOBS:-8} t0=$SECONDS running=0
+    local CS NCU bin filter tool s jobs=${SANITIZE_JOBS:-12} t0=$SECONDS running=0
     CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     mkdir -p "$OUT/census"
@@ -284,32 +284,36 @@ sanitize_all() {
         grep -q "^$(basename "$t")"$'\t' tools/sanitize_set.tsv ||
             step "sanitize_set_$(basename "$t")" false
     done
-    # The census runs beside the sanitizer steps (one more bounded job): the first launch of
-    # each kernel per test process (--kernel-id :::1), two launch metrics, clocks untouched.
-    census() {
-        local s bin filter
-        for s in "${sets[@]}"; do
-            bin=${s%%$'\t'*} filter=${s#*$'\t'}
-            timeout "${SANITIZE_TIMEOUT:-420}" "$NCU" --clock-control none --target-processes all \
-                --kernel-id :::1 --csv --print-units base \
-                --metrics launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static \
-                "bin/$bin" --jobs 1 --filter "$filter" > "$OUT/census/$bin.csv" 2>&1 || true
-        done
+    # The census runs beside the sanitizer steps, one bounded job per binary (ncu attaches to
+    # every test process, a second or so each, so one binary after another took 431 s): the
+    # first launch of each kernel per test process (--kernel-id :::1), two launch metrics,
+    # clocks untouched. With --gpus N the jobs spread over the GPUs (run_on_gpu),
+    # ceil(SANITIZE_JOBS / N) per GPU. Census jobs first: they are the longest.
+    census_one() { # bin filter
+        timeout "${SANITIZE_TIMEOUT:-420}" "$NCU" --clock-control none --target-processes all \
+            --kernel-id :::1 --csv --print-units base \
+            --metrics launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static \
+            "bin/$1" --jobs 1 --filter "$2" > "$OUT/census/$1.csv" 2>&1 || true
     }
-    # With --gpus N the steps spread over the GPUs (run_on_gpu), ceil(SANITIZE_JOBS / N) per GPU.
-    local per=$(((jobs + ${GPU_COUNT:-1} - 1) / ${GPU_COUNT:-1}))
-    GPU_JOBS_PER_DEVICE=$per run_on_gpu sanitize_census census &
-    running=1
+    local per=$(((jobs + ${GPU_COUNT:-1} - 1) / ${GPU_COUNT:-1})) s_jobs=()
+    for s in "${sets[@]}"; do s_jobs+=("census"$'\t'"$s"); done
     for s in "${sets[@]}"; do
+        for tool in memcheck racecheck initcheck synccheck; do s_jobs+=("$tool"$'\t'"$s"); done
+    done
+    for s in "${s_jobs[@]}"; do
+        tool=${s%%$'\t'*} s=${s#*$'\t'}
         bin=${s%%$'\t'*} filter=${s#*$'\t'}
-        for tool in memcheck racecheck initcheck synccheck; do
-            while [ "$running" -ge "$jobs" ]; do wait -n; running=$((running - 1)); done
+        while [ "$running" -ge "$jobs" ]; do wait -n; running=$((running - 1)); done
+        if [ "$tool" = census ]; then
+            GPU_JOBS_PER_DEVICE=$per run_on_gpu "sanitize_census_${bin}" \
+                census_one "$bin" "$filter" &
+        else
             GPU_JOBS_PER_DEVICE=$per run_on_gpu "sanitize_${tool}_${bin}" \
                 step "sanitize_${tool}_${bin}" timeout "${SANITIZE_TIMEOUT:-420}" "$CS" \
                 --tool "$tool" --error-exitcode 1 --target-processes all "bin/$bin" --jobs 1 \
                 --filter "$filter" &
-            running=$((running + 1))
-        done
+        fi
+        running=$((running + 1))
     done
     wait
     echo "sanitize: tier wall $((SECONDS - t0)) s"
