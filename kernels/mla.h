@@ -35,6 +35,25 @@
 extern "C" {
 #endif
 
+/* ------------------------------------------------------------- the attention walk ---------- */
+
+/* The walk of attn_absorbed and attn_gathered is part of their contract: class attn
+ * (docs/tolerances.md) is evaluated with it, not with the looser any-walk R = D = N + 1. A query
+ * with N valid terms over W walk slots (absorbed: W = N; gathered: W = n_slots, -1 entries
+ * included) is walked in row tiles of MLA_ATTN_WALK_TILE slots, each a fresh accumulator merged
+ * by one rescale, the chunks of a split walk combined in a fixed order:
+ *   R = min(N, ceil(W / T))                  running-max rescales on any term's path;
+ *   D = min(T, N) + min(N, ceil(W / T)) + 1  f32 additions into any one accumulator on it.
+ * A kernel that changes its walk restates it here (kernels/mla_attn.cu asserts its row tile is
+ * MLA_ATTN_WALK_TILE); the suites then bound the new walk. */
+#define MLA_ATTN_WALK_TILE 16
+static inline void mla_attn_walk(int64_t n_terms, int64_t n_slots, int64_t *R, int64_t *D) {
+    const int64_t tiles = (n_slots + MLA_ATTN_WALK_TILE - 1) / MLA_ATTN_WALK_TILE;
+    const int64_t r = n_terms < tiles ? n_terms : tiles;
+    *R = r;
+    *D = (n_terms < MLA_ATTN_WALK_TILE ? n_terms : MLA_ATTN_WALK_TILE) + r + 1;
+}
+
 /* ---------------------------------------------------------------- dense MLA core ----------- */
 
 /* Interleaved ("NORM") RoPE, in place on x[n_pos][n_vec][d_rope]: pair (2j, 2j+1) of position p
@@ -97,7 +116,8 @@ int memra_mla_decompress_v_split_f32(const float *o_lat, const float *wv_b, floa
  * Shape codes: 40001 odd d_rope, 40002 kv_rank > MLA_MAX_RANK, 40003 d_rope > MLA_MAX_ROPE,
  * 40004 t_q > t_kv. Also 40021, 40022 (d_rope < 0), 40035 (scale not finite), 40024, 40020,
  * 40028 (o_lat vs q_lat / q_pe / cache). Promise: class attn.
- * walk: R = ceil(N / 16), D = min(16, N) + ceil(N / 16) + 1 (N = t_kv - t_q + i + 1). */
+ * walk: mla_attn_walk(N, N) (N = t_kv - t_q + i + 1): R = ceil(N / 16),
+ * D = min(16, N) + ceil(N / 16) + 1. */
 int memra_mla_attn_absorbed_f32(const float *q_lat, const float *q_pe, const float *cache,
                                 float *o_lat, int32_t n_head, int32_t kv_rank, int32_t d_rope,
                                 int32_t t_q, int32_t t_kv, float scale, void *stream);
@@ -189,7 +209,8 @@ int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q
  * no valid entry gets o_lat = 0 (an empty softmax contributes nothing).
  * Shape codes: 40015 n_slots == 0, 40001, 40002, 40003. Also 40021 (n_head, kv_rank, t_q < 1),
  * 40022 (d_rope, n_slots < 0), 40035, 40024, 40020, 40028. Promise: class attn.
- * walk: R = min(N, ceil(n_slots / 16)), D = min(16, N) + min(N, ceil(n_slots / 16)) + 1. */
+ * walk: mla_attn_walk(N, n_slots): R = min(N, ceil(n_slots / 16)),
+ * D = min(16, N) + min(N, ceil(n_slots / 16)) + 1. */
 int memra_mla_attn_gathered_f32(const float *q_lat, const float *q_pe, const float *cache,
                                 const int32_t *idx, float *o_lat, int32_t n_head, int32_t kv_rank,
                                 int32_t d_rope, int32_t t_q, int32_t n_slots, float scale,

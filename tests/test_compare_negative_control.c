@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/mla.h"
 #include "tests/lib/compare.h"
 #include "tests/lib/mla_fill.h"
 
@@ -141,4 +142,52 @@ Test(compare_negative_control, report_names_the_worst_element) {
     free(buf);
     free(ref);
     free(got);
+}
+
+/* The attention walk the kernels state (kernels/mla.h): its values, and a bound that catches an
+ * error the any-walk bound (R = D = N + 1) lets through. */
+Test(compare_negative_control, stated_walk_values) {
+    static const struct {
+        int64_t n, w, r, d;
+    } want[] = {{1, 1, 1, 3},
+                {16, 16, 1, 18},
+                {17, 17, 2, 19},
+                {4096, 4096, 256, 273},
+                {10, 4096, 10, 21},
+                {0, 64, 0, 1},
+                {202752, 202752, 12672, 12689}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        int64_t r = -1, d = -1;
+        mla_attn_walk(want[i].n, want[i].w, &r, &d);
+        cr_expect(r == want[i].r && d == want[i].d,
+                  "mla_attn_walk(N %lld, W %lld) = R %lld D %lld, docs say R %lld D %lld",
+                  (long long)want[i].n, (long long)want[i].w, (long long)r, (long long)d,
+                  (long long)want[i].r, (long long)want[i].d);
+    }
+}
+
+Test(compare_negative_control, stated_walk_catches_what_any_walk_passes) {
+    enum { TKV = 4096, RANK = 64, H = 2 };
+    float *q = malloc(H * RANK * sizeof *q), *cache = malloc((size_t)TKV * RANK * sizeof *cache);
+    float *ref = malloc(H * RANK * sizeof *ref), *got = malloc(H * RANK * sizeof *got);
+    double *any = malloc(H * RANK * sizeof *any), *stated = malloc(H * RANK * sizeof *stated);
+    mla_fill_host_f32(q, H * RANK, MLA_FILL_REALISTIC, 7u, "q_lat", 1.0f);
+    mla_fill_host_f32(cache, (size_t)TKV * RANK, MLA_FILL_REALISTIC, 7u, "cache", 1.0f);
+    mla_fill_host_f32(ref, H * RANK, MLA_FILL_REALISTIC, 7u, "o_lat", 0.05f);
+    mla_tol_attn_bounds(q, NULL, cache, H, RANK, 0, 1, TKV, 0.125f, NULL, any);
+    mla_tol_attn_bounds(q, NULL, cache, H, RANK, 0, 1, TKV, 0.125f, mla_attn_walk, stated);
+    int tighter = 1;
+    for (int i = 0; i < H * RANK; i++) tighter &= stated[i] > 0 && stated[i] < any[i] / 4;
+    cr_expect(tighter, "the stated walk's bound is not well below the any-walk bound at N 4096");
+    /* a kernel off by the midpoint of the two bounds on one element */
+    memcpy(got, ref, H * RANK * sizeof *got);
+    got[37] = (float)((double)ref[37] + 0.5 * (stated[37] + any[37]));
+    mla_tol t = mla_tol_for_class(MLA_TOL_ATTN, 1.0);
+    t.atol_elem = any;
+    mla_cmp_result r = mla_compare_f32(got, ref, H * RANK, &t);
+    cr_expect(r.pass, "the any-walk bound should let the midpoint error through (it is the gap)");
+    t.atol_elem = stated;
+    r = mla_compare_f32(got, ref, H * RANK, &t);
+    cr_expect(!r.pass && r.n_diff == 1, "the stated walk's bound passed an error beyond it");
+    free(q), free(cache), free(ref), free(got), free(any), free(stated);
 }

@@ -404,7 +404,9 @@ static void gathered_all_visible(tb *t, const mla_geom g) {
     oracle_attn_absorbed_f32(ql, qp, cache, orc, H, R, d_rope, tq, tkv, scale);
     oracle_attn_gathered_f32(ql, qp, cache, idx, org, H, R, d_rope, tq, tkv, scale);
     double *atol = tb_xmalloc(t, nq * sizeof *atol);
-    mla_tol_attn_gathered_bounds(ql, qp, cache, idx, H, R, d_rope, tq, tkv, scale, 0, 0, atol);
+    /* The gathered walk over tkv slots (W >= N): it bounds the absorbed walk (W = N) too. */
+    mla_tol_attn_gathered_bounds(ql, qp, cache, idx, H, R, d_rope, tq, tkv, scale, mla_attn_walk,
+                                 atol);
     const int64_t shape[3] = {tq, H, R};
     tb_compare(t, "o_lat", ST_F32, 3, shape, org, "oracle_gathered", orc, "oracle_absorbed",
                MLA_TOL_EXACT, NULL, 1);

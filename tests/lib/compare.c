@@ -237,14 +237,17 @@ void mla_tol_rope_bounds(const float *x_in, size_t n, double *atol) {
     if (n & 1) atol[n - 1] = 0x1p-21 * fabs((double)x_in[n - 1]) + 0x1p-148;
 }
 
-/* One (query, head): M[K] column maxima over the N rows, N terms. */
+/* One (query, head): M[K] column maxima over the N rows, N terms over W walk slots. */
 static void attn_one(const float *ql, const float *qp, const double *M, int32_t kv_rank,
-                     int32_t d_rope, double N, float scale, int64_t R, int64_t D, double *atol) {
+                     int32_t d_rope, double N, double W, float scale, mla_attn_walk_fn walk,
+                     double *atol) {
     int32_t K = kv_rank + d_rope;
     double lam = 0.0;
     for (int32_t c = 0; c < kv_rank; c++) lam += fabs((double)ql[c]) * M[c];
     for (int32_t c = 0; c < d_rope; c++) lam += fabs((double)qp[c]) * M[kv_rank + c];
     lam *= fabs((double)scale);
+    int64_t R = 0, D = 0;
+    if (walk) walk((int64_t)N, (int64_t)W, &R, &D);
     double Rr = (R <= 0 || (double)R > N + 1) ? N + 1 : (double)R;
     double Dd = (D <= 0 || (double)D > N + 1) ? N + 1 : (double)D;
     double xi = (gamma_n(K) + 6 * U_F32) * lam + (4 * Rr + log(N) + 4) * U_F32;
@@ -254,7 +257,7 @@ static void attn_one(const float *ql, const float *qp, const double *M, int32_t 
 
 void mla_tol_attn_bounds(const float *q_lat, const float *q_pe, const float *cache, int32_t n_head,
                          int32_t kv_rank, int32_t d_rope, int32_t t_q, int32_t t_kv, float scale,
-                         int64_t R, int64_t D, double *atol) {
+                         mla_attn_walk_fn walk, double *atol) {
     int32_t K = kv_rank + d_rope;
     double *M = calloc((size_t)K, sizeof *M);
     if (!M) return;
@@ -269,7 +272,7 @@ void mla_tol_attn_bounds(const float *q_lat, const float *q_pe, const float *cac
         for (int32_t h = 0; h < n_head; h++) {
             size_t qh = (size_t)i * n_head + h;
             attn_one(q_lat + qh * kv_rank, d_rope ? q_pe + qh * d_rope : NULL, M, kv_rank, d_rope,
-                     (double)(last + 1), scale, R, D, atol + qh * kv_rank);
+                     (double)(last + 1), (double)(last + 1), scale, walk, atol + qh * kv_rank);
         }
     }
     free(M);
@@ -278,7 +281,7 @@ void mla_tol_attn_bounds(const float *q_lat, const float *q_pe, const float *cac
 void mla_tol_attn_gathered_bounds(const float *q_lat, const float *q_pe, const float *cache,
                                   const int32_t *idx, int32_t n_head, int32_t kv_rank,
                                   int32_t d_rope, int32_t t_q, int32_t n_slots, float scale,
-                                  int64_t R, int64_t D, double *atol) {
+                                  mla_attn_walk_fn walk, double *atol) {
     int32_t K = kv_rank + d_rope;
     double *M = malloc((size_t)K * sizeof *M);
     if (!M) return;
@@ -301,7 +304,7 @@ void mla_tol_attn_gathered_bounds(const float *q_lat, const float *q_pe, const f
                 continue;
             }
             attn_one(q_lat + qh * kv_rank, d_rope ? q_pe + qh * d_rope : NULL, M, kv_rank, d_rope,
-                     (double)N, scale, R, D, atol + qh * kv_rank);
+                     (double)N, (double)n_slots, scale, walk, atol + qh * kv_rank);
         }
     }
     free(M);

@@ -79,17 +79,20 @@ double mla_tol_atol_scale(mla_tol_class c);
 /* rope: x_in[n] is the rope INPUT (pairs (2j, 2j+1) contiguous, n even):
  * atol = 2^-21 (|x0| + |x1|) + 2^-148 for both elements of the pair. */
 void mla_tol_rope_bounds(const float *x_in, size_t n, double *atol);
-/* attn_absorbed: atol[t_q][n_head][kv_rank]. R, D: the kernel's documented walk (<= 0: an
- * arbitrary walk, R = D = N + 1; values are capped at N + 1). */
+/* The walk an attention kernel states (kernels/mla.h, mla_attn_walk): R and D for a query with
+ * n_terms valid terms over n_slots walk slots. NULL: an arbitrary walk, R = D = N + 1. */
+typedef void (*mla_attn_walk_fn)(int64_t n_terms, int64_t n_slots, int64_t *R, int64_t *D);
+/* attn_absorbed: atol[t_q][n_head][kv_rank] for the walk `walk` (query i: N = W =
+ * t_kv - t_q + i + 1; R and D capped at N + 1). */
 void mla_tol_attn_bounds(const float *q_lat, const float *q_pe, const float *cache, int32_t n_head,
                          int32_t kv_rank, int32_t d_rope, int32_t t_q, int32_t t_kv, float scale,
-                         int64_t R, int64_t D, double *atol);
-/* attn_gathered: the same over idx[i][0..n_slots) (negative entries skipped, repeats counted);
- * a query with no valid entry gets 0 (exact). */
+                         mla_attn_walk_fn walk, double *atol);
+/* attn_gathered: the same over idx[i][0..n_slots) (negative entries skipped, repeats counted:
+ * N valid terms over W = n_slots slots); a query with no valid entry gets 0 (exact). */
 void mla_tol_attn_gathered_bounds(const float *q_lat, const float *q_pe, const float *cache,
                                   const int32_t *idx, int32_t n_head, int32_t kv_rank,
                                   int32_t d_rope, int32_t t_q, int32_t n_slots, float scale,
-                                  int64_t R, int64_t D, double *atol);
+                                  mla_attn_walk_fn walk, double *atol);
 /* pool_key: atol[n_pools][d]; pools below pool_begin get 0 (untouched: exact). */
 void mla_tol_pool_key_bounds(const float *state, const float *ape, int32_t pool_begin,
                              int32_t n_pools, int32_t pool, int32_t d, int32_t state_rows,

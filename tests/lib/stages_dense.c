@@ -343,10 +343,11 @@ static void attn_absorbed_gpu(tb *t, mla_ctx *ctx, int variant) {
     if (qp) tb_input_untouched(t, &bp, qp->data, "q_pe");
     tb_input_untouched(t, &bc, cache->data, "cache");
     tb_same_runs(t, o, got[0], got[1]);
-    /* The any-walk bound (R = D = N + 1; docs/tolerances.md). */
+    /* The bound of the walk the kernel states (kernels/mla.h, mla_attn_walk; docs/tolerances.md).
+     */
     double *atol = tb_xmalloc(t, o->nbytes / 4 * sizeof *atol);
     mla_tol_attn_bounds(ql->data, qp ? qp->data : NULL, cache->data, g->n_head, g->kv_rank,
-                        g->d_rope, g->t_q, g->t_kv, g->scale, 0, 0, atol);
+                        g->d_rope, g->t_q, g->t_kv, g->scale, mla_attn_walk, atol);
     tb_against_oracle(t, ctx, o, got[0], "kernel", atol);
     free(atol), free(got[0]), free(got[1]);
     gpu_buf_free(&bq);

@@ -376,10 +376,12 @@ static void attn_gathered_gpu(tb *t, mla_ctx *ctx, int variant) {
     if (qp) tb_input_untouched(t, &bqp, qp->data, "q_pe");
     tb_input_untouched(t, &bc, cache->data, "cache");
     tb_input_untouched(t, &bi, idx->data, "idx");
-    /* The any-walk bound (R = D = N + 1; docs/tolerances.md). */
+    /* The bound of the walk the kernel states (kernels/mla.h, mla_attn_walk; docs/tolerances.md).
+     */
     double *atol = tb_xmalloc(t, o->nbytes / 4 * sizeof *atol);
     mla_tol_attn_gathered_bounds(ql->data, qp ? qp->data : NULL, cache->data, idx->data, g->n_head,
-                                 g->kv_rank, g->d_rope, g->t_q, g->width, g->scale, 0, 0, atol);
+                                 g->kv_rank, g->d_rope, g->t_q, g->width, g->scale, mla_attn_walk,
+                                 atol);
     tb_same_runs(t, o, run[0], run[1]);
     tb_against_oracle(t, ctx, o, run[0], "kernel", atol);
     free(run[0]), free(run[1]), free(atol);
