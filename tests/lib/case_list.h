@@ -60,7 +60,8 @@
     X(glm5_tp8_decode, dense)                                                                      \
     X(glm5_next_chunk37, dense)                                                                    \
     X(rope128_t5, dense)                                                                           \
-    X(glm5_smallint_verify, dense)
+    X(glm5_smallint_verify, dense)                                                                 \
+    X(glm5_peaked_verify, dense)
 
 #define MLA_CASE_glm5_decode                                                                       \
     .model = "glm5",                                                                               \
@@ -132,6 +133,27 @@
     .purpose =                                                                                     \
         "small-integer fill on the exact dense stages: only a wrong index or term can differ",     \
     .seed = 0x474c0541u, .geom = {MLA_GEOM_GLM5, .t_q = 4, .t_kv = 512, .small_int = 1}
+
+/* Peaked and wide softmax: the softmax scale 48 times glm5's puts |logits| up to ~90 (mixed
+ * signs; measured with the Python reader: every query has heads with a weight of 1.0 and heads
+ * whose f32 exp(l - max) underflows to 0, and two (query, head) pairs have their best row in the
+ * last row tile of the walk). A missing or stale running-max rescale, or an exp not taken
+ * relative to the running max, is far outside class attn here; the gentle cases (|logit| < 3)
+ * hide it. */
+#define MLA_CASE_glm5_peaked_verify                                                                \
+    .model = "glm5",                                                                               \
+    .purpose = "peaked / wide softmax: scale 48x, |logit| to ~90, weights 1 to f32 underflow, "    \
+               "a late max",                                                                       \
+    .seed = 0x474c0551u,                                                                           \
+    .geom = {.n_head = MLA_GLM5_N_HEAD,                                                            \
+             .kv_rank = MLA_GLM5_KV_RANK,                                                          \
+             .d_rope = MLA_GLM5_D_ROPE,                                                            \
+             .d_nope = MLA_GLM5_D_NOPE,                                                            \
+             .d_v = MLA_GLM5_D_V,                                                                  \
+             .rope_base = MLA_GLM5_ROPE_BASE,                                                      \
+             .scale = 48.0f * MLA_GLM5_SCALE,                                                      \
+             .t_q = 4,                                                                             \
+             .t_kv = 1024}
 
 /* ---- DSA k-pool indexer (suite kpool_gpu) --------------------------------------------------- */
 /* Stored rows: the big idx_state / pool_keys planes keep a few rows; the manifest has the full
