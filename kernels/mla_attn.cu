@@ -94,13 +94,13 @@
 #define AT_NT 256            /* threads per block */
 #define AT_NW (AT_NT / 32)   /* warps: the logit reduction is split over them */
 #define AT_JT 16             /* T: slots per row tile */
-static_assert(AT_JT == MLA_ATTN_WALK_TILE,
-              "the row tile is part of the walk the contract states: restate mla_attn_walk "
-              "(kernels/mla.h) for the new walk");
 #define AT_TARGET_BLOCKS 132 /* one wave of H200-class SMs at one block per SM */
 #define AT_MIN_CHUNK 32      /* slots: at least two row tiles per chunk */
 #define AT_MAX_CHUNKS 256
 #define AC_NT 128 /* combine: threads (= columns) per block */
+static_assert(AT_JT == MLA_ATTN_WALK_TILE,
+              "the row tile is part of the walk the contract states: restate mla_attn_walk "
+              "(kernels/mla.h) for the new walk");
 
 template <int HT> struct at_cfg {
     static constexpr int TR = AT_JT / 4;                /* logit rows per lane */
