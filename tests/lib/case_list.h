@@ -167,7 +167,13 @@
     X(glm5_kpool_idx16, kpool)                                                                     \
     X(glm5_next_kpool_idx64, kpool)                                                                \
     X(glm5_next_kpool_gate, kpool)                                                                 \
-    X(glm5_next_kpool_smallint, kpool)
+    X(glm5_next_kpool_smallint, kpool)                                                             \
+    X(glm5_kpool_select_special, kpool)                                                            \
+    X(glm5_next_kpool_select_few, kpool)                                                           \
+    X(glm5_next_kpool_mask, kpool)                                                                 \
+    X(glm5_kpool_pool7_notail, kpool)                                                              \
+    X(glm5_next_kpool_pool64, kpool)                                                               \
+    X(glm5_kpool_gather_edges, kpool)
 
 #define MLA_CASE_glm5_kpool_decode                                                                 \
     .model = "glm5", .purpose = "glm5 DSA indexer decode (pool 1, top 2048 of 8192 rows)",         \
@@ -234,6 +240,61 @@
     .seed = 0x474c0641u,                                                                           \
     .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 2, .t_kv = 1027, MLA_INDEXER_GLM5_NEXT(2, 1027),           \
              .small_int = 1}
+
+/* Edge cases of selection and gathered attention ("fixtures that bite"). Small caches at the
+ * real indexer (32 x 128) and the tp8 head shard (8 heads) of the dense stages, so each fixture
+ * stays small; the geometry fields select_scores / gather_idx are in tests/lib/geometry.h.
+ *  glm5_kpool_select_special  select over its own score plane (select_scores): NaN of either
+ *      sign and any payload, +-inf, +0 / -0, three exact tie levels; 2597..2600 candidates for
+ *      select_k 2048, the cut inside the -0.75 tie group (ties broken by pool index).
+ *  glm5_next_kpool_select_few the same overlay with 10..11 candidates for select_k 512: every
+ *      candidate kept (NaN, -inf, +-0 included); the pool query 42 cannot see holds +inf.
+ *  glm5_next_kpool_mask       pool 4, t_q 5 over 68 rows: queries 63..66 cannot see pool 16
+ *      (score -inf there), tails of 0..3 rows, 16..17 candidates for select_k 512.
+ *  glm5_kpool_pool7_notail    pool 7 (not a power of two), always_tail 0, select_k 4 of 8..9
+ *      pools; query 61 cannot see pool 8; width exactly select_k * pool + pool - 1.
+ *  glm5_next_kpool_pool64     pool 64 (the maximum), always_tail 1: query 1086 cannot see pool
+ *      16 and has a 63-row tail (width 319 filled exactly), 1087 none, 1088 one row.
+ *  glm5_kpool_gather_edges    attn_gathered over the explicit list gather_idx: a query with
+ *      every entry -1 (o_lat +0), sparse rows with -1 between them, three rows repeated, one
+ *      row repeated; 2048 slots. */
+#define MLA_CASE_glm5_kpool_select_special                                                         \
+    .model = "glm5",                                                                               \
+    .purpose =                                                                                     \
+        "select over NaN (any sign / payload), +-inf, +-0 and exact ties; the cut in a tie",       \
+    .seed = 0x474c0571u,                                                                           \
+    .geom = {MLA_GEOM_GLM5_HEADS(8), .t_q = 4, .t_kv = 2600, MLA_INDEXER_GLM5(4, 2600),            \
+             .select_scores = 1},                                                                  \
+    .n_stored_rows = 6, .stored_rows = {0, 1, 2, 1300, 2598, 2599}
+#define MLA_CASE_glm5_next_kpool_select_few                                                        \
+    .model = "glm5_next",                                                                          \
+    .purpose = "fewer visible pools than select_k, NaN / inf / +-0 among them: all kept, -1 pad",  \
+    .seed = 0x474c06ceu,                                                                           \
+    .geom = {MLA_GEOM_GLM5_NEXT_HEADS(8), .t_q = 4, .t_kv = 46, MLA_INDEXER_GLM5_NEXT(4, 46),      \
+             .select_scores = 1}
+#define MLA_CASE_glm5_next_kpool_mask                                                              \
+    .model = "glm5_next",                                                                          \
+    .purpose = "the -inf visibility mask at pool 4: early queries cannot see the last pool",       \
+    .seed = 0x474c0672u,                                                                           \
+    .geom = {MLA_GEOM_GLM5_NEXT_HEADS(8), .t_q = 5, .t_kv = 68, MLA_INDEXER_GLM5_NEXT(5, 68)}
+#define MLA_CASE_glm5_kpool_pool7_notail                                                           \
+    .model = "glm5",                                                                               \
+    .purpose = "pool 7 (not a power of two) with always_tail 0: no tail rows, one pool hidden",    \
+    .seed = 0x474c0572u,                                                                           \
+    .geom = {MLA_GEOM_GLM5_HEADS(8), .t_q = 3, .t_kv = 64, MLA_INDEXER_OF(3, 64, 7, 4, 34, 0)}
+#define MLA_CASE_glm5_next_kpool_pool64                                                            \
+    .model = "glm5_next",                                                                          \
+    .purpose = "pool 64 (the maximum), always_tail 1: a hidden pool, tails of 63, 0 and 1 rows",   \
+    .seed = 0x474c0673u,                                                                           \
+    .geom = {MLA_GEOM_GLM5_NEXT_HEADS(8), .t_q = 3, .t_kv = 1089,                                  \
+             MLA_INDEXER_OF(3, 1089, 64, 4, 319, 1)},                                              \
+    .n_stored_rows = 5, .stored_rows = {0, 1, 544, 1087, 1088}
+#define MLA_CASE_glm5_kpool_gather_edges                                                           \
+    .model = "glm5",                                                                               \
+    .purpose = "gathered attention: an all -1 list (+0), -1 between entries, repeated rows",       \
+    .seed = 0x474c0573u,                                                                           \
+    .geom = {MLA_GEOM_GLM5_HEADS(8), .t_q = 4, .t_kv = 64, MLA_INDEXER_GLM5(4, 64),                \
+             .gather_idx = 1}
 
 /* ---- sanitizer cases (compute-sanitizer's case set; in memory, no fixture) ------------------
  * Small shapes that still reach every kernel and every code path inside it, so memcheck,

@@ -60,6 +60,16 @@ typedef struct {
     /* 1: the exact stages' inputs use the small-integer fill (integers in [-4, 4] times a power
      * of two: every sum exact in any order), weights scaled by 1/8 instead of 1/sqrt(fan_in). */
     int32_t small_int;
+    /* k-pool edge-case inputs (stages_kpool.c); 0 = the chained pipeline.
+     * select_scores 1: the select stage ranks its own score plane, the input sel_score
+     *   [t_q][n_pools] (the realistic fill of "sel_score" x 1 with the special-value overlay
+     *   kpool_special_score: NaN of either sign and any payload, +-inf, +0 / -0, three exact
+     *   tie levels; the pools a query cannot see hold such values too), not the score output.
+     * gather_idx 1: attn_gathered walks the explicit list gather_idx [t_q][width] (recorded in
+     *   the manifest as "values"; kpool_gather_pattern: query i of kind i % 4: all -1 (o_lat
+     *   +0), sparse rows with -1 between them, three rows repeated, one row repeated with -1
+     *   between), not the select output. */
+    int32_t select_scores, gather_idx;
 } mla_geom;
 
 /* ---- the numbers ---------------------------------------------------------------------------- */
@@ -110,9 +120,11 @@ typedef struct {
     .n_head = (H), .kv_rank = MLA_GLM5_KV_RANK, .d_rope = MLA_GLM5_D_ROPE,                         \
     .d_nope = MLA_GLM5_D_NOPE, .d_v = MLA_GLM5_D_V, .rope_base = MLA_GLM5_ROPE_BASE,               \
     .scale = MLA_GLM5_SCALE
-#define MLA_GEOM_GLM5_NEXT                                                                         \
-    .n_head = MLA_GLM5_NEXT_N_HEAD, .kv_rank = MLA_GLM5_NEXT_KV_RANK,                              \
-    .d_rope = MLA_GLM5_NEXT_D_ROPE, .d_nope = MLA_GLM5_NEXT_D_NOPE, .d_v = MLA_GLM5_NEXT_D_V,      \
+#define MLA_GEOM_GLM5_NEXT MLA_GEOM_GLM5_NEXT_HEADS(MLA_GLM5_NEXT_N_HEAD)
+/* glm5_next with H heads per GPU (tensor parallelism, as MLA_GEOM_GLM5_HEADS). */
+#define MLA_GEOM_GLM5_NEXT_HEADS(H)                                                                \
+    .n_head = (H), .kv_rank = MLA_GLM5_NEXT_KV_RANK, .d_rope = MLA_GLM5_NEXT_D_ROPE,               \
+    .d_nope = MLA_GLM5_NEXT_D_NOPE, .d_v = MLA_GLM5_NEXT_D_V,                                      \
     .rope_base = MLA_GLM5_NEXT_ROPE_BASE, .scale = MLA_GLM5_NEXT_SCALE
 /* The indexer of a k-pool case whose queries are the last t_q of t_kv rows;
  * n_pools = floor(t_kv / pool). */

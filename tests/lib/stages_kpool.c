@@ -1,6 +1,7 @@
 /* stages_kpool.c: the DSA k-pool indexer's stage descriptors (case.h), each with its oracle
  * half (inputs from the fill, outputs from oracle/) and its GPU half (the kernels on the
  * testbed). Tolerance classes: docs/tolerances.md; the rules: docs/kpool.md. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,9 +117,56 @@ static int score_oracle(mla_ctx *ctx) {
     return 0;
 }
 
+/* The special-value overlay of the select stage's own score plane (geometry select_scores):
+ * element e of "sel_score" with Philox word w = mla_fill_word(seed, "sel_score", e) is, by
+ * k = w & 15 (the realistic fill reads only w >> 8):
+ *   0: NaN, sign bit 31 of w, payload ((w >> 8) & 0x7FFFFF) | 1 (quiet or signalling);
+ *   1: -inf; 2: +inf; 3: +0; 4: -0;
+ *   5..9: an exact tie level, {0.5, -0.75, 1.0}[(w >> 8) % 3] (-0.75: the select_k cut of a
+ *         case with more candidates than select_k falls inside that tie group);
+ *   10..15: the realistic fill's value (U(-1, 1)).
+ * tools/golden/mla_golden.py (kpool_special_scores) restates it; change both together. */
+static float kpool_special_score(uint32_t w, float realistic) {
+    static const float level[3] = {0.5f, -0.75f, 1.0f};
+    uint32_t k = w & 15u, bits;
+    float f;
+    switch (k) {
+    case 0:
+        bits = (w & 0x80000000u) | 0x7F800000u | ((w >> 8) & 0x7FFFFFu) | 1u;
+        memcpy(&f, &bits, sizeof f);
+        return f;
+    case 1: return -INFINITY;
+    case 2: return INFINITY;
+    case 3: return 0.0f;
+    case 4: return -0.0f;
+    default: return k <= 9 ? level[(w >> 8) % 3u] : realistic;
+    }
+}
+
+/* The score plane the select stage ranks: the score output, or (select_scores) its own input
+ * sel_score (the overlay above on the realistic fill). */
+static const char *select_score_name(const mla_geom *g) {
+    return g->select_scores ? "sel_score" : "score";
+}
+
+static const float *select_scores_input(mla_ctx *ctx) {
+    if (!G->select_scores) return mla_ctx_need_f32(ctx, "score");
+    if (G->select_scores != 1) {
+        mla_ctx_fail(ctx, "select_scores %d (0 or 1)", G->select_scores);
+        return NULL;
+    }
+    float *s = (float *)mla_ctx_input_f32(ctx, "sel_score", 2, SHAPE(G->t_q, G->n_pools),
+                                          MLA_FILL_REALISTIC, 1.0f);
+    if (!s) return NULL;
+    uint32_t h = mla_fill_name_hash("sel_score");
+    for (size_t e = 0; e < (size_t)G->t_q * G->n_pools; e++)
+        s[e] = kpool_special_score(mla_fill_word(ctx->c->seed, h, e), s[e]);
+    return s;
+}
+
 /* idx [t_q][width] int32, class exact. */
 static int select_oracle(mla_ctx *ctx) {
-    const float *score = mla_ctx_need_f32(ctx, "score");
+    const float *score = select_scores_input(ctx);
     if (!score) return -1;
     int32_t *idx = mla_ctx_output(ctx, "idx", ST_I32, 2, SHAPE(G->t_q, G->width));
     if (!idx) return -1;
@@ -127,9 +175,33 @@ static int select_oracle(mla_ctx *ctx) {
     return 0;
 }
 
+/* The explicit gathered list of geometry gather_idx (docs/kpool.md, "Gathered attention"):
+ * slot s of query i, with Philox word w = mla_fill_word(seed, "gather_idx", i * width + s),
+ * by the query's kind i % 4:
+ *   0: -1 (no valid entry: o_lat is +0);
+ *   1: (w & 7) == 0 ? (w >> 8) % t_kv : -1 (sparse rows, any order, -1 between them);
+ *   2: (w & 3) == 0 ? -1 : t_kv - 3 + (w >> 8) % 3 (three rows, each repeated many times);
+ *   3: (w & 3) == 0 ? -1 : t_kv / 2 (one row repeated, -1 between the repeats).
+ * The values are recorded in the manifest (an explicit input), so readers need not restate
+ * this. */
+static int32_t kpool_gather_pattern(uint32_t w, int32_t i, int32_t t_kv) {
+    switch (i % 4) {
+    case 0: return -1;
+    case 1: return (w & 7u) == 0 ? (int32_t)((w >> 8) % (uint32_t)t_kv) : -1;
+    case 2: return (w & 3u) == 0 ? -1 : t_kv - 3 + (int32_t)((w >> 8) % 3u);
+    default: return (w & 3u) == 0 ? -1 : t_kv / 2;
+    }
+}
+
+/* The list attn_gathered walks: the select output, or (gather_idx) its own explicit input. */
+static const char *gather_list_name(const mla_geom *g) {
+    return g->gather_idx ? "gather_idx" : "idx";
+}
+
 /* attn_gathered at the dense geometry over the selected rows: q_lat [t_q][n_head][kv_rank],
  * q_pe [t_q][n_head][d_rope] (glm5 only), cache [t_kv][kv_rank + d_rope] generated; idx = the
- * select output, n_slots = width. o_lat_gathered [t_q][n_head][kv_rank], class attn. */
+ * select output (or gather_idx, above), n_slots = width. o_lat_gathered [t_q][n_head][kv_rank],
+ * class attn. */
 static int attn_gathered_oracle(mla_ctx *ctx) {
     int32_t w = G->kv_rank + G->d_rope;
     const float *q_lat = mla_ctx_input_f32(ctx, "q_lat", 3, SHAPE(G->t_q, G->n_head, G->kv_rank),
@@ -142,9 +214,24 @@ static int attn_gathered_oracle(mla_ctx *ctx) {
     }
     const float *cache =
         mla_ctx_input_f32(ctx, "cache", 2, SHAPE(G->t_kv, w), MLA_FILL_REALISTIC, 1.0f);
-    mla_tensor *it = mla_ctx_get(ctx, "idx");
     if (!q_lat || !cache) return -1;
-    if (!it || it->dtype != ST_I32) return mla_ctx_fail(ctx, "needs the select output 'idx'");
+    mla_tensor *it = NULL;
+    if (G->gather_idx) {
+        if (G->gather_idx != 1 || G->t_kv < 3)
+            return mla_ctx_fail(ctx, "gather_idx %d (0 or 1, with t_kv >= 3)", G->gather_idx);
+        int32_t *gi = mla_ctx_input_i32(ctx, "gather_idx", 2, SHAPE(G->t_q, G->width));
+        if (!gi) return -1;
+        uint32_t h = mla_fill_name_hash("gather_idx");
+        for (int32_t i = 0; i < G->t_q; i++)
+            for (int32_t s = 0; s < G->width; s++) {
+                size_t e = (size_t)i * G->width + s;
+                gi[e] = kpool_gather_pattern(mla_fill_word(ctx->c->seed, h, e), i, G->t_kv);
+            }
+        it = mla_ctx_get(ctx, "gather_idx");
+    } else {
+        it = mla_ctx_get(ctx, "idx");
+        if (!it || it->dtype != ST_I32) return mla_ctx_fail(ctx, "needs the select output 'idx'");
+    }
     float *o =
         mla_ctx_output(ctx, "o_lat_gathered", ST_F32, 3, SHAPE(G->t_q, G->n_head, G->kv_rank));
     if (!o) return -1;
@@ -331,7 +418,7 @@ static void score_gpu(tb *t, mla_ctx *ctx, int variant) {
 static void select_gpu(tb *t, mla_ctx *ctx, int variant) {
     (void)variant;
     const mla_geom *g = &ctx->c->geom;
-    const mla_tensor *sc = tb_tensor(t, ctx, "score"), *idx = tb_tensor(t, ctx, "idx");
+    const mla_tensor *sc = tb_tensor(t, ctx, select_score_name(g)), *idx = tb_tensor(t, ctx, "idx");
     gpu_buf bs = upload(sc), bi = gpu_buf_alloc(idx->nbytes);
     int32_t *radix[2], *ref = NULL;
     for (int r = 0; r < 3; r++) {
@@ -349,7 +436,7 @@ static void select_gpu(tb *t, mla_ctx *ctx, int variant) {
         else
             ref = o;
     }
-    tb_input_untouched(t, &bs, sc->data, "score");
+    tb_input_untouched(t, &bs, sc->data, sc->name);
     fast_and_reference(t, ctx, idx, (void **)radix, ref, "radix");
     gpu_buf_free(&bs), gpu_buf_free(&bi);
 }
@@ -358,7 +445,8 @@ static void attn_gathered_gpu(tb *t, mla_ctx *ctx, int variant) {
     (void)variant;
     const mla_geom *g = &ctx->c->geom;
     const mla_tensor *ql = tb_tensor(t, ctx, "q_lat"), *cache = tb_tensor(t, ctx, "cache"),
-                     *idx = tb_tensor(t, ctx, "idx"), *o = tb_tensor(t, ctx, "o_lat_gathered");
+                     *idx = tb_tensor(t, ctx, gather_list_name(g)),
+                     *o = tb_tensor(t, ctx, "o_lat_gathered");
     const mla_tensor *qp = g->d_rope > 0 ? tb_tensor(t, ctx, "q_pe") : NULL;
     gpu_buf bql = upload(ql), bc = upload(cache), bi = upload(idx), bo = gpu_buf_alloc(o->nbytes);
     gpu_buf bqp = qp ? upload(qp) : gpu_buf_alloc(0);
@@ -375,7 +463,7 @@ static void attn_gathered_gpu(tb *t, mla_ctx *ctx, int variant) {
     tb_input_untouched(t, &bql, ql->data, "q_lat");
     if (qp) tb_input_untouched(t, &bqp, qp->data, "q_pe");
     tb_input_untouched(t, &bc, cache->data, "cache");
-    tb_input_untouched(t, &bi, idx->data, "idx");
+    tb_input_untouched(t, &bi, idx->data, idx->name);
     /* The bound of the walk the kernel states (kernels/mla.h, mla_attn_walk; docs/tolerances.md).
      */
     double *atol = tb_xmalloc(t, o->nbytes / 4 * sizeof *atol);
@@ -384,6 +472,24 @@ static void attn_gathered_gpu(tb *t, mla_ctx *ctx, int variant) {
                                  atol);
     tb_same_runs(t, o, run[0], run[1]);
     tb_against_oracle(t, ctx, o, run[0], "kernel", atol);
+    /* A query whose list has no valid entry gets o_lat = +0.0f (kernels/mla.h), checked in
+     * bytes: class attn's zero bound there would also accept -0. */
+    const int32_t *iv = idx->data;
+    size_t per_q = (size_t)g->n_head * g->kv_rank;
+    for (int32_t i = 0; i < g->t_q; i++) {
+        int any = 0;
+        for (int32_t s = 0; s < g->width && !any; s++) any = iv[(size_t)i * g->width + s] >= 0;
+        if (any) continue;
+        const uint32_t *ob = (const uint32_t *)run[0] + (size_t)i * per_q;
+        size_t bad = 0, first = 0;
+        for (size_t e = 0; e < per_q; e++)
+            if (ob[e] != 0u && !bad++) first = e;
+        tb_expectf(t, bad == 0,
+                   "query %d lists no valid row: %zu of %zu o_lat_gathered elements are not "
+                   "+0.0f (first [%d][%zu][%zu], bits 0x%08x)",
+                   i, bad, per_q, i, first / g->kv_rank, first % g->kv_rank,
+                   bad ? (unsigned)ob[first] : 0u);
+    }
     free(run[0]), free(run[1]), free(atol);
     gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bc), gpu_buf_free(&bi), gpu_buf_free(&bo);
 }

@@ -5,7 +5,9 @@ A fixture stores a case's outputs (golden/<case>.safetensors, whole or as a few 
 manifest (golden/manifest.json) the SHA-256 of every input and output. Inputs are not stored:
 they are a pure function of (case seed, tensor name, element index) through Philox4x32-10
 (tests/lib/mla_fill.h), which this module reimplements bit for bit in vectorised numpy; inputs of
-fill "explicit" (the rope positions) come from the manifest's "values". Loading a case checks
+fill "explicit" (the rope positions, the gathered list gather_idx) come from the manifest's
+"values"; the select stage's own score plane sel_score (geometry select_scores) is the realistic
+fill with the special-value overlay kpool_special_scores. Loading a case checks
 every regenerated input and every whole stored output against the manifest's SHA-256 and raises
 HashMismatch (naming case, tensor, expected and got hashes) on any difference.
 
@@ -148,6 +150,24 @@ def fill(kind, seed, name, shape, scale):
     """A whole generated input tensor (float32, row-major), as mla_fill_host_f32."""
     n = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
     return fill_of_words(kind, fill_words(seed, name, n), scale).reshape(shape)
+
+
+def kpool_special_scores(words, realistic):
+    """The select stage's own score plane (geometry select_scores, tests/lib/stages_kpool.c
+    kpool_special_score): by k = w & 15 of each element's Philox word w: 0 NaN (sign bit 31 of
+    w, payload ((w >> 8) & 0x7FFFFF) | 1), 1 -inf, 2 +inf, 3 +0, 4 -0, 5..9 the tie level
+    (0.5, -0.75, 1.0)[(w >> 8) % 3], 10..15 the realistic value. Returns float32."""
+    w = np.asarray(words, dtype=np.uint32)
+    k = w & np.uint32(15)
+    nan_bits = ((w & np.uint32(0x80000000)) | np.uint32(0x7F800000)
+                | ((w >> np.uint32(8)) & np.uint32(0x7FFFFF)) | np.uint32(1))
+    level = np.float32([0.5, -0.75, 1.0])[(w >> np.uint32(8)) % np.uint32(3)]
+    specials = np.uint32([0, 0xFF800000, 0x7F800000, 0x00000000, 0x80000000]).view(np.float32)
+    out = np.where(k <= 9, level, np.asarray(realistic, dtype=np.float32)).astype(np.float32)
+    out = np.where(k <= 4, specials[np.minimum(k, 4)], out).astype(np.float32)
+    bits = out.view(np.uint32).copy()
+    bits[k == 0] = nan_bits[k == 0]
+    return bits.view(np.float32)
 
 
 def sha256_hex(arr):
@@ -336,8 +356,9 @@ class Case:
         if cls == "attn":
             qp = self._rows_of("q_pe", rows) if g("d_rope") else None
             if stage == "attn_gathered":
+                lst = "gather_idx" if "gather_idx" in self.input_specs else "idx"
                 return attn_gathered_bounds(self._rows_of("q_lat", rows), qp,
-                                            self.inputs["cache"], self._rows_of("idx", rows),
+                                            self.inputs["cache"], self._rows_of(lst, rows),
                                             g("scale"), R, D)
             return attn_bounds(self._rows_of("q_lat", rows), qp, self.inputs["cache"],
                                g("t_q"), g("t_kv"), g("scale"), rows, R, D)
@@ -418,6 +439,9 @@ def regenerate_input(case, name):
             raise GoldenError(f"case {case.name}: input {name}: generated inputs are F32, "
                               f"manifest says {dt}")
         x = fill(kind, case.seed, name, shape, spec["fill"]["scale"])
+        if name == "sel_score" and case.geom("select_scores"):
+            x = kpool_special_scores(fill_words(case.seed, name, x.size), x.reshape(-1))
+            x = x.reshape(shape)
     got = sha256_hex(x)
     if got != spec["sha256"]:
         raise HashMismatch(case.name, f"input {name}", spec["sha256"], got,

@@ -230,6 +230,48 @@ class Bounds(unittest.TestCase):
         np.testing.assert_array_equal(mg.bf16_to_f32(np.uint16([0x3F80, 0xC040])), [1.0, -3.0])
 
 
+class KpoolEdges(unittest.TestCase):
+    def test_special_scores_formula(self):
+        """kpool_special_scores (tests/lib/stages_kpool.c kpool_special_score), one word per k."""
+        k = np.arange(16, dtype=np.uint32)
+        w = (np.uint32(0x80000000) * (k & np.uint32(1))) | (np.uint32(0x12345) << np.uint32(8)) | k
+        real = np.full(16, 0.3, np.float32)
+        x = mg.kpool_special_scores(w, real)
+        self.assertEqual(x.dtype, np.float32)
+        b = x.view(np.uint32)
+        self.assertEqual(int(b[0]), 0x7F800000 | 0x12345)  # NaN: sign from bit 31, payload | 1
+        self.assertTrue(np.isnan(x[0]))
+        self.assertEqual([int(v) for v in b[1:5]], [0xFF800000, 0x7F800000, 0, 0x80000000])
+        level = np.float32([0.5, -0.75, 1.0])[(w[5:10] >> np.uint32(8)) % np.uint32(3)]
+        self.assertEqual(len(set(level.tolist())), 2)  # bit 31 moves the level too
+        np.testing.assert_array_equal(x[5:10], level)
+        np.testing.assert_array_equal(x[10:], real[10:])
+
+    def test_select_special_cut_is_a_tie(self):
+        """glm5_kpool_select_special: the select_k-th ranked candidate ties with the next."""
+        if "glm5_kpool_select_special" not in mg.case_names(GOLDEN):
+            self.skipTest("case not in the manifest")
+        c = case("glm5_kpool_select_special")
+        s, k, fp = c.inputs["sel_score"], c.geom("select_k"), c.geom("first_pos")
+        for i in range(s.shape[0]):
+            vis = s[i][:min(c.geom("n_pools"), fp + i + 1)]
+            finite = np.sort(vis[~np.isnan(vis)])[::-1]
+            self.assertTrue(np.isnan(vis).any() and np.isneginf(vis).any())
+            self.assertEqual(finite[k - 1], finite[k], f"query {i}")
+
+    def test_gather_edges_bound_uses_the_explicit_list(self):
+        """glm5_kpool_gather_edges: the all -1 query's output is +0 with bound 0, the others'
+        bounds (over gather_idx) are positive."""
+        if "glm5_kpool_gather_edges" not in mg.case_names(GOLDEN):
+            self.skipTest("case not in the manifest")
+        c = case("glm5_kpool_gather_edges")
+        g = c.inputs["gather_idx"]
+        self.assertTrue(np.all(g[0] == -1))
+        o, b = c.outputs["o_lat_gathered"], c.bound("o_lat_gathered")
+        self.assertTrue(np.all(o[0].view(np.uint32) == 0) and np.all(b[0] == 0))
+        self.assertTrue(np.all(b[1:] > 0))
+
+
 class Verdict(unittest.TestCase):
     def test_one_ulp_fails_exact(self):
         ref = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 5.0
