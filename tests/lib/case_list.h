@@ -61,7 +61,8 @@
     X(glm5_next_chunk37, dense)                                                                    \
     X(rope128_t5, dense)                                                                           \
     X(glm5_smallint_verify, dense)                                                                 \
-    X(glm5_peaked_verify, dense)
+    X(glm5_peaked_verify, dense)                                                                   \
+    X(glm5_next_large_latent, dense)
 
 #define MLA_CASE_glm5_decode                                                                       \
     .model = "glm5",                                                                               \
@@ -154,6 +155,26 @@
              .scale = 48.0f * MLA_GLM5_SCALE,                                                      \
              .t_q = 4,                                                                             \
              .t_kv = 1024}
+
+/* Large-magnitude latents: kv and cache filled times 2^100 (|values| up to ~1.3e30) and the
+ * softmax scale divided by 2^100, so the logits are glm5_next's and every f32 product and sum
+ * of the dense stages is an exact power-of-two scaling (o_lat, out ~1e30): a kernel that squares
+ * a latent (overflow at 1.8e19), keeps an f16 intermediate (65504) or an absolute epsilon fails. */
+#define MLA_CASE_glm5_next_large_latent                                                            \
+    .model = "glm5_next",                                                                          \
+    .purpose =                                                                                     \
+        "large latents: kv / cache x 2^100, softmax scale / 2^100, exact power-of-two scaling",    \
+    .seed = 0x474c0651u,                                                                           \
+    .geom = {.n_head = MLA_GLM5_NEXT_N_HEAD,                                                       \
+             .kv_rank = MLA_GLM5_NEXT_KV_RANK,                                                     \
+             .d_rope = MLA_GLM5_NEXT_D_ROPE,                                                       \
+             .d_nope = MLA_GLM5_NEXT_D_NOPE,                                                       \
+             .d_v = MLA_GLM5_NEXT_D_V,                                                             \
+             .rope_base = MLA_GLM5_NEXT_ROPE_BASE,                                                 \
+             .scale = MLA_GLM5_NEXT_SCALE * 0x1p-100f,                                             \
+             .latent_scale = 0x1p100f,                                                             \
+             .t_q = 2,                                                                             \
+             .t_kv = 512}
 
 /* ---- DSA k-pool indexer (suite kpool_gpu) --------------------------------------------------- */
 /* Stored rows: the big idx_state / pool_keys planes keep a few rows; the manifest has the full

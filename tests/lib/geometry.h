@@ -70,6 +70,11 @@ typedef struct {
      *   +0), sparse rows with -1 between them, three rows repeated, one row repeated with -1
      *   between), not the select output. */
     int32_t select_scores, gather_idx;
+    /* The latent inputs (kv, cache) are filled times latent_scale (0 = 1). A power of two with
+     * the softmax scale divided by it: every product and sum of the dense stages scales exactly
+     * (no overflow or underflow in f32), so the classes' bounds scale with them, while a kernel
+     * that squares a latent, keeps an f16 / absolute-epsilon intermediate or clamps overflows. */
+    float latent_scale;
 } mla_geom;
 
 /* ---- the numbers ---------------------------------------------------------------------------- */

@@ -14,5 +14,7 @@
  * (geometry small_int) or the realistic one (tests/lib/geometry.h). */
 #define EXACT_FILL (G->small_int ? MLA_FILL_SMALL_INT : MLA_FILL_REALISTIC)
 #define WEIGHT_SCALE(fan_in) (G->small_int ? 0.125f : mla_weight_scale(fan_in))
+/* The latent inputs' (kv, cache) fill scale: geometry latent_scale, 0 = 1. */
+#define LATENT_SCALE (G->latent_scale != 0.0f ? G->latent_scale : 1.0f)
 
 #endif /* MLA_TESTS_STAGE_UTIL_H */

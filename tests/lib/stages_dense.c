@@ -34,7 +34,7 @@ static int rope_oracle(mla_ctx *ctx) {
 
 static int split_latent_oracle(mla_ctx *ctx) {
     int32_t w = G->kv_rank + G->d_rope;
-    const float *kv = mla_ctx_input_f32(ctx, "kv", 2, SHAPE(G->t_q, w), EXACT_FILL, 1.0f);
+    const float *kv = mla_ctx_input_f32(ctx, "kv", 2, SHAPE(G->t_q, w), EXACT_FILL, LATENT_SCALE);
     if (!kv) return -1;
     float *c_kv = mla_ctx_output(ctx, "c_kv", ST_F32, 2, SHAPE(G->t_q, G->kv_rank));
     if (!c_kv) return -1;
@@ -54,7 +54,8 @@ static int append_latent_oracle(mla_ctx *ctx) {
     const float *c_kv = mla_ctx_need_f32(ctx, "c_kv");
     const float *k_pe = G->d_rope > 0 ? mla_ctx_need_f32(ctx, "k_pe") : NULL;
     if (!c_kv || (G->d_rope > 0 && !k_pe)) return -1;
-    const float *cache = mla_ctx_input_f32(ctx, "cache", 2, SHAPE(G->t_kv, w), EXACT_FILL, 1.0f);
+    const float *cache =
+        mla_ctx_input_f32(ctx, "cache", 2, SHAPE(G->t_kv, w), EXACT_FILL, LATENT_SCALE);
     if (!cache) return -1;
     float *rows = mla_ctx_output(ctx, "cache_rows", ST_F32, 2, SHAPE(G->t_q, w));
     if (!rows) return -1;
@@ -86,7 +87,8 @@ static int attn_absorbed_oracle(mla_ctx *ctx) {
     const float *q_lat = mla_ctx_need_f32(ctx, "q_lat");
     const float *q_pe = G->d_rope > 0 ? mla_ctx_need_f32(ctx, "q_pe") : NULL;
     if (!q_lat || (G->d_rope > 0 && !q_pe)) return -1;
-    const float *cache = mla_ctx_input_f32(ctx, "cache", 2, SHAPE(G->t_kv, w), EXACT_FILL, 1.0f);
+    const float *cache =
+        mla_ctx_input_f32(ctx, "cache", 2, SHAPE(G->t_kv, w), EXACT_FILL, LATENT_SCALE);
     if (!cache) return -1;
     float *o_lat = mla_ctx_output(ctx, "o_lat", ST_F32, 3, SHAPE(G->t_q, G->n_head, G->kv_rank));
     if (!o_lat) return -1;
