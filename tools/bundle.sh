@@ -57,7 +57,7 @@ done
 cp -r fuzz/corpus/contract_codes "$DIR/fuzz/corpus/contract_codes"
 cp fuzz/*.options "$DIR/fuzz/" 2>/dev/null || true
 cp docs/contract.md "$DIR/docs/"
-cp tools/summarize.py tools/sanitize_report.py tools/sanitize_set.tsv "$DIR/tools/"
+cp tools/summarize.py tools/sanitize_report.py tools/sanitize_set.tsv tools/ledger.py "$DIR/tools/"
 # --gpus / --shard / --merge (tools/gpu_dispatch.sh, tools/shard.py) and the Slurm job array.
 cp tools/gpu_dispatch.sh tools/shard.py tools/shard_durations.json "$DIR/tools/"
 mkdir -p "$DIR/tools/slurm"

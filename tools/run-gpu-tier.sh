@@ -4,7 +4,17 @@
 #   ./run-gpu-tier.sh [--fuzz-seconds N] [--sanitize] [--bench] [--filter GLOB] [--jobs N]
 #                     [--parallel] [--gpus N|all] [--shard I/N [--durations FILE]]
 #   ./run-gpu-tier.sh [--expect N] --merge SHARD_OUT_DIR...
+#   ./run-gpu-tier.sh --nightly [--budget MINUTES] [--history FILE] [--gpus N|all] ...
 #
+# --nightly (docs/nightly.md) plans the night within --budget MINUTES (default 60) of wall time:
+# the tests and corpus replays, the sanitizer tier, the benchmarks, then fuzzing for the rest of
+# the budget (each target of the serial layout gets an equal share, at least 10 s, else fuzzing
+# is skipped with a note; an explicit --fuzz-seconds N wins), with a progress line per section
+# (nightly-sections.tsv). It clears the previous run's reports from $OUT first (not the history),
+# then tools/ledger.py records the run, appends the record to --history FILE (default
+# $MLA_HISTORY, else $OUT/history.jsonl) and reports against the previous record
+# ($OUT/ledger-report.md); the exit status is the report's: 0 clean, 1 a failure the ledger does
+# not list, 2 a kernel slower beyond noise, 3 an infrastructure problem. Not with --shard/--merge.
 # --gpus N|all spreads the jobs over the visible GPUs, one job per GPU at a time
 # (CUDA_VISIBLE_DEVICES per job; all = CUDA_VISIBLE_DEVICES's entries or `nvidia-smi -L`; default
 # 1: every job shares device 0, as before); summary-gpu.json's `where` says where each job ran.
@@ -25,11 +35,15 @@ cd "$(dirname "$0")"
 HERE=$PWD
 FUZZ_SECONDS=0 SANITIZE=0 BENCH=0 FILTER='*' JOBS=4 PARALLEL=0
 GPUS=1 SHARD="" DURATIONS=$HERE/tools/shard_durations.json EXPECT="" MERGE=0 MERGE_DIRS=()
+NIGHTLY=0 BUDGET_MIN="" HISTORY="" FUZZ_SET=0
 # A path the caller gave, relative to the caller's directory (OLDPWD: the cd above).
 caller_path() { case $1 in /*) echo "$1" ;; *) echo "${OLDPWD:-$HERE}/$1" ;; esac; }
 while [ $# -gt 0 ]; do
     case "$1" in
-        --fuzz-seconds) FUZZ_SECONDS=$2; shift 2 ;;
+        --fuzz-seconds) FUZZ_SECONDS=$2; FUZZ_SET=1; shift 2 ;;
+        --nightly) NIGHTLY=1; shift ;;
+        --budget) BUDGET_MIN=$2; shift 2 ;;
+        --history) HISTORY=$(caller_path "$2"); shift 2 ;;
         --sanitize) SANITIZE=1; shift ;;
         --bench) BENCH=1; shift ;;
         --filter) FILTER=$2; shift 2 ;;
@@ -45,12 +59,26 @@ while [ $# -gt 0 ]; do
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
+if [ "$NIGHTLY" -eq 1 ]; then # tests, sanitizer tier, benchmarks, fuzzing; then the ledger
+    if [ -n "$SHARD" ] || [ "$MERGE" -eq 1 ]; then
+        echo "--nightly does not take --shard or --merge (yet)" >&2; exit 2
+    fi
+    BUDGET_MIN=${BUDGET_MIN:-60} SANITIZE=1 BENCH=1
+    case $BUDGET_MIN in '' | *[!0-9]* | 0) echo "--budget takes whole minutes >= 1" >&2; exit 2 ;; esac
+elif [ -n "$BUDGET_MIN$HISTORY" ]; then
+    echo "--budget and --history go with --nightly" >&2; exit 2
+fi
 if [ "$MERGE" -eq 1 ]; then # one summary over the shards' out dirs; nothing runs here
     [ ${#MERGE_DIRS[@]} -gt 0 ] || { echo "--merge needs the shards' out dirs" >&2; exit 2; }
     exec python3 tools/shard.py merge --out "${OUT:-$HERE/out}" \
         --known-failures known_failures.txt ${EXPECT:+--expect "$EXPECT"} "${MERGE_DIRS[@]}"
 fi
 OUT=${OUT:-$HERE/out}
+if [ "$NIGHTLY" -eq 1 ]; then # tonight's reports only (the history stays)
+    rm -rf "$OUT/xml" "$OUT/logs" "$OUT/repro" "$OUT/census" "$OUT"/fuzz-* "$OUT"/bench-*.json \
+        "$OUT"/summary-gpu.json "$OUT"/sanitize-report.* "$OUT/nightly-sections.tsv" \
+        "$OUT/ledger-record.json" "$OUT/ledger-report.md"
+fi
 mkdir -p "$OUT/lib"
 tar -C "$OUT" -xJf lib.tar.xz
 [ -d bin ] || tar -xJf bin.tar.xz # the binaries travel compressed (tools/bundle.sh)
@@ -61,6 +89,20 @@ export FUZZ_REPRO_DIR="$OUT/repro"
 
 probe=$(bin/gpu_probe) || true
 echo "gpu-tier: $probe (commit $(cat COMMIT))"
+
+# --nightly's sections: a progress line each (elapsed / budget), and nightly-sections.tsv
+# (section, start s, end s, note) for the ledger record.
+NIGHT_SECTION="" NIGHT_T0=0 NIGHT_NOTE=""
+mmss() { local s=$1 sign=""; [ "$s" -ge 0 ] || { sign=-; s=$((-s)); }; printf '%s%d:%02d' "$sign" $((s / 60)) $((s % 60)); }
+night_section() { # NAME [NOTE]: closes the open section and opens NAME ("": closes only)
+    [ "$NIGHTLY" -eq 1 ] || return 0
+    [ -z "$NIGHT_SECTION" ] || printf '%s\t%d\t%d\t%s\n' "$NIGHT_SECTION" "$NIGHT_T0" "$SECONDS" \
+        "$NIGHT_NOTE" >> "$OUT/nightly-sections.tsv"
+    NIGHT_SECTION=$1 NIGHT_T0=$SECONDS NIGHT_NOTE=${2:-}
+    [ -n "$1" ] || return 0
+    echo "nightly: $1 -- elapsed $(mmss "$SECONDS") of the $(mmss $((BUDGET_MIN * 60))) budget," \
+        "$(mmss $((BUDGET_MIN * 60 - SECONDS))) left${2:+ ($2)}"
+}
 
 # A JUnit file for a non-Criterion step: name, status (0 = pass), seconds, log file.
 junit_step() {
@@ -126,6 +168,7 @@ fi
 
 # 1. Criterion test binaries (their own JUnit XML); --parallel runs the binaries at once (so does
 #    --gpus N > 1: the dispatcher bounds them to one per GPU).
+night_section "tests and corpus replays"
 run_test_binary() {
     local t=$1 name t0 rc gpu prop
     name=$(basename "$t")
@@ -320,17 +363,58 @@ sanitize_all() {
     python3 tools/sanitize_report.py --set tools/sanitize_set.tsv --census "$OUT/census" \
         --xml "$OUT/xml" --logs "$OUT/logs" --wall $((SECONDS - t0)) --out "$OUT" || true
 }
-# The sanitizer tier first (bounded, timed on its own), then the fuzzers with every core.
-[ "$SANITIZE" -eq 1 ] && sanitize_all
-[ "$FUZZ_SECONDS" -gt 0 ] && fuzz_all
-
-# 5. Benchmarks.
-if [ "$BENCH" -eq 1 ]; then
+# 5. Benchmarks (MLA_BENCH_JSON: where a benchmark may write its medians as JSON for the ledger,
+#    OUT/bench-<name>.json: a list of {kernel, shape, arm, median_us, p10_us, p90_us}).
+bench_all() {
     for b in bin/bench_*; do
         in_shard "$(basename "$b")" || continue # --shard: each benchmark runs in one shard
-        run_on_gpu "$(basename "$b")" step "$(basename "$b")" "$b"
+        MLA_BENCH_JSON="$OUT/bench-$(basename "$b" | sed 's/^bench_//').json" \
+            run_on_gpu "$(basename "$b")" step "$(basename "$b")" "$b"
         cp "$OUT/logs/$(basename "$b").log" "$OUT/"
     done
+}
+# --nightly: the fuzzers get what is left of the budget after the benchmarks, an equal share per
+# target of the layout's rounds (serial on one GPU: one target after another), less a reserve for
+# the libFuzzer start of each target and the summary (NIGHTLY_RESERVE, default 30 s + 5 s a
+# target); less than 10 s a target skips fuzzing with a note.
+nightly_fuzz_seconds() {
+    local n=0 f rounds conc left
+    for f in bin/*_fuzzer; do [ ! -e "$f" ] || n=$((n + 1)); done
+    [ "$n" -gt 0 ] || { NIGHT_FUZZ_NOTE="no fuzz target in the bundle"; FUZZ_SECONDS=0; return; }
+    rounds=$n
+    if [ "${FUZZ_LAYOUT:-serial}" != serial ] || [ "${GPU_SHARED:-1}" -eq 0 ]; then
+        conc=$n
+        [ "${GPU_SHARED:-1}" -eq 0 ] && [ "${GPU_COUNT:-1}" -lt "$n" ] && conc=$GPU_COUNT
+        rounds=$(((n + conc - 1) / conc))
+    fi
+    left=$((BUDGET_MIN * 60 - SECONDS - ${NIGHTLY_RESERVE:-$((30 + 5 * rounds))}))
+    FUZZ_SECONDS=$((left / rounds))
+    if [ "$FUZZ_SECONDS" -lt 10 ]; then
+        NIGHT_FUZZ_NOTE="skipped: $((left > 0 ? left : 0)) s of the budget left for $n targets"
+        NIGHT_FUZZ_NOTE+=" in $rounds rounds (under 10 s each)"
+        FUZZ_SECONDS=0
+    else
+        NIGHT_FUZZ_NOTE="$n targets, $FUZZ_SECONDS s each in $rounds rounds"
+    fi
+}
+if [ "$NIGHTLY" -eq 1 ]; then # tests (above), the sanitizer tier, the benchmarks, the fuzzers
+    night_section "sanitizer tier"
+    sanitize_all
+    night_section benchmarks
+    bench_all
+    if [ "$FUZZ_SET" -eq 0 ]; then
+        nightly_fuzz_seconds
+    else
+        NIGHT_FUZZ_NOTE="--fuzz-seconds $FUZZ_SECONDS"
+    fi
+    night_section fuzzing "$NIGHT_FUZZ_NOTE"
+    [ "$FUZZ_SECONDS" -gt 0 ] && fuzz_all
+    night_section summary
+else
+    # The sanitizer tier first (bounded, timed on its own), then the fuzzers with every core.
+    [ "$SANITIZE" -eq 1 ] && sanitize_all
+    [ "$FUZZ_SECONDS" -gt 0 ] && fuzz_all
+    [ "$BENCH" -eq 1 ] && bench_all
 fi
 
 # The summary: where each job ran (placement.tsv, the `where` map) and, with --shard, which shard.
@@ -345,3 +429,24 @@ if [ -n "$SHARD" ]; then
 fi
 python3 tools/summarize.py --out "$OUT" --tier gpu --known-failures known_failures.txt \
     --placement "$OUT/placement.tsv" "${notes[@]}" "${reports[@]}"
+rc=$?
+[ "$NIGHTLY" -eq 1 ] || exit "$rc"
+
+# --nightly: the ledger (tools/ledger.py): record the run, append it to the history, report
+# against the previous record; the report's exit status is the run's (3 when the ledger fails).
+night_section ledger
+HISTORY=${HISTORY:-${MLA_HISTORY:-$OUT/history.jsonl}}
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -n 1)
+python3 tools/ledger.py record "$OUT" --commit "$(cat COMMIT)" --gpu "${gpu:-$probe}" \
+    --budget-min "$BUDGET_MIN" --bundle "$HERE" -o "$OUT/ledger-record.json" &&
+    python3 tools/ledger.py append "$HISTORY" "$OUT/ledger-record.json" || {
+    echo "nightly: the ledger could not record this run (exit 3)" >&2
+    exit 3
+}
+python3 tools/ledger.py report "$HISTORY" --known-failures known_failures.txt \
+    --md "$OUT/ledger-report.md"
+rc=$?
+night_section ""
+echo "nightly: done in $(mmss "$SECONDS") of the $(mmss $((BUDGET_MIN * 60))) budget;" \
+    "history $HISTORY, report $OUT/ledger-report.md, exit $rc"
+exit "$rc"
