@@ -522,8 +522,10 @@ def rope_bounds(x_in):
 def _attn_tau(a, N, R, D):
     """attn_one's tau = expm1(2 xi) + 2 gamma(2D) + 3u, xi = a + (4R + ln N + 4) u, where
     a = (gamma(K) + 6u) Lambda (array) and N (array of lam's shape) the number of terms."""
-    Rr = np.where((R <= 0) | (R > N + 1), N + 1, float(R))
-    Dd = np.where((D <= 0) | (D > N + 1), N + 1, float(D))
+    R = np.asarray(R, dtype=np.float64)
+    D = np.asarray(D, dtype=np.float64)
+    Rr = np.where((R <= 0) | (R > N + 1), N + 1, R)
+    Dd = np.where((D <= 0) | (D > N + 1), N + 1, D)
     xi = a + (4 * Rr + _vmath(math.log, N) + 4) * U_F32
     return _vmath(math.expm1, 2 * xi) + 2 * gamma_n(2 * Dd) + 3 * U_F32
 
@@ -543,6 +545,9 @@ def _attn_from_m(ql, qp, M, N, scale, R, D):
     lam = lam * abs(float(np.float32(scale)))
     lam = (gamma_n(K) + 6 * U_F32) * lam
     Nb = np.broadcast_to(np.asarray(N, dtype=np.float64)[:, None], lam.shape)
+    R, D = np.asarray(R, dtype=np.float64), np.asarray(D, dtype=np.float64)
+    if R.ndim == 1:  # per query (a stated walk): broadcast over the heads
+        R, D = R[:, None], D[:, None]
     tau = _attn_tau(lam, Nb, R, D)
     return tau[..., None] * M[:, None, :kv_rank]
 
@@ -554,23 +559,42 @@ def _colmax(a):
     return np.max(np.abs(a.astype(np.float64)), axis=0)
 
 
-def attn_bounds(q_lat, q_pe, cache, t_q, t_kv, scale, query_rows=None, R=0, D=0):
+WALK_TILE = 16  # MLA_ATTN_WALK_TILE of kernels/mla.h
+
+
+def stated_walk(n_terms, n_slots):
+    """The walk the C kernels state (kernels/mla.h mla_attn_walk), per query: N valid terms over
+    W walk slots (absorbed W = N, gathered W = n_slots): R = min(N, ceil(W / 16)),
+    D = min(16, N) + R + 1. Returns (R, D) as float64 arrays."""
+    n = np.asarray(n_terms, dtype=np.int64)
+    tiles = (np.asarray(n_slots, dtype=np.int64) + WALK_TILE - 1) // WALK_TILE
+    r = np.minimum(n, tiles)
+    return r.astype(np.float64), (np.minimum(n, WALK_TILE) + r + 1).astype(np.float64)
+
+
+def attn_bounds(q_lat, q_pe, cache, t_q, t_kv, scale, query_rows=None, R=0, D=0, walk=None):
     """attn_absorbed (mla_tol_attn_bounds): q_lat [q][H][kv_rank] and q_pe [q][H][d_rope] (or
     None) of the queries query_rows (indices in 0..t_q-1; None = all t_q), cache [t_kv][K].
     Query i sees rows 0..t_kv-t_q+i: N = t_kv - t_q + i + 1, M[c] = max |cache[j][c]| over those
-    rows. R, D <= 0: the any-walk R = D = N + 1 (what the C suites use). Returns the float64
-    atol [q][H][kv_rank]."""
+    rows. R, D <= 0: the any-walk R = D = N + 1 (right for a kernel whose walk is not known, a
+    PyTorch or Triton one); walk="stated": the walk of this repository's kernels, as the C
+    suites use (stated_walk). Returns the float64 atol [q][H][kv_rank]."""
     qi = np.arange(t_q) if query_rows is None else np.asarray(query_rows, dtype=np.int64)
     cache = np.asarray(cache, dtype=np.float32)
     last = t_kv - t_q + qi
     run = np.maximum.accumulate(np.abs(cache.astype(np.float64)), axis=0)  # NaN sticks, as C
     M = run[last]
+    if walk == "stated":
+        R, D = stated_walk(last + 1, last + 1)
+    elif walk is not None:
+        raise GoldenError(f"walk must be None or 'stated', not {walk!r}")
     return _attn_from_m(q_lat, q_pe, M, last + 1, scale, R, D)
 
 
-def attn_gathered_bounds(q_lat, q_pe, cache, idx, scale, R=0, D=0):
+def attn_gathered_bounds(q_lat, q_pe, cache, idx, scale, R=0, D=0, walk=None):
     """attn_gathered (mla_tol_attn_gathered_bounds): as attn_bounds over the rows idx[i][s] >= 0
-    (repeats counted); a query with no valid entry gets 0 (exact)."""
+    (repeats counted; walk="stated": N terms over W = n_slots slots); a query with no valid
+    entry gets 0 (exact)."""
     cache = np.asarray(cache, dtype=np.float32)
     idx = np.asarray(idx)
     q = idx.shape[0]
@@ -581,6 +605,10 @@ def attn_gathered_bounds(q_lat, q_pe, cache, idx, scale, R=0, D=0):
         N[i] = rows.size
         M[i] = _colmax(cache[rows])
     safe_n = np.where(N > 0, N, 1.0)
+    if walk == "stated":
+        R, D = stated_walk(safe_n, idx.shape[1])
+    elif walk is not None:
+        raise GoldenError(f"walk must be None or 'stated', not {walk!r}")
     out = _attn_from_m(q_lat, q_pe, M, safe_n, scale, R, D)
     out[N == 0] = 0.0
     return out

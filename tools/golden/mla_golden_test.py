@@ -21,6 +21,8 @@ import unittest
 import xml.etree.ElementTree as ET
 from contextlib import redirect_stdout
 
+import math
+
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -214,6 +216,28 @@ class Bounds(unittest.TestCase):
             state[0, 1] = G
             b = mg.pool_key_bounds(state, np.zeros((4, 1), np.float32), 4, [0])
             self.assertAlmostEqual(b[0, 0] / want, 1.0, delta=0.05)
+
+    def test_stated_walk(self):
+        """kernels/mla.h mla_attn_walk: the same table as compare_negative_control's C test, and
+        the stated-walk tau at N = 2048, Lambda = 0 from the formula by hand."""
+        for n, w, r, d in ((1, 1, 1, 3), (16, 16, 1, 18), (17, 17, 2, 19), (4096, 4096, 256, 273),
+                           (10, 4096, 10, 21), (202752, 202752, 12672, 12689)):
+            R, D = mg.stated_walk([n], [w])
+            self.assertEqual((R[0], D[0]), (r, d))
+        n, u = 2048, 2.0 ** -24
+        cache = np.ones((n, 4), np.float32)
+        q = np.zeros((1, 1, 4), np.float32)
+        stated = mg.attn_bounds(q, None, cache, 1, n, 0.0625, walk="stated")[0, 0, 0]
+        anyw = mg.attn_bounds(q, None, cache, 1, n, 0.0625)[0, 0, 0]
+        xi = (4 * 128 + math.log(n) + 4) * u
+        want = math.expm1(2 * xi) + 2 * (290 * u / (1 - 290 * u)) + 3 * u
+        self.assertAlmostEqual(stated / want, 1.0, places=12)
+        self.assertLess(stated, anyw / 4)
+        g = mg.attn_gathered_bounds(q, None, cache, np.arange(n, dtype=np.int32)[None], 0.0625,
+                                    walk="stated")[0, 0, 0]
+        self.assertEqual(g, stated)  # all rows listed once: W = N
+        with self.assertRaises(mg.GoldenError):
+            mg.attn_bounds(q, None, cache, 1, n, 0.0625, walk="fast")
 
     def test_gathered_without_entries_is_exact(self):
         idx = np.array([[-1, -1], [0, 1]], np.int32)
