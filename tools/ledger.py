@@ -185,8 +185,8 @@ def read_sanitizer(out):
 def read_bench(out):
     files = sorted(glob.glob(os.path.join(out, "bench-*.json")))
     if not files:
-        return None, ("no bench-*.json in the out dir (the benchmarks do not write JSON yet): "
-                      "no benchmark medians recorded")
+        return None, ("no bench-*.json in the out dir (no benchmark ran, or none wrote "
+                      "$MLA_BENCH_JSON): no benchmark medians recorded")
     rows = []
     for path in files:
         data = _load_json(path, "benchmark JSON")

@@ -241,9 +241,9 @@ def slower_kernel_within_noise_exits_0():
 def no_bench_json_is_said_in_the_record():
     with tempfile.TemporaryDirectory() as t:
         rec = night(t, "n1", f"{t}/h.jsonl", "aaaa", cases=BASE)
-        assert rec["bench"] is None and "do not write JSON yet" in rec["bench_note"], rec
+        assert rec["bench"] is None and "no bench-*.json" in rec["bench_note"], rec
         rc, md, _ = ledger("report", f"{t}/h.jsonl")
-        assert "do not write JSON yet" in section(md, "Benchmarks"), md
+        assert "no bench-*.json" in section(md, "Benchmarks"), md
 
 
 @test

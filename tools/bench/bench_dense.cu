@@ -12,6 +12,9 @@
  * dispatch counters (the receipts that the arm really ran) close the report. Every output is
  * checked finite (a benchmark of garbage is worthless); a
  * non-finite output or a non-zero status fails the run (exit 1). The markdown table is last.
+ * With MLA_BENCH_JSON set, the rows also go to that file as JSON for tools/ledger.py
+ * (tools/bench/bench_json.h: kernel, shape = the width, arm, median / p10 / p90 us of the launches
+ * above, the roofline floor); a failure to write it fails the run (exit 1).
  * Inputs come from the golden fixtures' Philox fill (tests/lib/mla_fill.h), generated on the
  * device: element e of tensor `name` is mla_fill_realistic(BENCH_SEED, hash(name), e, scale).
  *
@@ -34,6 +37,7 @@
 #include "kernels/mla_door.h"
 #include "tests/lib/geometry.h"
 #include "tests/lib/mla_fill.h"
+#include "tools/bench/bench_json.h"
 
 #define CK(stmt)                                                                                   \
     do {                                                                                           \
@@ -84,7 +88,10 @@ static __global__ void flush_read(const float4 *__restrict__ p, int64_t n, float
         sink[0] = s;
 }
 
-static float median_ms(const std::function<void()> &fn, int warm, int reps, bool flush = true) {
+/* The median of reps timed launches of fn (ms); samples, when given, gets every launch's time
+ * (sorted) for the JSON's p10 / p90. */
+static float median_ms(const std::function<void()> &fn, int warm, int reps, bool flush = true,
+                       std::vector<float> *samples = nullptr) {
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
@@ -105,6 +112,7 @@ static float median_ms(const std::function<void()> &fn, int warm, int reps, bool
     CK(cudaEventDestroy(a));
     CK(cudaEventDestroy(b));
     std::sort(t.begin(), t.end());
+    if (samples) *samples = t;
     return t[t.size() / 2];
 }
 
@@ -144,7 +152,8 @@ struct row {
     std::string kernel, width, note;
     double us, bytes, flops;
     bool finite;
-    std::string vs_base; /* the A/B column: this arm's bytes against the width's first arm */
+    std::string vs_base;        /* the A/B column: this arm's bytes against the width's first arm */
+    std::vector<float> samples; /* every timed launch, ms, sorted (the JSON's p10 / p90) */
 };
 /* First arm's output per (kernel, width): the base every other arm (decode split, TC door) is
  * compared with, so one run shows per case whether the door changed any byte. */
@@ -187,9 +196,10 @@ static void bench(const char *kernel, const char *width, const char *note, doubl
         snprintf(b, sizeof b, "differs: max abs %.3g (max |base| %.3g)", worst, scale);
         vs = b;
     }
-    float ms = median_ms([&] { (void)fn(); }, 3, g_reps);
+    std::vector<float> samples;
+    float ms = median_ms([&] { (void)fn(); }, 3, g_reps, true, &samples);
     CK(cudaGetLastError());
-    row r{kernel, width, note, ms * 1e3, bytes, flops, fin, vs};
+    row r{kernel, width, note, ms * 1e3, bytes, flops, fin, vs, samples};
     g_rows.push_back(r);
     fprintf(stderr, "  %-22s %-8s %-16s %9.2f us  %8.1f GB/s  %8.1f GFLOP/s\n", kernel, width, note,
             r.us, bytes / (r.us * 1e3), flops / (r.us * 1e3));
@@ -370,5 +380,22 @@ int main(int argc, char **argv) {
            "dispatches %llu (every call of the door arms above, warm-up included).\n",
            (unsigned long long)mla_decode_split_dispatches(),
            (unsigned long long)mla_tc_prefill_dispatches());
-    return g_failed;
+
+    /* $MLA_BENCH_JSON: the rows for the nightly ledger (tools/bench/bench_json.h) */
+    std::vector<bench_json_record> recs;
+    for (const row &r : g_rows) {
+        bench_json_record j =
+            bench_json_record_init(r.kernel.c_str(), r.width.c_str(), r.note.c_str());
+        bench_json_set_samples(&j, r.samples.data(), r.samples.size());
+        j.floor_us = std::max(r.bytes / (g_copy_gbs * 1e3), r.flops / (g_fma_gflops * 1e3));
+        j.bytes = r.bytes;
+        j.flops = r.flops;
+        j.finite = r.finite;
+        if (r.vs_base != "base") j.bytes_identical = r.vs_base == "bytes identical";
+        j.note = r.vs_base.c_str();
+        recs.push_back(j);
+    }
+    int json_rc = bench_json_write_env("bench_dense", prop.name, g_copy_gbs, g_fma_gflops,
+                                       recs.data(), recs.size());
+    return g_failed ? g_failed : json_rc;
 }

@@ -18,12 +18,16 @@
  * checks, whose oracle needs them; on the device at the shipped shape), discrete draws (indices,
  * picks, score levels) come from mla_fill_stream. Each small check draws under its own seed.
  * Timings are the median of >= 20 warm launches, CUDA events. A markdown table is printed last.
+ * With MLA_BENCH_JSON set, the timed rows also go to that file as JSON for tools/ledger.py
+ * (tools/bench/bench_json.h: median / p10 / p90 us of the launches, the floor, fast == ref bytes);
+ * a failure to write it fails the run (exit 1).
  * Exit status: 0 when every check passed, 1 otherwise (2: no device).
  */
 #include "kernels/mla.h"
 #include "oracle/mla_oracle.h"
 #include "tests/lib/geometry.h"
 #include "tests/lib/mla_fill.h"
+#include "tools/bench/bench_json.h"
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -33,6 +37,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #define CK(stmt)                                                                                   \
@@ -116,8 +121,10 @@ static int64_t ulp_dist(float a, float b) {
     return oa > ob ? oa - ob : ob - oa;
 }
 
-/* median of reps timed launches of fn (after warm launches), ms */
-template <class F> static double time_ms(F fn, int warm = 3, int reps = 20) {
+/* median of reps timed launches of fn (after warm launches), ms; samples, when given, gets every
+ * launch's time (sorted) for the JSON's p10 / p90 */
+template <class F>
+static double time_ms(F fn, int warm = 3, int reps = 20, std::vector<float> *samples = nullptr) {
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
@@ -134,6 +141,7 @@ template <class F> static double time_ms(F fn, int warm = 3, int reps = 20) {
     CK(cudaEventDestroy(a));
     CK(cudaEventDestroy(b));
     std::sort(t.begin(), t.end());
+    if (samples) *samples = t;
     return t[reps / 2];
 }
 
@@ -519,16 +527,19 @@ int main(int argc, char **argv) {
     dev_fill(ape, (size_t)pool * d, BENCH_SEED, "idx_ape", 0.5f);
     const float qk = lc.qk_scale, hs = lc.head_scale;
     const int reps = quick ? 5 : 20;
+    /* every timed launch of each row, ms (the JSON's p10 / p90) */
+    std::vector<float> s_keys, s_score, s_score_ref, s_score_small, s_sel, s_sel_ref, s_sel_ties,
+        s_g512, s_g1;
 
     double t_keys = time_ms(
         [&] { RC(memra_mla_kpool_pool_keys_f32(state, ape, keys, 0, n_pools, pool, d, 0, 0)); }, 2,
-        reps);
+        reps, &s_keys);
     double t_score = time_ms(
         [&] {
             RC(memra_mla_kpool_score_f32(q, keys, hw, score, t_q, heads, d, n_pools, pool,
                                          first_pos, qk, hs, 0));
         },
-        2, reps);
+        2, reps, &s_score);
     RC(memra_mla_kpool_score_f32(q, keys, hw, score2, t_q, heads, d, n_pools, pool, first_pos, qk,
                                  hs, 0));
     int score_det =
@@ -542,7 +553,7 @@ int main(int argc, char **argv) {
                                              hw + (size_t)i0 * heads, score_ref, ref_q, heads, d,
                                              n_pools, pool, first_pos + i0, qk, hs, 0));
         };
-        t_score_ref = time_ms(run, 1, quick ? 3 : 20);
+        t_score_ref = time_ms(run, 1, quick ? 3 : 20, &s_score_ref);
         auto r = dev_to(score_ref, (size_t)ref_q * n_pools);
         std::vector<float> f(r.size());
         CK(cudaMemcpy(f.data(), score + (size_t)i0 * n_pools, r.size() * 4,
@@ -564,17 +575,18 @@ int main(int argc, char **argv) {
             RC(memra_mla_kpool_select_f32(score, idx_fast, t_q, n_pools, pool, select_k, width,
                                           first_pos, tail, 0));
         },
-        2, reps);
+        2, reps, &s_sel);
     double t_sel_ref = time_ms(
         [&] {
             RC(memra_mla_kpool_select_ref_f32(score, idx_ref, t_q, n_pools, pool, select_k, width,
                                               first_pos, tail, 0));
         },
-        1, 3);
+        1, 3, &s_sel_ref);
     snprintf(msg, sizeof msg,
              "select radix == ref bytes (memcmp, all %d queries, realistic scores)", t_q);
-    check(same_bytes(dev_to(idx_fast, (size_t)t_q * width), dev_to(idx_ref, (size_t)t_q * width)),
-          msg);
+    const int sel_same =
+        same_bytes(dev_to(idx_fast, (size_t)t_q * width), dev_to(idx_ref, (size_t)t_q * width));
+    check(sel_same, msg);
     /* tie-heavy plane at the same shape: scores quantised to 8 levels (radix fallback path) */
     fill_levels_f32<<<1024, 256>>>(score2, (int64_t)t_q * n_pools, BENCH_SEED,
                                    mla_fill_name_hash("score_ties"), 8u);
@@ -584,13 +596,14 @@ int main(int argc, char **argv) {
             RC(memra_mla_kpool_select_f32(score2, idx_fast, t_q, n_pools, pool, select_k, width,
                                           first_pos, tail, 0));
         },
-        2, reps);
+        2, reps, &s_sel_ties);
     RC(memra_mla_kpool_select_ref_f32(score2, idx_ref, t_q, n_pools, pool, select_k, width,
                                       first_pos, tail, 0));
     snprintf(msg, sizeof msg,
              "select radix == ref bytes (memcmp, all %d queries, 8-level tie-heavy scores)", t_q);
-    check(same_bytes(dev_to(idx_fast, (size_t)t_q * width), dev_to(idx_ref, (size_t)t_q * width)),
-          msg);
+    const int sel_ties_same =
+        same_bytes(dev_to(idx_fast, (size_t)t_q * width), dev_to(idx_ref, (size_t)t_q * width));
+    check(sel_ties_same, msg);
     cudaFree(state), cudaFree(ape), cudaFree(score_ref), cudaFree(idx_ref), cudaFree(score2);
 
     /* gathered attention at glm5 (64 heads, kv_rank 512, d_rope 64): t_q queries, each gathering
@@ -620,13 +633,13 @@ int main(int argc, char **argv) {
             RC(memra_mla_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, t_q,
                                            g_slots, g_scale, 0));
         },
-        2, reps);
+        2, reps, &s_g512);
     double t_g1 = time_ms(
         [&] {
             RC(memra_mla_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, 1,
                                            g_slots, g_scale, 0));
         },
-        2, reps);
+        2, reps, &s_g1);
     cudaFree(ql), cudaFree(qp), cudaFree(cache), cudaFree(o), cudaFree(gidx);
 
     double t_score_small = time_ms(
@@ -634,7 +647,7 @@ int main(int argc, char **argv) {
             RC(memra_mla_kpool_score_f32(q, keys, hw, score, 1, heads, d, n_pools, pool, rows - 1,
                                          qk, hs, 0));
         },
-        2, reps);
+        2, reps, &s_score_small);
 
     /* floors */
     const double fma_score = (double)t_q * n_pools * heads * d;
@@ -675,5 +688,49 @@ int main(int argc, char **argv) {
            step_bytes / 1048576.0, (free0 - free1) / 1048576.0);
     printf("\nchecks: %s\n", g_fail ? "SOME FAILED" : "all passed");
     cudaFree(keys), cudaFree(q), cudaFree(hw), cudaFree(score), cudaFree(idx_fast);
-    return g_fail;
+
+    /* $MLA_BENCH_JSON: the timed rows for the nightly ledger (tools/bench/bench_json.h); shape
+     * names the geometry preset and t_q, floors in us */
+    auto shape = [](const char *preset, int tq, const char *extra) {
+        char b[96];
+        snprintf(b, sizeof b, "%s t_q %d%s", preset, tq, extra);
+        return std::string(b);
+    };
+    const std::string sh_lc = shape("longctx_kpool", t_q, ""),
+                      sh_lc_ref = shape("longctx_kpool", ref_q, ""),
+                      sh_lc_1 = shape("longctx_kpool", 1, ""),
+                      sh_lc_ties = shape("longctx_kpool", t_q, ", 8-level ties"),
+                      sh_g = shape("glm5_kpool", t_q, ""), sh_g1 = shape("glm5_kpool", 1, "");
+    std::vector<bench_json_record> recs;
+    auto add = [&](const char *kernel, const std::string &sh, const char *arm,
+                   const std::vector<float> &s, double floor_ms, double bytes, double flops,
+                   int identical, const char *note) {
+        bench_json_record j = bench_json_record_init(kernel, sh.c_str(), arm);
+        bench_json_set_samples(&j, s.data(), s.size());
+        j.floor_us = floor_ms * 1e3;
+        j.bytes = bytes;
+        j.flops = flops;
+        j.bytes_identical = identical;
+        j.note = note;
+        recs.push_back(j);
+    };
+    add("kpool_pool_keys", sh_lc, "full build", s_keys, keys_floor, (double)b_state + b_keys, NAN,
+        -1, NULL);
+    add("kpool_score", sh_lc, "fast", s_score, score_floor, NAN, 2 * fma_score, score_same,
+        "bytes_identical: fast == ref on the first and last 4 queries");
+    add("kpool_score", sh_lc_ref, "ref", s_score_ref, NAN, NAN, NAN, -1,
+        "reference scorer on the last 4 queries; not a serving path");
+    add("kpool_score", sh_lc_1, "fast", s_score_small, (double)b_keys / (copy_gbs * 1e9) * 1e3,
+        (double)b_keys, NAN, -1, NULL);
+    add("kpool_select", sh_lc, "radix", s_sel, score_plane_read, (double)b_score, NAN, sel_same,
+        "bytes_identical: radix == ref on every query");
+    add("kpool_select", sh_lc_ties, "radix", s_sel_ties, score_plane_read, (double)b_score, NAN,
+        sel_ties_same, "bytes_identical: radix == ref on every query (fallback path)");
+    add("kpool_select", sh_lc, "ref", s_sel_ref, NAN, NAN, NAN, -1,
+        "reference selection (rounds), 3 launches; not a serving path");
+    add("attn_gathered", sh_g, "", s_g512, g_floor, NAN, 2 * g_fma, -1, NULL);
+    add("attn_gathered", sh_g1, "", s_g1, NAN, NAN, NAN, -1, "decode, latency-bound");
+    const int json_rc = bench_json_write_env("bench_kpool", prop.name, copy_gbs, 2 * fma_tfma * 1e3,
+                                             recs.data(), recs.size());
+    return g_fail ? g_fail : json_rc;
 }
