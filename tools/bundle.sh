@@ -60,6 +60,7 @@ cp docs/contract.md "$DIR/docs/"
 cp tools/summarize.py tools/sanitize_report.py tools/sanitize_set.tsv tools/ledger.py "$DIR/tools/"
 # --gpus / --shard / --merge (tools/gpu_dispatch.sh, tools/shard.py) and the Slurm job array.
 cp tools/gpu_dispatch.sh tools/shard.py tools/shard_durations.json "$DIR/tools/"
+cp tools/corpus_delta.sh "$DIR/tools/" # the new inputs of each fuzz target (corpus-delta/)
 mkdir -p "$DIR/tools/slurm"
 cp tools/slurm/nightly.sbatch tools/slurm/submit.sh "$DIR/tools/slurm/"
 cp tests/known_failures.txt "$DIR/known_failures.txt"

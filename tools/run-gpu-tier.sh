@@ -77,7 +77,7 @@ OUT=${OUT:-$HERE/out}
 if [ "$NIGHTLY" -eq 1 ]; then # tonight's reports only (the history stays)
     rm -rf "$OUT/xml" "$OUT/logs" "$OUT/repro" "$OUT/census" "$OUT"/fuzz-* "$OUT"/bench-*.json \
         "$OUT"/summary-gpu.json "$OUT"/sanitize-report.* "$OUT/nightly-sections.tsv" \
-        "$OUT/ledger-record.json" "$OUT/ledger-report.md"
+        "$OUT/ledger-record.json" "$OUT/ledger-report.md" "$OUT/corpus-delta"
 fi
 mkdir -p "$OUT/lib"
 tar -C "$OUT" -xJf lib.tar.xz
@@ -246,6 +246,11 @@ fuzz_one() { # fuzzer, workers: runs one target, writes its log, summary line an
         > "$out/logs/fuzz_$target.log" 2>&1 || rc=$?
     t1=$(date +%s%N)
     n1=$(find "$work/corpus" -type f | wc -l)
+    # The new inputs, for `tools/harness corpus-merge` (docs/nightly.md): corpus-delta/<target>/
+    # and its count in corpus-delta/<target>.count (the summary line stays as ledger.py reads it).
+    mkdir -p "$out/corpus-delta"
+    [ ! -f tools/corpus_delta.sh ] || bash tools/corpus_delta.sh "fuzz/corpus/$target" \
+        "$work/corpus" "$out/corpus-delta/$target" > "$out/corpus-delta/$target.count" || true
     # Summed over the workers' logs (fuzz-J.log): executions; cov / ft of the best worker.
     stats=$(awk 'FNR == 1 && NR > 1 { fin() }
         function fin() { if (c > C) C = c; if (f > F) F = f; c = f = 0 }
