@@ -197,8 +197,9 @@ int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int32_t t_q, in
                                int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
                                int32_t always_tail, void *stream);
 
-/* The select_k-rounds reference selection: the definition memra_mla_kpool_select_f32
- * reproduces. Same contract. */
+/* The reference selection (a bitonic sort of the visible keys when there are at most 8192,
+ * else select_k argmin rounds): the definition memra_mla_kpool_select_f32 reproduces. Same
+ * contract. */
 int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
                                    int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
                                    int32_t always_tail, void *stream);

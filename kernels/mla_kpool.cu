@@ -539,16 +539,24 @@ static __device__ void kpool_write_tail_pad(int32_t *out, int64_t start, int64_t
 }
 
 #define SEL_REF_NT 1024
+/* Keys the reference sorts in shared memory (64 KiB of dynamic shared memory); above, rounds. */
+#define SEL_REF_SORT_CAP 8192
 
-/* The select_k-rounds reference (not a serving path): block per query.
- *  round k: block-wide argmin of key64 over visible pools whose key exceeds the previous round's
- *           winner (keys are distinct, so "> previous winner" is exactly "not yet chosen");
- *  then the chosen set is {key64 <= last winner}; it is written in ascending pool order by a
- *  block-ordered compaction (== the chosen pools sorted ascending), expanded to rows; tail; pad. */
+/* The reference selection (not a serving path): block per query. It finds `last`, the n_sel-th
+ * smallest key64 of the visible pools (keys are distinct), by one of two obviously right
+ * methods, both independent of the radix kernel:
+ *  sort   (n_vis <= sort_cap, the launch's dynamic shared memory / 8): every key into shared
+ *         memory, padded with ~0 to a power of two, a bitonic sort ascending; last = key n_sel-1;
+ *  rounds (else): round k is a block-wide argmin of key64 over visible pools whose key exceeds
+ *         the previous round's winner ("> previous winner" is exactly "not yet chosen").
+ * Then the chosen set is {key64 <= last}; it is written in ascending pool order by a
+ * block-ordered compaction (== the chosen pools sorted ascending), expanded to rows; tail; pad.
+ * Rounds cost one block reduction per selected pool, the sort about log2(m)^2 / 2 barriers. */
 static __global__ void __launch_bounds__(SEL_REF_NT)
     kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
                          int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
-                         int32_t always_tail) {
+                         int32_t always_tail, int32_t sort_cap) {
+    extern __shared__ uint64_t sort_keys[];
     __shared__ uint64_t red[32];
     __shared__ uint32_t warp_sums[32];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = blockDim.x >> 5;
@@ -560,7 +568,26 @@ static __global__ void __launch_bounds__(SEL_REF_NT)
     int32_t *out = idx + i * (int64_t)width;
 
     uint64_t last = 0;
-    for (int64_t k = 0; k < n_sel; k++) {
+    if (n_sel > 0 && n_vis <= sort_cap) {
+        int64_t m = 1;
+        while (m < n_vis) m <<= 1;
+        for (int64_t p = tid; p < m; p += blockDim.x)
+            sort_keys[p] = p < n_vis ? kpool_key64(row[p], p) : ~0ull;
+        __syncthreads();
+        for (int64_t k = 2; k <= m; k <<= 1)
+            for (int64_t j = k >> 1; j > 0; j >>= 1) {
+                for (int64_t a = tid; a < m; a += blockDim.x) {
+                    const int64_t b = a ^ j;
+                    if (b > a) {
+                        const uint64_t x = sort_keys[a], y = sort_keys[b];
+                        if ((x > y) == ((a & k) == 0)) sort_keys[a] = y, sort_keys[b] = x;
+                    }
+                }
+                __syncthreads();
+            }
+        last = sort_keys[n_sel - 1];
+    }
+    for (int64_t k = 0; k < (n_vis <= sort_cap ? 0 : n_sel); k++) {
         uint64_t best = ~0ull;
         for (int64_t p = tid; p < n_vis; p += blockDim.x) {
             const uint64_t key = kpool_key64(row[p], p);
@@ -843,12 +870,22 @@ static void kpool_select_radix_f32_launch(const float *score, int32_t *idx, int3
         score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail);
 }
 
+/* The reference's dynamic shared memory: the power of two >= n_pools keys when that is at most
+ * SEL_REF_SORT_CAP (every query sorts; a query sees at most n_pools pools), else 0 (rounds). */
+static size_t kpool_select_ref_smem(int32_t n_pools) {
+    if (n_pools <= 0 || n_pools > SEL_REF_SORT_CAP) return 0;
+    size_t m = 1;
+    while (m < (size_t)n_pools) m <<= 1;
+    return m * sizeof(uint64_t);
+}
+
 static void kpool_select_ref_f32_launch(const float *score, int32_t *idx, int32_t t_q,
                                         int32_t n_pools, int32_t pool, int32_t select_k,
                                         int32_t width, int32_t first_pos, int32_t always_tail,
                                         cudaStream_t st) {
-    kpool_select_ref_f32<<<(unsigned)t_q, SEL_REF_NT, 0, st>>>(
-        score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail);
+    kpool_select_ref_f32<<<(unsigned)t_q, SEL_REF_NT, kpool_select_ref_smem(n_pools), st>>>(
+        score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail,
+        (int32_t)(kpool_select_ref_smem(n_pools) / sizeof(uint64_t)));
 }
 
 extern "C" int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int32_t t_q,
@@ -873,6 +910,9 @@ extern "C" int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, 
     int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
                                        always_tail);
     if (rc) return rc;
+    MLA_CUDA_CHECK(cudaFuncSetAttribute(kpool_select_ref_f32,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)(SEL_REF_SORT_CAP * sizeof(uint64_t))));
     kpool_select_ref_f32_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
                                 always_tail, (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
