@@ -153,6 +153,12 @@ struct walk_list {
     int32_t n_slots;
     __device__ __forceinline__ int64_t length(int64_t) const { return n_slots; }
     __device__ __forceinline__ int32_t row(int64_t i, int64_t s) const {
+#if defined(MLA_BITE_GATHER_STOP_AT_PAD)
+        /* BITE (test-only, docs/fixtures-that-bite.md): the first -1 ends the list, so rows
+         * listed after a -1 are dropped (glm5_kpool_gather_edges). */
+        for (int64_t t = 0; t < s; t++)
+            if (idx[i * n_slots + t] < 0) return -1;
+#endif
         int32_t r = idx[i * n_slots + s];
         return r < 0 ? -1 : r;
     }
@@ -378,8 +384,16 @@ static __global__ void __launch_bounds__(AT_NT, 1)
                     mt = fmaxf(mt, x);
             }
             poison = poison || pz;
+#if defined(MLA_BITE_ATTN_NO_MAX)
+            /* BITE (test-only, docs/fixtures-that-bite.md): no running max, pinned at 0: weights
+             * expf(l) directly, never rescaled; overflows at |logit| ~90 (glm5_peaked_verify). */
+            (void)mt;
+            const float m_new = 0.0f;
+            const bool live = true;
+#else
             const float m_new = fmaxf(m_run, mt);
             const bool live = m_new != -INFINITY;
+#endif
             if (live) alpha = expf(m_run - m_new); /* m_run = -inf: 0; unchanged max: exactly 1 */
             float part = 0.0f;
 #pragma unroll
@@ -461,8 +475,14 @@ static __global__ void __launch_bounds__(AT_NT, 1)
 #pragma unroll
                 for (int x = 0; x < 4; x++) {
                     const int32_t r = 4 * vcol + x;
+#if defined(MLA_BITE_GATHER_EMPTY_NAN)
+                    /* BITE (test-only, docs/fixtures-that-bite.md): an empty list divides 0 / 0
+                     * (NaN) instead of writing +0 (glm5_kpool_gather_edges). */
+                    if (r < kv_rank) dst[r] = nan_out ? NAN : __fdiv_rn(acc[hh][x], l);
+#else
                     if (r < kv_rank)
                         dst[r] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(acc[hh][x], l);
+#endif
                 }
             } else {
                 float *dst = ws_o + ((int64_t)chunk * n_qh + qh) * kv_rank;
@@ -530,7 +550,12 @@ static __global__ void __launch_bounds__(AC_NT)
         o = __fmaf_rn(w, src[(int64_t)c * stride], o);
     }
     float out;
+#if defined(MLA_BITE_GATHER_EMPTY_NAN)
+    /* BITE (test-only, docs/fixtures-that-bite.md): an empty list divides 0 / 0 (NaN). */
+    if (false)
+#else
     if (!nonempty)
+#endif
         out = 0.0f;
     else if (poison || fabsf(M) == INFINITY)
         out = NAN;

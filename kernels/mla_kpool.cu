@@ -528,6 +528,22 @@ static __device__ __forceinline__ uint64_t kpool_key64(float x, int64_t p) {
     return ((uint64_t)kpool_desc32(x) << 32) | (uint64_t)(uint32_t)p;
 }
 
+#if defined(MLA_BITE_SELECT_NAN_FIRST)
+/* BITE (test-only, docs/fixtures-that-bite.md): the radix select ranks NaN as the best score
+ * (desc32 0, before +inf) instead of after -inf (glm5_kpool_select_special). */
+static __device__ __forceinline__ uint32_t sel_bite_desc32(float x) {
+    return x != x ? 0u : kpool_desc32(x);
+}
+#endif
+
+#if defined(MLA_BITE_SELECT_POW2_POOL)
+/* BITE (test-only, docs/fixtures-that-bite.md): the radix select assumes pool is a power of two
+ * and divides by shifting by floor(log2(pool)) (glm5_kpool_pool7_notail). */
+static __device__ __forceinline__ int64_t sel_bite_div_pool(int64_t a, int32_t pool) {
+    return a >> (31 - __clz(pool));
+}
+#endif
+
 /* After the n_sel chosen pools' rows (positions < start): the tail rows (q+1)/pool*pool .. q if
  * always_tail, then -1 up to width. */
 static __device__ void kpool_write_tail_pad(int32_t *out, int64_t start, int64_t q_row,
@@ -740,7 +756,15 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
 
     const int tid = threadIdx.x;
     const int64_t i = blockIdx.x, q_row = (int64_t)first_pos + i;
+#if defined(MLA_BITE_SELECT_POW2_POOL)
+    int64_t n_vis = sel_bite_div_pool(q_row + 1, pool);
+#elif defined(MLA_BITE_SELECT_NO_MASK)
+    /* BITE (test-only, docs/fixtures-that-bite.md): every pool is a candidate, the visibility
+     * mask ignored (glm5_next_kpool_mask, glm5_next_kpool_select_few). */
+    int64_t n_vis = n_pools;
+#else
     int64_t n_vis = (q_row + 1) / pool;
+#endif
     if (n_vis > n_pools) n_vis = n_pools;
     const int64_t n_sel = n_vis < select_k ? n_vis : select_k;
     int32_t *out = idx + i * (int64_t)width;
@@ -765,7 +789,11 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
         const int cons = consumed;
         const uint32_t pre = prefix;
         sel_for_each(row, n_vis, [&](float x, int64_t) {
+#if defined(MLA_BITE_SELECT_NAN_FIRST)
+            const uint32_t dk = sel_bite_desc32(x);
+#else
             const uint32_t dk = kpool_desc32(x);
+#endif
             if (cons == 0 || (dk >> (32 - cons)) == pre) atomicAdd(&hist[(dk >> shift) & mask], 1u);
         });
         __syncthreads();
@@ -789,7 +817,11 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
         const int shc = 32 - consumed;
         const uint32_t pre = prefix;
         sel_for_each(row, n_vis, [&](float x, int64_t p) {
+#if defined(MLA_BITE_SELECT_NAN_FIRST)
+            const uint32_t dk = sel_bite_desc32(x);
+#else
             const uint32_t dk = kpool_desc32(x);
+#endif
             if ((dk >> shc) <= pre) {
                 const uint32_t pos = atomicAdd(&s_count, 1u);
                 list[pos] = ((uint64_t)dk << 32) | (uint64_t)(uint32_t)p;
@@ -807,7 +839,11 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
         __syncthreads();
         sel_bitonic_sort(list, n3);
         for (int64_t e = tid; e < n_sel * pool; e += blockDim.x) {
+#if defined(MLA_BITE_SELECT_POW2_POOL)
+            const int64_t s = sel_bite_div_pool(e, pool), r = e - s * pool;
+#else
             const int64_t s = e / pool, r = e - s * pool;
+#endif
             out[e] = (int32_t)((int64_t)list[s] * pool + r);
         }
     } else {
@@ -831,7 +867,11 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             uint32_t dk[4], n_tie = 0;
 #pragma unroll
             for (int j = 0; j < 4; j++) {
+#if defined(MLA_BITE_SELECT_NAN_FIRST)
+                dk[j] = sel_bite_desc32(v[j]);
+#else
                 dk[j] = kpool_desc32(v[j]);
+#endif
                 n_tie += (p + j < n_vis && dk[j] == T) ? 1u : 0u;
             }
             uint32_t tie_total;

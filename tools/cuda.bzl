@@ -9,6 +9,9 @@ API (after rules_cuda's, reduced to what this project needs):
     cuda_hdrs:  further header files nvcc needs (from other packages)
     copts:      extra nvcc flags
     host_copts: extra host-compiler flags (passed through -Xcompiler)
+    cmd_suffix: a string (or a select() of strings) appended to every nvcc command line, each
+                value starting with a space: configurable flags, e.g. the test-only bite defines
+                of kernels/BUILD (docs/fixtures-that-bite.md); default "" (the command unchanged)
   The result links statically (linkstatic = True) and depends on @cuda//:cudart.
 
 Architecture: CUDA_GENCODE below (Hopper: sm_90 machine code only; no PTX is embedded, so the
@@ -21,7 +24,7 @@ NVCC = "/usr/local/cuda/bin/nvcc"
 
 CUDA_GENCODE = "-gencode=arch=compute_90,code=sm_90"
 
-def cuda_library(name, srcs, hdrs = [], deps = [], cuda_hdrs = [], copts = [], host_copts = [], **kwargs):
+def cuda_library(name, srcs, hdrs = [], deps = [], cuda_hdrs = [], copts = [], host_copts = [], cmd_suffix = "", **kwargs):
     objs = []
     for src in srcs:
         base = src.split("/")[-1].rsplit(".", 1)[0]
@@ -40,7 +43,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], cuda_hdrs = [], copts = [], h
                 "-I. -I$(GENDIR)",
                 "-c $(location " + src + ")",
                 "-o $@",
-            ]),
+            ]) + cmd_suffix,
             message = "nvcc " + src,
         )
         objs.append(out)

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# tools/bite_demo.sh: the "fixtures that bite" demonstration (docs/fixtures-that-bite.md).
+# Each bite is a deliberately wrong kernel variant behind `--define=mla_bite=<NAME>` (kernels/BUILD
+# adds -DMLA_BITE_<NAME> to nvcc; the #if blocks are in kernels/mla_attn.cu and mla_kpool.cu). It
+# should PASS every old stored fixture and FAIL its new case. Never part of a product build.
+#
+#   tools/bite_demo.sh list
+#       the bites, each with its new case
+#   tools/bite_demo.sh build OUTDIR [NAME...]      (build host: needs Bazel and nvcc, no GPU)
+#       for each bite: bazel build --define=mla_bite=NAME of the two GPU golden suites, copied to
+#       OUTDIR/<test>__<NAME>; then a plain `bazel build` of the same targets, so bazel-bin holds
+#       the product kernels again (a --define shares bazel-bin with the default build)
+#   tools/bite_demo.sh run BINDIR [NAME...]        (GPU host, from the checkout root)
+#       for each bite: its binaries with --filter on (a) its new case and (b) each old case, and a
+#       table "bite | new case: expected FAIL got ... | old cases: expected PASS got ...".
+#       Fixtures: MLA_GOLDEN_DIR (default ./golden). On a bundle host (tools/bundle.sh) put the
+#       bundle's lib/ on LD_LIBRARY_PATH. Exit 0 iff every bite did as expected.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+TESTS=(dense_gpu_goldens_test kpool_gpu_goldens_test)
+
+# bite -> "<test binary> <suite> <new case>"
+bite_new() {
+    case "$1" in
+    ATTN_NO_MAX) echo "dense_gpu_goldens_test dense_gpu glm5_peaked_verify" ;;
+    GATHER_STOP_AT_PAD) echo "kpool_gpu_goldens_test kpool_gpu glm5_kpool_gather_edges" ;;
+    GATHER_EMPTY_NAN) echo "kpool_gpu_goldens_test kpool_gpu glm5_kpool_gather_edges" ;;
+    SELECT_NAN_FIRST) echo "kpool_gpu_goldens_test kpool_gpu glm5_kpool_select_special" ;;
+    SELECT_POW2_POOL) echo "kpool_gpu_goldens_test kpool_gpu glm5_kpool_pool7_notail" ;;
+    SELECT_NO_MASK) echo "kpool_gpu_goldens_test kpool_gpu glm5_next_kpool_mask" ;;
+    *) return 1 ;;
+    esac
+}
+ALL_BITES=(ATTN_NO_MAX GATHER_STOP_AT_PAD GATHER_EMPTY_NAN SELECT_NAN_FIRST SELECT_POW2_POOL
+    SELECT_NO_MASK)
+
+# The old stored fixtures: every case committed before the fixtures that bite (glm5_decode ..
+# glm5_next_kpool_smallint). Not the san_* cases (in memory, no fixture; san_kpool_b has pool 3,
+# which SELECT_POW2_POOL gets wrong too) and not the new cases.
+OLD_DENSE=(glm5_decode glm5_verify glm5_prefill glm5_rope_maxpos glm5_next_decode glm5_next_verify
+    glm5_tp32_decode glm5_tp16_verify glm5_tp8_decode glm5_next_chunk37 rope128_t5
+    glm5_smallint_verify)
+OLD_KPOOL=(glm5_kpool_decode glm5_kpool_verify glm5_next_kpool_decode glm5_next_kpool_verify
+    glm5_next_kpool_ring glm5_kpool_idx16 glm5_next_kpool_idx64 glm5_next_kpool_gate
+    glm5_next_kpool_smallint)
+
+usage() {
+    sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+cmd=${1:-}
+[ -n "$cmd" ] || usage
+shift
+
+bites_from_args() {
+    if [ $# -eq 0 ]; then
+        echo "${ALL_BITES[@]}"
+        return
+    fi
+    local b
+    for b in "$@"; do
+        bite_new "$b" >/dev/null || {
+            echo "bite_demo: unknown bite '$b' (tools/bite_demo.sh list)" >&2
+            exit 2
+        }
+    done
+    echo "$@"
+}
+
+case "$cmd" in
+list)
+    for b in "${ALL_BITES[@]}"; do
+        read -r _ suite case_ <<<"$(bite_new "$b")"
+        printf '%-20s %s/%s\n' "$b" "$suite" "$case_"
+    done
+    ;;
+build)
+    [ $# -ge 1 ] || usage
+    OUT=$1
+    shift
+    read -ra BITES <<<"$(bites_from_args "$@")"
+    mkdir -p "$OUT"
+    OUT=$(cd "$OUT" && pwd)
+    cd "$ROOT"
+    targets=()
+    for t in "${TESTS[@]}"; do targets+=("//tests:$t"); done
+    rc=0
+    for b in "${BITES[@]}"; do
+        echo "== bite $b: bazel build --define=mla_bite=$b" >&2
+        if ! bazel build --define=mla_bite="$b" //kernels:all "${targets[@]}"; then
+            echo "bite_demo: build of $b failed" >&2
+            rc=1
+            continue
+        fi
+        for t in "${TESTS[@]}"; do
+            rm -f "$OUT/${t}__$b"
+            cp "bazel-bin/tests/$t" "$OUT/${t}__$b"
+        done
+    done
+    echo "== restoring the default build in bazel-bin" >&2
+    bazel build //kernels:all "${targets[@]}" || rc=1
+    ls -l "$OUT" >&2
+    exit $rc
+    ;;
+run)
+    [ $# -ge 1 ] || usage
+    BIN=$1
+    shift
+    read -ra BITES <<<"$(bites_from_args "$@")"
+    BIN=$(cd "$BIN" && pwd)
+    cd "$ROOT"
+    export MLA_GOLDEN_DIR=${MLA_GOLDEN_DIR:-$ROOT/golden}
+    LOG=${BITE_LOG_DIR:-$(mktemp -d)}
+    mkdir -p "$LOG"
+
+    # run_one BINARY FILTER LOGFILE: PASS (rc 0 and >= 1 test ran), FAIL (rc != 0), NOTRUN (no
+    # test ran: none matched the filter, or every one skipped, e.g. no usable GPU; see the log).
+    run_one() {
+        "$1" --verbose --filter="$2" >"$3" 2>&1
+        local rc=$? n
+        n=$(sed 's/\x1b\[[0-9;]*m//g' "$3" | sed -n 's/.*Tested: *\([0-9]*\).*/\1/p' | tail -1)
+        if [ "$rc" -ne 0 ]; then
+            echo FAIL
+        elif [ "${n:-0}" -eq 0 ]; then
+            echo NOTRUN
+        else
+            echo PASS
+        fi
+    }
+
+    all_ok=0
+    rows=()
+    for b in "${BITES[@]}"; do
+        read -r nt suite case_ <<<"$(bite_new "$b")"
+        nb="$BIN/${nt}__$b"
+        if [ ! -x "$nb" ]; then
+            rows+=("$b | missing $nb (tools/bite_demo.sh build) |")
+            all_ok=1
+            continue
+        fi
+        echo "== bite $b: new case $suite/$case_" >&2
+        got_new=$(run_one "$nb" "$suite/${case_}__*" "$LOG/${b}__new__$case_.log")
+        n_old=0 n_pass=0 bad_old=""
+        for t in "${TESTS[@]}"; do
+            if [ "$t" = dense_gpu_goldens_test ]; then
+                s=dense_gpu
+                olds=("${OLD_DENSE[@]}")
+            else
+                s=kpool_gpu
+                olds=("${OLD_KPOOL[@]}")
+            fi
+            for c in "${olds[@]}"; do
+                echo "   old case $s/$c" >&2
+                n_old=$((n_old + 1))
+                g=$(run_one "$BIN/${t}__$b" "$s/${c}__*" "$LOG/${b}__old__$c.log")
+                if [ "$g" = PASS ]; then
+                    n_pass=$((n_pass + 1))
+                else
+                    bad_old="$bad_old $c:$g"
+                fi
+            done
+        done
+        if [ "$n_pass" -eq "$n_old" ]; then
+            got_old="PASS ($n_pass/$n_old cases)"
+        elif [[ "$bad_old" == *:FAIL* ]]; then
+            got_old="FAIL ($n_pass/$n_old passed;$bad_old)"
+        else
+            got_old="NOTRUN ($n_pass/$n_old passed;$bad_old)"
+        fi
+        verdict=as-expected
+        if [ "$got_new" != FAIL ] || [ "$n_pass" -ne "$n_old" ]; then
+            verdict=NOT-as-expected
+            all_ok=1
+        fi
+        rows+=("$b | new case $case_: expected FAIL got $got_new | old cases: expected PASS got $got_old | $verdict")
+    done
+    echo
+    echo "bite | new case: expected FAIL got ... | old cases: expected PASS got ... | verdict"
+    for r in "${rows[@]}"; do echo "$r"; done
+    echo "(logs: $LOG)"
+    exit $all_ok
+    ;;
+*) usage ;;
+esac
