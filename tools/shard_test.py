@@ -14,20 +14,14 @@ import random
 import subprocess
 import sys
 import tempfile
-import traceback
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import shard  # noqa: E402
 import summarize  # noqa: E402
+from pycheck import main, test  # noqa: E402
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def random_case(rng):
@@ -297,30 +291,6 @@ def a_skipped_case_counts_skipped_never_passed():
         assert cases[1][2] == "slurmctld: not installed", cases
 
 
-def main():
-    results = []
-    for fn in TESTS:
-        try:
-            fn()
-            results.append((fn.__name__, None))
-            print(f"ok   {fn.__name__}")
-        except Exception:  # noqa: BLE001 (a failing check, reported with its traceback)
-            tb = traceback.format_exc()
-            results.append((fn.__name__, tb))
-            print(f"FAIL {fn.__name__}\n{tb}")
-    xml = os.environ.get("XML_OUTPUT_FILE")
-    if xml:
-        root = ET.Element("testsuites")
-        ts = ET.SubElement(root, "testsuite", name="shard_test", tests=str(len(results)))
-        for name, tb in results:
-            tc = ET.SubElement(ts, "testcase", classname="shard_test", name=name)
-            if tb:
-                ET.SubElement(tc, "failure", message=tb.strip().splitlines()[-1]).text = tb
-        ET.ElementTree(root).write(xml, encoding="utf-8", xml_declaration=True)
-    failed = sum(1 for _, tb in results if tb)
-    print(f"{len(results) - failed} passed, {failed} failed, 0 skipped")
-    return 1 if failed else 0
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main("shard_test"))
