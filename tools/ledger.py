@@ -36,6 +36,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import summarize  # noqa: E402  (tools/summarize.py, beside this file here and in the bundle)
+
 VERSION = 1
 ASAN = "ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0"
 NOISE_FLOOR = 0.05  # a kernel is slower only beyond max(3 x its spread, 5 %)
@@ -302,23 +305,15 @@ def read_history(path):
 
 
 def read_known(path):
-    known = {}
+    """The known-failure ledger through summarize.parse_ledger (one parser); None without a path."""
     if not path:
         return None
     try:
-        with open(path) as f:
-            for n, line in enumerate(f, 1):
-                line = line.strip()
-                if not line or line.startswith("#"):
-                    continue
-                m = re.match(r"^(\S+)\s+(#\d+)\s*(.*)$", line)
-                if not m:
-                    raise Infra(f"{path}:{n}: a known failure must name its issue: "
-                                "'<suite>/<case> #<issue> <why>'")
-                known[m.group(1)] = f"{m.group(2)} {m.group(3)}".strip()
+        return summarize.parse_ledger(path)
+    except ValueError as e:
+        raise Infra(str(e)) from e
     except OSError as e:
         raise Infra(f"known-failure ledger {path}: {e}") from e
-    return known
 
 
 def bench_key(r):
