@@ -923,9 +923,10 @@ static void kpool_select_ref_f32_launch(const float *score, int32_t *idx, int32_
                                         int32_t n_pools, int32_t pool, int32_t select_k,
                                         int32_t width, int32_t first_pos, int32_t always_tail,
                                         cudaStream_t st) {
-    kpool_select_ref_f32<<<(unsigned)t_q, SEL_REF_NT, kpool_select_ref_smem(n_pools), st>>>(
+    const size_t smem = kpool_select_ref_smem(n_pools);
+    kpool_select_ref_f32<<<(unsigned)t_q, SEL_REF_NT, smem, st>>>(
         score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail,
-        (int32_t)(kpool_select_ref_smem(n_pools) / sizeof(uint64_t)));
+        (int32_t)(smem / sizeof(uint64_t)));
 }
 
 extern "C" int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int32_t t_q,
