@@ -405,6 +405,12 @@ static void decompress_v_f32_launch(const float *o_lat, const float *wv_b, float
     unsigned blocks = (unsigned)((int64_t)t_q * n_head * split);
     decompress_v_f32<<<blocks, DENSE_THREADS, smem, st>>>(o_lat, wv_b, out, n_head, d_v, kv_rank,
                                                           split, slab_floats, nbuf);
+#if defined(MLA_SLOW_DECOMPRESS_V)
+    /* test-only slowed variant (kernels/BUILD MLA_SLOWS, docs/perf-gate.md): the same launch
+     * again, so the bytes are unchanged and the time about doubles; the perf gate must name it */
+    decompress_v_f32<<<blocks, DENSE_THREADS, smem, st>>>(o_lat, wv_b, out, n_head, d_v, kv_rank,
+                                                          split, slab_floats, nbuf);
+#endif
 }
 
 extern "C" int memra_mla_absorb_q_f32(const float *q_nope, const float *wk_b, float *q_lat,

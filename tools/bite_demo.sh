@@ -11,7 +11,8 @@
 #       OUTDIR/<test>__<NAME>; then a plain `bazel build` of the same targets, so bazel-bin holds
 #       the product kernels again (a --define shares bazel-bin with the default build)
 #   tools/bite_demo.sh run BINDIR [NAME...]        (GPU host, from the checkout root)
-#       for each bite: its binaries with --filter on (a) its new case and (b) each old case, and a
+#       for each bite: each of its two binaries once, --filter on its new case and every old case
+#       of that suite (BITE_JOBS runs at a time, default 6), and a
 #       table "bite | new case: expected FAIL got ... | old cases: expected PASS got ...".
 #       Fixtures: MLA_GOLDEN_DIR (default ./golden). On a bundle host (tools/bundle.sh) put the
 #       bundle's lib/ on LD_LIBRARY_PATH. Exit 0 iff every bite did as expected.
@@ -114,34 +115,78 @@ run)
     export MLA_GOLDEN_DIR=${MLA_GOLDEN_DIR:-$ROOT/golden}
     LOG=${BITE_LOG_DIR:-$(mktemp -d)}
     mkdir -p "$LOG"
+    JOBS=${BITE_JOBS:-6}
 
-    # run_one BINARY FILTER LOGFILE: PASS (rc 0 and >= 1 test ran), FAIL (rc != 0), NOTRUN (no
-    # test ran: none matched the filter, or every one skipped, e.g. no usable GPU; see the log).
-    run_one() {
-        "$1" --verbose --filter="$2" >"$3" 2>&1
-        local rc=$? n
-        n=$(sed 's/\x1b\[[0-9;]*m//g' "$3" | sed -n 's/.*Tested: *\([0-9]*\).*/\1/p' | tail -1)
-        if [ "$rc" -ne 0 ]; then
-            echo FAIL
-        elif [ "${n:-0}" -eq 0 ]; then
+    # One Criterion run per (bite, binary): --filter on the new case (if in that suite) and every
+    # old case of the suite in one extglob, `<suite>/@(a|b|...)__*`; the verdict per case comes
+    # from its [PASS] / [FAIL] lines. BITE_JOBS runs at a time (default 6), each with
+    # BITE_CRITERION_JOBS Criterion workers (default 4): one GPU, the host's cores.
+    run_bin() { # bite binary-basename suite case...
+        local b=$1 t=$2 s=$3
+        shift 3
+        local pat
+        pat=$(
+            IFS='|'
+            echo "$*"
+        )
+        "$BIN/${t}__$b" --verbose --jobs="${BITE_CRITERION_JOBS:-4}" --filter="$s/@($pat)__*" \
+            >"$LOG/${b}__$t.log" 2>&1
+        echo $? >"$LOG/${b}__$t.rc"
+    }
+    # case_verdict LOGFILE SUITE CASE: PASS (every test of the case passed, >= 1 ran), FAIL
+    # (one failed or crashed), NOTRUN (none ran: no GPU, or the log is missing)
+    case_verdict() {
+        local clean
+        [ -f "$1" ] || {
             echo NOTRUN
-        else
+            return
+        }
+        clean=$(sed 's/\x1b\[[0-9;]*m//g' "$1")
+        if grep -q "^\[FAIL\] $2::$3__" <<<"$clean" ||
+            grep -q "^\[----\] .*$2::$3__.*\(CRASH\|crash\|signal\)" <<<"$clean"; then
+            echo FAIL
+        elif grep -q "^\[PASS\] $2::$3__" <<<"$clean"; then
             echo PASS
+        else
+            echo NOTRUN
         fi
     }
+
+    running=0
+    for b in "${BITES[@]}"; do
+        [ -x "$BIN/dense_gpu_goldens_test__$b" ] && [ -x "$BIN/kpool_gpu_goldens_test__$b" ] ||
+            continue
+        read -r nt _ case_ <<<"$(bite_new "$b")"
+        echo "== bite $b: running ${TESTS[*]} (new case $case_ and the old cases)" >&2
+        for t in "${TESTS[@]}"; do
+            if [ "$t" = dense_gpu_goldens_test ]; then
+                cases=("${OLD_DENSE[@]}")
+                s=dense_gpu
+            else
+                cases=("${OLD_KPOOL[@]}")
+                s=kpool_gpu
+            fi
+            [ "$t" = "$nt" ] && cases+=("$case_")
+            run_bin "$b" "$t" "$s" "${cases[@]}" &
+            running=$((running + 1))
+            if [ "$running" -ge "$JOBS" ]; then
+                wait -n
+                running=$((running - 1))
+            fi
+        done
+    done
+    wait
 
     all_ok=0
     rows=()
     for b in "${BITES[@]}"; do
         read -r nt suite case_ <<<"$(bite_new "$b")"
-        nb="$BIN/${nt}__$b"
-        if [ ! -x "$nb" ]; then
-            rows+=("$b | missing $nb (tools/bite_demo.sh build) |")
+        if [ ! -x "$BIN/dense_gpu_goldens_test__$b" ] || [ ! -x "$BIN/kpool_gpu_goldens_test__$b" ]; then
+            rows+=("$b | missing binaries in $BIN (tools/bite_demo.sh build) | | NOT-as-expected")
             all_ok=1
             continue
         fi
-        echo "== bite $b: new case $suite/$case_" >&2
-        got_new=$(run_one "$nb" "$suite/${case_}__*" "$LOG/${b}__new__$case_.log")
+        got_new=$(case_verdict "$LOG/${b}__$nt.log" "$suite" "$case_")
         n_old=0 n_pass=0 bad_old=""
         for t in "${TESTS[@]}"; do
             if [ "$t" = dense_gpu_goldens_test ]; then
@@ -152,9 +197,8 @@ run)
                 olds=("${OLD_KPOOL[@]}")
             fi
             for c in "${olds[@]}"; do
-                echo "   old case $s/$c" >&2
                 n_old=$((n_old + 1))
-                g=$(run_one "$BIN/${t}__$b" "$s/${c}__*" "$LOG/${b}__old__$c.log")
+                g=$(case_verdict "$LOG/${b}__$t.log" "$s" "$c")
                 if [ "$g" = PASS ]; then
                     n_pass=$((n_pass + 1))
                 else

@@ -122,7 +122,8 @@ def read_fuzz(out):
 
 
 def read_reproducers(out, bundle, fuzz):
-    """[{target, path, replay}] for every file under OUT/repro. The target: the name a
+    """([{target, path, replay}], [{kind, file, bytes, path}]): the fuzz reproducers and the
+    test reproducers (*.safetensors, written by a failing test) under OUT/repro. The target: the name a
     FUZZ_ASSERT reproducer carries (repro-<target>-<hash>.bin), else the fuzz or replay log that
     names the file (libFuzzer's crash-/leak-/timeout-/oom- artifacts)."""
     repro_dir = os.path.join(out, "repro")
@@ -132,11 +133,18 @@ def read_reproducers(out, bundle, fuzz):
     for path in sorted(glob.glob(os.path.join(out, "logs", "*_replay.log"))):
         logs.append((os.path.basename(path)[:-len("_replay.log")], path))
     texts = {}
-    found = []
+    found, tests = [], []
     for path in sorted(glob.glob(os.path.join(repro_dir, "*"))):
         if not os.path.isfile(path):
             continue
         name = os.path.basename(path)
+        if name.endswith(".safetensors"):
+            # a test's reproducer (tests/lib/testbed.c: repro-<suite>-<test>-<tensor>.safetensors,
+            # the kernel's and the reference's tensors): evidence of a failing test, which the
+            # suites already count; not a fuzz finding
+            tests.append({"kind": "test", "file": name, "bytes": os.path.getsize(path),
+                          "path": os.path.abspath(path)})
+            continue
         target = None
         m = re.match(r"^repro-(.+)-[0-9a-fA-F]+\.bin$", name)
         if m:
@@ -159,7 +167,7 @@ def read_reproducers(out, bundle, fuzz):
         found.append(r)
         if target in fuzz:
             fuzz[target]["reproducers"].append(shown)
-    return found
+    return found, tests
 
 
 def read_sanitizer(out):
@@ -255,7 +263,7 @@ def make_record(out, commit, gpu, budget_min=None, bundle=None):
         bundle = parent if os.path.exists(os.path.join(parent, "run-gpu-tier.sh")) else None
     suites, totals, failures, now_passing, source = read_tests(out)
     fuzz = read_fuzz(out)
-    repros = read_reproducers(out, bundle, fuzz)
+    repros, test_repros = read_reproducers(out, bundle, fuzz)
     bench, bench_note = read_bench(out)
     return {
         "ledger_version": VERSION, "commit": commit, "gpu": gpu, "budget_min": budget_min,
@@ -263,6 +271,7 @@ def make_record(out, commit, gpu, budget_min=None, bundle=None):
         "out_dir": os.path.abspath(out), "bundle_dir": bundle and os.path.abspath(bundle),
         "tests_from": source, "totals": totals, "suites": suites, "failures": failures,
         "ledger_now_passing": now_passing, "fuzz": fuzz, "reproducers": repros,
+        "test_reproducers": test_repros,
         "sanitizer": read_sanitizer(out), "bench": bench, "bench_note": bench_note,
         "jobs": read_placement(out), "sections": read_sections(out)}
 
@@ -437,6 +446,15 @@ def build_report(cur, prev, known_file):
             tag = "known" if r["known"] else "seen before too" if r["again"] else "new"
             md.append(f"- {r.get('target') or '?'}: `{r['path']}` ({r['bytes']} bytes, {tag}); "
                       f"replay from the bundle dir: `(cd {where} && {r['replay']})`")
+    else:
+        md.append("none")
+
+    trs = cur.get("test_reproducers") or []
+    md += ["", f"### Test reproducers ({len(trs)})", ""]
+    if trs:
+        md.append("Written by failing tests (kernel and reference tensors; the failures above "
+                  "carry the verdict and each test's re-run line is in its log):")
+        md += [f"- `{r['path']}` ({r['bytes']} bytes)" for r in trs]
     else:
         md.append("none")
 

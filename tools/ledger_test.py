@@ -190,6 +190,24 @@ def fuzz_reproducers_come_with_replay_commands():
             "crash-0a1b", (err, rr)
 
 
+@test
+def test_reproducers_are_not_fuzz_findings():
+    """A test's reproducer (repro-<suite>-<test>-<tensor>.safetensors, tests/lib/testbed.c) is
+    listed as such; the failing test carries the verdict, so a passing night that left one
+    (the H200 nightly of 2026-12-01 had four, from negative controls) stays clean."""
+    with tempfile.TemporaryDirectory() as t:
+        h = f"{t}/h.jsonl"
+        name = "repro-decode_split_gpu-negative_control-q_lat_perturbed.safetensors"
+        rec = night(t, "n1", h, "aaaa", cases=BASE, known=["b_test/y"],
+                    fuzz={"split_invariance": OK_FUZZ}, repros={name: "xyz"})
+        assert rec["reproducers"] == [] and rec["fuzz"]["split_invariance"]["reproducers"] == []
+        assert [r["file"] for r in rec["test_reproducers"]] == [name], rec["test_reproducers"]
+        rc, md, _ = ledger("report", h, "--known-failures", f"{t}/n1/known.txt")
+        assert rc == 0, (rc, md)
+        assert "none" in section(md, "Fuzz findings"), md
+        assert name in section(md, "Test reproducers"), md
+
+
 BENCH1 = [{"kernel": "attn_absorbed", "shape": "glm5_decode", "arm": "plain", "median_us": 100.0,
            "p10_us": 99.0, "p90_us": 101.0},
           {"kernel": "kpool_score", "shape": "glm5_decode", "arm": "plain", "median_us": 50.0,

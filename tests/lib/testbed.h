@@ -48,6 +48,8 @@ typedef struct tb {
     tb_fail_fn fail;
     void *user;
     int failures; /* non-fatal failures so far */
+    int no_repro; /* an expected failure (a negative control's probe): write no reproducer, so
+                   * a passing run leaves nothing in the repro dir for a ledger to count */
 } tb;
 
 /* id = "<suite>/<test>"; rerun = the Bazel and the GPU-bundle command for binary `target`. */
