@@ -14,7 +14,9 @@
  * non-finite output or a non-zero status fails the run (exit 1). The markdown table is last.
  * With MLA_BENCH_JSON set, the rows also go to that file as JSON for tools/ledger.py
  * (tools/bench/bench_json.h: kernel, shape = the width, arm, median / p10 / p90 us of the launches
- * above, the roofline floor); a failure to write it fails the run (exit 1).
+ * above, the roofline floor, out_sha256 = the SHA-256 of the first call's output bytes, so two
+ * builds' files say per row whether their outputs are byte-identical); a failure to write it fails
+ * the run (exit 1).
  * Inputs come from the golden fixtures' Philox fill (tests/lib/mla_fill.h), generated on the
  * device: element e of tensor `name` is mla_fill_realistic(BENCH_SEED, hash(name), e, scale).
  *
@@ -154,6 +156,7 @@ struct row {
     bool finite;
     std::string vs_base;        /* the A/B column: this arm's bytes against the width's first arm */
     std::vector<float> samples; /* every timed launch, ms, sorted (the JSON's p10 / p90) */
+    std::string out_sha256;     /* SHA-256 of the first call's output bytes (the JSON's) */
 };
 /* First arm's output per (kernel, width): the base every other arm (decode split, TC door) is
  * compared with, so one run shows per case whether the door changed any byte. */
@@ -178,6 +181,8 @@ static void bench(const char *kernel, const char *width, const char *note, doubl
     }
     std::vector<float> got((size_t)out_n);
     CK(cudaMemcpy(got.data(), out, (size_t)out_n * sizeof(float), cudaMemcpyDeviceToHost));
+    char sha[65];
+    bench_json_sha256_hex(got.data(), got.size() * sizeof(float), sha);
     std::string key = std::string(kernel) + "/" + width, vs = "base";
     auto it = std::find_if(
         g_base.begin(), g_base.end(),
@@ -199,7 +204,7 @@ static void bench(const char *kernel, const char *width, const char *note, doubl
     std::vector<float> samples;
     float ms = median_ms([&] { (void)fn(); }, 3, g_reps, true, &samples);
     CK(cudaGetLastError());
-    row r{kernel, width, note, ms * 1e3, bytes, flops, fin, vs, samples};
+    row r{kernel, width, note, ms * 1e3, bytes, flops, fin, vs, samples, sha};
     g_rows.push_back(r);
     fprintf(stderr, "  %-22s %-8s %-16s %9.2f us  %8.1f GB/s  %8.1f GFLOP/s\n", kernel, width, note,
             r.us, bytes / (r.us * 1e3), flops / (r.us * 1e3));
@@ -393,6 +398,7 @@ int main(int argc, char **argv) {
         j.finite = r.finite;
         if (r.vs_base != "base") j.bytes_identical = r.vs_base == "bytes identical";
         j.note = r.vs_base.c_str();
+        j.out_sha256 = r.out_sha256.c_str();
         recs.push_back(j);
     }
     int json_rc = bench_json_write_env("bench_dense", prop.name, g_copy_gbs, g_fma_gflops,

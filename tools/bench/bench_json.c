@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ bench_json_record bench_json_record_init(const char *kernel, const char *shape, 
     r.bytes_identical = -1;
     r.finite = -1;
     r.note = NULL;
+    r.out_sha256 = NULL;
     return r;
 }
 
@@ -53,6 +55,29 @@ void bench_json_set_samples(bench_json_record *r, const float *samples_ms, size_
     r->p10_us = bench_json_quantile(samples_ms, n, 0.1) * 1e3;
     r->p90_us = bench_json_quantile(samples_ms, n, 0.9) * 1e3;
     r->samples = (int)n;
+}
+
+void bench_json_sha256_hex(const void *data, size_t n, char hex[65]) {
+    static const char digits[] = "0123456789abcdef";
+    static const unsigned char none = 0;
+    unsigned char sha[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    hex[0] = 0;
+    if (!data && n) return;
+    if (!EVP_Digest(data ? data : &none, n, sha, &len, EVP_sha256(), NULL) || len != 32) return;
+    for (unsigned int i = 0; i < 32; i++) {
+        hex[2 * i] = digits[sha[i] >> 4];
+        hex[2 * i + 1] = digits[sha[i] & 15];
+    }
+    hex[64] = 0;
+}
+
+/* 1 when s is exactly 64 lowercase hex digits (a bench_json_sha256_hex digest) */
+static int is_sha256_hex(const char *s) {
+    size_t i = 0;
+    for (; s[i] && i < 64; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+    return i == 64 && s[i] == 0;
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) {
@@ -88,6 +113,10 @@ static int check_record(const bench_json_record *r, size_t i, char *err, size_t 
     if (!isfinite(r->median_us) || r->median_us <= 0)
         return fail(err, errlen, "record %zu (%s %s %s): median_us %g is not a positive time", i,
                     r->kernel, r->shape ? r->shape : "", r->arm ? r->arm : "", r->median_us);
+    if (r->out_sha256 && !is_sha256_hex(r->out_sha256))
+        return fail(err, errlen,
+                    "record %zu (%s %s %s): out_sha256 \"%.80s\" is not 64 lowercase hex digits", i,
+                    r->kernel, r->shape ? r->shape : "", r->arm ? r->arm : "", r->out_sha256);
     return 0;
 }
 
@@ -137,6 +166,7 @@ int bench_json_write(const char *path, const char *bench, const char *gpu, doubl
         if (r->bytes_identical >= 0) add_bool(o, "bytes_identical", r->bytes_identical, &bad);
         if (r->finite >= 0) add_bool(o, "finite", r->finite, &bad);
         if (r->note) add_string(o, "note", r->note, &bad);
+        if (r->out_sha256) add_string(o, "out_sha256", r->out_sha256, &bad);
     }
     char *text = bad ? NULL : cJSON_Print(list);
     cJSON_Delete(list);

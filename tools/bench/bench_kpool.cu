@@ -19,8 +19,11 @@
  * picks, score levels) come from mla_fill_stream. Each small check draws under its own seed.
  * Timings are the median of >= 20 warm launches, CUDA events. A markdown table is printed last.
  * With MLA_BENCH_JSON set, the timed rows also go to that file as JSON for tools/ledger.py
- * (tools/bench/bench_json.h: median / p10 / p90 us of the launches, the floor, fast == ref bytes);
- * a failure to write it fails the run (exit 1).
+ * (tools/bench/bench_json.h: median / p10 / p90 us of the launches, the floor, fast == ref bytes,
+ * out_sha256 = the SHA-256 of the output the row's timed launches wrote, downloaded right after
+ * them: pool keys, score plane (row 0 for t_q 1; the last ref_q queries for the ref scorer),
+ * selected indices, gathered o_lat (query 0's for t_q 1)); a failure to write it fails the run
+ * (exit 1).
  * Exit status: 0 when every check passed, 1 otherwise (2: no device).
  */
 #include "kernels/mla.h"
@@ -99,6 +102,16 @@ template <class T> static std::vector<T> dev_to(const T *d, size_t n) {
     CK(cudaDeviceSynchronize());
     if (n) CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
     return h;
+}
+/* the SHA-256 of a host copy's bytes, 64 lowercase hex digits (the JSON rows' out_sha256) */
+template <class T> static std::string sha256_of(const std::vector<T> &h) {
+    char hex[65];
+    bench_json_sha256_hex(h.data(), h.size() * sizeof(T), hex);
+    return hex;
+}
+/* the same of n elements of device memory (downloaded after a device synchronize) */
+template <class T> static std::string dev_sha256(const T *d, size_t n) {
+    return sha256_of(dev_to(d, n));
 }
 template <class T> static int same_bytes(const std::vector<T> &a, const std::vector<T> &b) {
     return a.size() == b.size() && memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
@@ -534,6 +547,7 @@ int main(int argc, char **argv) {
     double t_keys = time_ms(
         [&] { RC(memra_mla_kpool_pool_keys_f32(state, ape, keys, 0, n_pools, pool, d, 0, 0)); }, 2,
         reps, &s_keys);
+    const std::string h_keys = dev_sha256(keys, (size_t)n_pools * d);
     double t_score = time_ms(
         [&] {
             RC(memra_mla_kpool_score_f32(q, keys, hw, score, t_q, heads, d, n_pools, pool,
@@ -542,11 +556,17 @@ int main(int argc, char **argv) {
         2, reps, &s_score);
     RC(memra_mla_kpool_score_f32(q, keys, hw, score2, t_q, heads, d, n_pools, pool, first_pos, qk,
                                  hs, 0));
-    int score_det =
-        same_bytes(dev_to(score, (size_t)t_q * n_pools), dev_to(score2, (size_t)t_q * n_pools));
+    std::string h_score; /* the fast scorer's whole plane, before the t_q 1 row rewrites row 0 */
+    int score_det;
+    {
+        const auto plane = dev_to(score, (size_t)t_q * n_pools);
+        h_score = sha256_of(plane);
+        score_det = same_bytes(plane, dev_to(score2, (size_t)t_q * n_pools));
+    }
     /* reference rows: queries 0..ref_q-1 and the last ref_q */
     int score_same = 1;
     double t_score_ref = 0;
+    std::string h_score_ref; /* the last run's (queries t_q - ref_q..t_q - 1), as its samples */
     for (int i0 : {0, t_q - ref_q}) {
         auto run = [&] {
             RC(memra_mla_kpool_score_ref_f32(q + (size_t)i0 * heads * d, keys,
@@ -555,6 +575,7 @@ int main(int argc, char **argv) {
         };
         t_score_ref = time_ms(run, 1, quick ? 3 : 20, &s_score_ref);
         auto r = dev_to(score_ref, (size_t)ref_q * n_pools);
+        h_score_ref = sha256_of(r);
         std::vector<float> f(r.size());
         CK(cudaMemcpy(f.data(), score + (size_t)i0 * n_pools, r.size() * 4,
                       cudaMemcpyDeviceToHost));
@@ -584,8 +605,15 @@ int main(int argc, char **argv) {
         1, 3, &s_sel_ref);
     snprintf(msg, sizeof msg,
              "select radix == ref bytes (memcmp, all %d queries, realistic scores)", t_q);
-    const int sel_same =
-        same_bytes(dev_to(idx_fast, (size_t)t_q * width), dev_to(idx_ref, (size_t)t_q * width));
+    std::string h_sel, h_sel_ref;
+    int sel_same;
+    {
+        const auto f = dev_to(idx_fast, (size_t)t_q * width),
+                   r = dev_to(idx_ref, (size_t)t_q * width);
+        h_sel = sha256_of(f);
+        h_sel_ref = sha256_of(r);
+        sel_same = same_bytes(f, r);
+    }
     check(sel_same, msg);
     /* tie-heavy plane at the same shape: scores quantised to 8 levels (radix fallback path) */
     fill_levels_f32<<<1024, 256>>>(score2, (int64_t)t_q * n_pools, BENCH_SEED,
@@ -601,8 +629,13 @@ int main(int argc, char **argv) {
                                       first_pos, tail, 0));
     snprintf(msg, sizeof msg,
              "select radix == ref bytes (memcmp, all %d queries, 8-level tie-heavy scores)", t_q);
-    const int sel_ties_same =
-        same_bytes(dev_to(idx_fast, (size_t)t_q * width), dev_to(idx_ref, (size_t)t_q * width));
+    std::string h_sel_ties;
+    int sel_ties_same;
+    {
+        const auto f = dev_to(idx_fast, (size_t)t_q * width);
+        h_sel_ties = sha256_of(f);
+        sel_ties_same = same_bytes(f, dev_to(idx_ref, (size_t)t_q * width));
+    }
     check(sel_ties_same, msg);
     cudaFree(state), cudaFree(ape), cudaFree(score_ref), cudaFree(idx_ref), cudaFree(score2);
 
@@ -634,12 +667,14 @@ int main(int argc, char **argv) {
                                            g_slots, g_scale, 0));
         },
         2, reps, &s_g512);
+    const std::string h_g512 = dev_sha256(o, (size_t)t_q * g_heads * g_rank);
     double t_g1 = time_ms(
         [&] {
             RC(memra_mla_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, 1,
                                            g_slots, g_scale, 0));
         },
         2, reps, &s_g1);
+    const std::string h_g1 = dev_sha256(o, (size_t)g_heads * g_rank); /* query 0's rows */
     cudaFree(ql), cudaFree(qp), cudaFree(cache), cudaFree(o), cudaFree(gidx);
 
     double t_score_small = time_ms(
@@ -648,6 +683,7 @@ int main(int argc, char **argv) {
                                          qk, hs, 0));
         },
         2, reps, &s_score_small);
+    const std::string h_score_small = dev_sha256(score, (size_t)n_pools); /* query 0's row */
 
     /* floors */
     const double fma_score = (double)t_q * n_pools * heads * d;
@@ -704,7 +740,7 @@ int main(int argc, char **argv) {
     std::vector<bench_json_record> recs;
     auto add = [&](const char *kernel, const std::string &sh, const char *arm,
                    const std::vector<float> &s, double floor_ms, double bytes, double flops,
-                   int identical, const char *note) {
+                   int identical, const char *note, const std::string &out_sha256) {
         bench_json_record j = bench_json_record_init(kernel, sh.c_str(), arm);
         bench_json_set_samples(&j, s.data(), s.size());
         j.floor_us = floor_ms * 1e3;
@@ -712,24 +748,25 @@ int main(int argc, char **argv) {
         j.flops = flops;
         j.bytes_identical = identical;
         j.note = note;
+        j.out_sha256 = out_sha256.c_str();
         recs.push_back(j);
     };
     add("kpool_pool_keys", sh_lc, "full build", s_keys, keys_floor, (double)b_state + b_keys, NAN,
-        -1, NULL);
+        -1, NULL, h_keys);
     add("kpool_score", sh_lc, "fast", s_score, score_floor, NAN, 2 * fma_score, score_same,
-        "bytes_identical: fast == ref on the first and last 4 queries");
+        "bytes_identical: fast == ref on the first and last 4 queries", h_score);
     add("kpool_score", sh_lc_ref, "ref", s_score_ref, NAN, NAN, NAN, -1,
-        "reference scorer on the last 4 queries; not a serving path");
+        "reference scorer on the last 4 queries; not a serving path", h_score_ref);
     add("kpool_score", sh_lc_1, "fast", s_score_small, (double)b_keys / (copy_gbs * 1e9) * 1e3,
-        (double)b_keys, NAN, -1, NULL);
+        (double)b_keys, NAN, -1, NULL, h_score_small);
     add("kpool_select", sh_lc, "radix", s_sel, score_plane_read, (double)b_score, NAN, sel_same,
-        "bytes_identical: radix == ref on every query");
+        "bytes_identical: radix == ref on every query", h_sel);
     add("kpool_select", sh_lc_ties, "radix", s_sel_ties, score_plane_read, (double)b_score, NAN,
-        sel_ties_same, "bytes_identical: radix == ref on every query (fallback path)");
+        sel_ties_same, "bytes_identical: radix == ref on every query (fallback path)", h_sel_ties);
     add("kpool_select", sh_lc, "ref", s_sel_ref, NAN, NAN, NAN, -1,
-        "reference selection (rounds), 3 launches; not a serving path");
-    add("attn_gathered", sh_g, "", s_g512, g_floor, NAN, 2 * g_fma, -1, NULL);
-    add("attn_gathered", sh_g1, "", s_g1, NAN, NAN, NAN, -1, "decode, latency-bound");
+        "reference selection (rounds), 3 launches; not a serving path", h_sel_ref);
+    add("attn_gathered", sh_g, "", s_g512, g_floor, NAN, 2 * g_fma, -1, NULL, h_g512);
+    add("attn_gathered", sh_g1, "", s_g1, NAN, NAN, NAN, -1, "decode, latency-bound", h_g1);
     const int json_rc = bench_json_write_env("bench_kpool", prop.name, copy_gbs, 2 * fma_tfma * 1e3,
                                              recs.data(), recs.size());
     return g_fail ? g_fail : json_rc;

@@ -3,6 +3,7 @@
  * the tables' medians, and every failure is an error with a message, no file and no crash. */
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +38,11 @@ static void tmpdir(char *dir, size_t n) {
     cr_assert(mkdtemp(dir), "mkdtemp %s", dir);
 }
 
-/* Three records as the benchmarks make them: a base arm, a door arm with its A/B verdict, a row
- * with no spread (p10 / p90 null) and no arm. */
+/* SHA-256("abc"), FIPS 180-2 appendix B.1 */
+static const char ABC_SHA256[] = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+/* Three records as the benchmarks make them: a base arm with its output's hash, a door arm with
+ * its A/B verdict, a row with no spread (p10 / p90 null), no arm and no hash. */
 static void three(bench_json_record r[3]) {
     static const float s1[] = {0.0412f, 0.0409f, 0.0420f, 0.0411f, 0.0415f,
                                0.0413f, 0.0410f, 0.0418f, 0.0416f, 0.0414f};
@@ -49,6 +53,7 @@ static void three(bench_json_record r[3]) {
     r[0].flops = 0;
     r[0].finite = 1;
     r[0].note = "base";
+    r[0].out_sha256 = ABC_SHA256;
     r[1] = bench_json_record_init("absorb_q", "decode", "door: split 4");
     r[1].median_us = 38.5;
     r[1].p10_us = 38.0;
@@ -83,6 +88,41 @@ Test(bench_json, quantiles_match_the_tables) {
     cr_assert_float_eq(r.p10_us, 3e3, 1e-9);
     cr_assert_float_eq(r.p90_us, 19e3, 1e-9);
     cr_assert_eq(r.samples, 20);
+}
+
+Test(bench_json, sha256_hex_is_the_standard_digest) {
+    char hex[65];
+    memset(hex, 'x', sizeof hex);
+    bench_json_sha256_hex("abc", 3, hex);
+    cr_assert_str_eq(hex, ABC_SHA256);
+    bench_json_sha256_hex(NULL, 0, hex); /* the empty message, FIPS 180-2 */
+    cr_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    /* a float tensor's bytes, as the benchmarks hash their outputs: one changed bit, a new hash */
+    float t[64];
+    for (int i = 0; i < 64; i++) t[i] = (float)i * 0.25f;
+    char a[65], b[65];
+    bench_json_sha256_hex(t, sizeof t, a);
+    cr_assert_eq(strlen(a), 64);
+    t[17] = -t[17];
+    bench_json_sha256_hex(t, sizeof t, b);
+    cr_assert_str_neq(a, b);
+    /* the hash goes into a record as is */
+    char dir[512], path[600];
+    tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/bench-sha.json", dir);
+    bench_json_record r = bench_json_record_init("k", "s", "a");
+    cr_assert_null(r.out_sha256, "unset by default");
+    r.median_us = 1.0;
+    r.out_sha256 = a;
+    char err[256] = "";
+    cr_assert_eq(bench_json_write(path, NULL, NULL, 0, 0, &r, 1, err, sizeof err), 0, "%s", err);
+    char *text = slurp(path);
+    cr_assert(text);
+    cJSON *doc = cJSON_Parse(text);
+    cr_assert(cJSON_IsArray(doc) && cJSON_GetArraySize(doc) == 1, "%s", text);
+    cr_assert_str_eq(field(cJSON_GetArrayItem(doc, 0), "out_sha256")->valuestring, a);
+    cJSON_Delete(doc);
+    free(text);
 }
 
 Test(bench_json, round_trips_through_cjson) {
@@ -127,6 +167,9 @@ Test(bench_json, round_trips_through_cjson) {
     cr_assert_eq(field(o0, "flops")->valuedouble, 0);
     cr_assert(cJSON_IsTrue(field(o0, "finite")));
     cr_assert_null(cJSON_GetObjectItemCaseSensitive(o0, "bytes_identical"), "base: no verdict");
+    cr_assert_str_eq(field(o0, "out_sha256")->valuestring, ABC_SHA256);
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(o1, "out_sha256"), "no hash: no key");
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(o2, "out_sha256"), "no hash: no key");
     cr_assert(cJSON_IsFalse(field(o1, "bytes_identical")));
     cr_assert_str_eq(field(o1, "note")->valuestring, r[1].note);
     cr_assert_eq(field(o1, "p90_us")->valuedouble, 40.125);
@@ -206,6 +249,27 @@ Test(bench_json, bad_records_are_errors_without_a_file) {
     cr_assert_eq(bench_json_write(path, NULL, NULL, 0, 0, r, 3, err, sizeof err), -1);
     cr_assert(strstr(err, "share"), "message: %s", err);
     cr_assert(!exists(path));
+    /* out_sha256: exactly 64 lowercase hex digits */
+    char upper[65];
+    for (int i = 0; i < 65; i++) upper[i] = (char)toupper((unsigned char)ABC_SHA256[i]);
+    const char *bad_sha[] = {
+        "",
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015a",   /* 63 */
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad0", /* 65 */
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ag",  /* g */
+        "ba7816bf8f01cfea414140de5dae2223b00361a3 6177a9cb410ff61f20015ad",  /* space */
+        upper,
+    };
+    for (size_t k = 0; k < sizeof bad_sha / sizeof bad_sha[0]; k++) {
+        three(r);
+        r[1].out_sha256 = bad_sha[k];
+        err[0] = 0;
+        cr_assert_eq(bench_json_write(path, NULL, NULL, 0, 0, r, 3, err, sizeof err), -1,
+                     "accepted out_sha256 \"%s\"", bad_sha[k]);
+        cr_assert(strstr(err, "out_sha256"), "message: %s", err);
+        cr_assert(strstr(err, "record 1"), "message names the record: %s", err);
+        cr_assert(!exists(path), "a rejected run wrote %s", path);
+    }
     /* no records: an empty list, which the ledger reads as no results */
     cr_assert_eq(bench_json_write(path, NULL, NULL, 0, 0, NULL, 0, err, sizeof err), 0, "%s", err);
     char *text = slurp(path);
