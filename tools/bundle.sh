@@ -57,7 +57,8 @@ done
 cp -r fuzz/corpus/contract_codes "$DIR/fuzz/corpus/contract_codes"
 cp fuzz/*.options "$DIR/fuzz/" 2>/dev/null || true
 cp docs/contract.md "$DIR/docs/"
-cp tools/summarize.py tools/sanitize_report.py tools/sanitize_set.tsv tools/ledger.py "$DIR/tools/"
+cp tools/summarize.py tools/sanitize_report.py tools/sanitize_set.tsv tools/ledger.py \
+    tools/ledger_html.py "$DIR/tools/"
 # The perf gate's A/B (docs/perf-gate.md): arms from `tools/harness perf-arm` beside the bundle.
 cp tools/perf_compare.py "$DIR/tools/"
 # --gpus / --shard / --merge (tools/gpu_dispatch.sh, tools/shard.py) and the Slurm job array.

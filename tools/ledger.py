@@ -5,6 +5,7 @@ usage:
   ledger.py record OUT_DIR --commit C --gpu G [--budget-min M] [--bundle DIR] -o record.json
   ledger.py append HISTORY record.json
   ledger.py report HISTORY [--known-failures tests/known_failures.txt] [--md report.md]
+                   [--html report.html]
 
 record   One JSON record of a run from its out dir (what run-gpu-tier.sh writes there):
          summary-gpu.json (or, without it, xml/*.xml: per-suite counts and the failing cases),
@@ -313,6 +314,21 @@ def read_history(path):
     return (recs[-1], recs[0]) if len(recs) == 2 else (recs[0], None)
 
 
+def read_history_all(path, last=60):
+    """(records, skipped): up to the last LAST readable records of the history, oldest first,
+    for the report page's plots, and how many older lines were unreadable (the last two lines are
+    checked strictly by read_history)."""
+    recs, skipped = [], 0
+    with open(path) as f:
+        lines = [l for l in f if l.strip()]
+    for line in lines[-last:]:
+        try:
+            recs.append(check_record(json.loads(line), "history"))
+        except (ValueError, Infra):
+            skipped += 1
+    return recs, skipped
+
+
 def read_known(path):
     """The known-failure ledger through summarize.parse_ledger (one parser); None without a path."""
     if not path:
@@ -520,6 +536,8 @@ def main(argv=None):
     p.add_argument("history")
     p.add_argument("--known-failures", default=None)
     p.add_argument("--md", default=None)
+    p.add_argument("--html", default=None, help="also write the one-page HTML report "
+                   "(tools/ledger_html.py: tables and a plot per kernel over the nights)")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "record":
@@ -544,6 +562,14 @@ def main(argv=None):
         if args.md:
             with open(args.md, "w") as f:
                 f.write(text)
+        if args.html:
+            import ledger_html
+            recs, skipped = read_history_all(args.history)
+            verdict = next((l.split("**Verdict: ", 1)[1].split("**", 1)[0] for l in md
+                            if l.startswith("**Verdict: ")), "?")
+            with open(args.html, "w") as f:
+                f.write(ledger_html.render(recs, code, verdict, text, bench_key, compare_bench,
+                                           skipped))
         return code
     except Infra as e:
         print(f"ledger: infrastructure problem: {e}", file=sys.stderr)

@@ -220,6 +220,60 @@ def bench2(attn_us, attn_spread_us, score_us):
 
 
 @test
+def the_html_page_has_every_section_and_a_plot_per_kernel():
+    """report --html: one self-contained page (no external reference), the verdict, the tables,
+    a slower kernel marked, and one SVG plot per benchmark row with a point per recorded night."""
+    from html.parser import HTMLParser
+
+    class Page(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tags, self.h2, self.stack, self.circles, self.refs = [], [], [], [], []
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            self.tags.append((tag, a))
+            self.stack.append(tag)
+            self.refs += [v for k, v in attrs if k in ("src", "href") and v]
+            if tag == "circle":
+                self.circles.append(a)
+
+        def handle_endtag(self, tag):
+            if self.stack and self.stack[-1] == tag:
+                self.stack.pop()
+
+        def handle_data(self, data):
+            if self.stack and self.stack[-1] == "h2":
+                self.h2.append(data.strip())
+
+    with tempfile.TemporaryDirectory() as t:
+        h = f"{t}/h.jsonl"
+        night(t, "n1", h, "aaaa", cases=BASE, bench=BENCH1, known=["b_test/y"],
+              fuzz={"split_invariance": OK_FUZZ}, sanitize=True)
+        night(t, "n2", h, "bbbb", cases=BASE, bench=bench2(101.0, 2.0, 50.0), known=["b_test/y"])
+        night(t, "n3", h, "cccc", cases=BASE, bench=bench2(130.0, 2.0, 50.5), known=["b_test/y"],
+              fuzz={"split_invariance": OK_FUZZ}, sanitize=True)
+        rc, md, err = ledger("report", h, "--html", f"{t}/r.html", "--md", f"{t}/r.md")
+        assert rc == 1, (rc, md, err)  # the sanitizer test data has a TIMEOUT step
+        page = open(f"{t}/r.html").read()
+        p = Page()
+        p.feed(page)
+        for sec in ("Suites", "Fuzzing", "Sanitizer", "Benchmarks",
+                    "Each kernel over the recorded nights", "The report in full (markdown)"):
+            assert any(x.startswith(sec) for x in p.h2), (sec, p.h2)
+        assert p.refs == [] and "<script" not in page, p.refs  # self-contained
+        assert "verdict v1" in page and "FAILED" in page and "TIMEOUT" in page
+        svgs = [a for tag, a in p.tags if tag == "svg"]
+        assert len(svgs) == 2, svgs  # one plot per benchmark row
+        # three nights per kernel: 3 circles each, tonight's (the last) in red
+        assert len(p.circles) == 6 and p.circles[2]["fill"] == "#d0452f", p.circles
+        assert "<tr class=\"slow\"><td>attn_absorbed/glm5_decode/plain</td>" in page, page
+        assert "ERROR SUMMARY" in page or "ok" in page
+        assert open(f"{t}/r.md").read() in page.replace("&#x27;", "'").replace(
+            "&quot;", '"').replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+@test
 def slower_kernel_beyond_noise_exits_2_and_is_named():
     with tempfile.TemporaryDirectory() as t:
         h = f"{t}/h.jsonl"
@@ -393,8 +447,8 @@ def fake_bundle(t):
     for d in ("bin", "tools", "fuzz/corpus/xf", "fuzz/corpus/yf", "fakepath"):
         os.makedirs(f"{b}/{d}", exist_ok=True)
     shutil.copy(os.path.join(HERE, "run-gpu-tier.sh"), b)
-    for f in ("gpu_dispatch.sh", "summarize.py", "sanitize_report.py", "ledger.py", "shard.py",
-              "shard_durations.json"):
+    for f in ("gpu_dispatch.sh", "summarize.py", "sanitize_report.py", "ledger.py",
+              "ledger_html.py", "shard.py", "shard_durations.json"):
         shutil.copy(os.path.join(HERE, f), f"{b}/tools/")
     x = stat.S_IRWXU
     write(f"{b}/tools/sanitize_set.tsv", "# fake\na_gpu_test\t*/san_*\n")
@@ -448,6 +502,7 @@ def nightly_end_to_end_on_a_fake_bundle():
         secs = [int(x) for x in re.findall(r"^fuzz \w+ (\d+)$", order, re.M)]
         assert len(secs) == 2 and all(240 <= s <= 285 for s in secs), (secs, order)
         assert "first record" in log and os.path.exists(f"{b}/out/ledger-report.md"), log
+        assert "<svg" in open(f"{b}/out/ledger-report.html").read(), log  # the page, its plot
         assert len(open(hist).read().splitlines()) == 1
         rec = json.loads(open(hist).read().splitlines()[0])
         assert rec["commit"] == "f00dfeed" and rec["budget_min"] == 10, rec

@@ -77,7 +77,7 @@ OUT=${OUT:-$HERE/out}
 if [ "$NIGHTLY" -eq 1 ]; then # tonight's reports only (the history stays)
     rm -rf "$OUT/xml" "$OUT/logs" "$OUT/repro" "$OUT/census" "$OUT"/fuzz-* "$OUT"/bench-*.json \
         "$OUT"/summary-gpu.json "$OUT"/sanitize-report.* "$OUT/nightly-sections.tsv" \
-        "$OUT/ledger-record.json" "$OUT/ledger-report.md" "$OUT/corpus-delta"
+        "$OUT/ledger-record.json" "$OUT/ledger-report.md" "$OUT/ledger-report.html" "$OUT/corpus-delta"
 fi
 mkdir -p "$OUT/lib"
 tar -C "$OUT" -xJf lib.tar.xz
@@ -449,9 +449,9 @@ python3 tools/ledger.py record "$OUT" --commit "$(cat COMMIT)" --gpu "${gpu:-$pr
     exit 3
 }
 python3 tools/ledger.py report "$HISTORY" --known-failures known_failures.txt \
-    --md "$OUT/ledger-report.md"
+    --md "$OUT/ledger-report.md" --html "$OUT/ledger-report.html"
 rc=$?
 night_section ""
 echo "nightly: done in $(mmss "$SECONDS") of the $(mmss $((BUDGET_MIN * 60))) budget;" \
-    "history $HISTORY, report $OUT/ledger-report.md, exit $rc"
+    "history $HISTORY, report $OUT/ledger-report.md (page: ledger-report.html), exit $rc"
 exit "$rc"
