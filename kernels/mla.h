@@ -113,6 +113,10 @@ int memra_mla_decompress_v_split_f32(const float *o_lat, const float *wv_b, floa
  * may be NULL when d_rope == 0), cache[t_kv][kv_rank + d_rope] (rows [c_kv | k_pe]),
  * o_lat[t_q][n_head][kv_rank]. Query i sits at cache row t_kv - t_q + i and sees rows 0..=that
  * row; logit_j = scale * (q_lat . c_kv_j + q_pe . k_pe_j); o_lat = softmax(logits) . c_kv.
+ * Non-finite inputs: a (query, head) that sees a NaN or +-inf logit (from a NaN or infinite
+ * element of its q_lat / q_pe row or of a visible cache row) gets an all-NaN o_lat row; the
+ * other rows are unaffected (fixture glm5_tp8_nonfinite). The copies, rope and the fmaf chains
+ * of absorb / decompress propagate NaN and +-inf by IEEE rules, in the oracle's order.
  * Shape codes: 40001 odd d_rope, 40002 kv_rank > MLA_MAX_RANK, 40003 d_rope > MLA_MAX_ROPE,
  * 40004 t_q > t_kv. Also 40021, 40022 (d_rope < 0), 40035 (scale not finite), 40024, 40020,
  * 40028 (o_lat vs q_lat / q_pe / cache). Promise: class attn.
@@ -207,7 +211,8 @@ int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q
 /* attn_absorbed over the cache rows listed in idx[i][0..n_slots) (one list per query, shared by
  * the heads); negative entries (the -1 padding) are skipped; repeated entries count once per
  * occurrence. The caller guarantees every non-negative entry is a row of `cache`. A query with
- * no valid entry gets o_lat = 0 (an empty softmax contributes nothing).
+ * no valid entry gets o_lat = 0 (an empty softmax contributes nothing); a NaN or +-inf logit
+ * makes the (query, head) row all NaN, as in attn_absorbed.
  * Shape codes: 40015 n_slots == 0, 40001, 40002, 40003. Also 40021 (n_head, kv_rank, t_q < 1),
  * 40022 (d_rope, n_slots < 0), 40035, 40024, 40020, 40028. Promise: class attn.
  * walk: mla_attn_walk(N, n_slots): R = min(N, ceil(n_slots / 16)),

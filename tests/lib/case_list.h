@@ -62,7 +62,8 @@
     X(rope128_t5, dense)                                                                           \
     X(glm5_smallint_verify, dense)                                                                 \
     X(glm5_peaked_verify, dense)                                                                   \
-    X(glm5_next_large_latent, dense)
+    X(glm5_next_large_latent, dense)                                                               \
+    X(glm5_tp8_nonfinite, dense)
 
 #define MLA_CASE_glm5_decode                                                                       \
     .model = "glm5",                                                                               \
@@ -175,6 +176,16 @@
              .latent_scale = 0x1p100f,                                                             \
              .t_q = 2,                                                                             \
              .t_kv = 512}
+
+/* NaN, +-inf, -0 and subnormal inputs at fixed elements (stages_dense.c dense_nonfinite_overlay):
+ * the copies keep every byte, absorb / decompress propagate by IEEE rules in the oracle's fmaf
+ * order, rope gives NaN / +-inf pairs, and attention's (query, head) rows with a NaN or +-inf
+ * logit are all NaN (kernels/mla.h) while the other rows stay under their class. The 8-head
+ * shard keeps the outputs small; the last query alone sees the NaN cache row. */
+#define MLA_CASE_glm5_tp8_nonfinite                                                                \
+    .model = "glm5",                                                                               \
+    .purpose = "NaN, +-inf, -0 and subnormal inputs: propagation per the contract, 8 heads",       \
+    .seed = 0x474c0652u, .geom = {MLA_GEOM_GLM5_HEADS(8), .t_q = 4, .t_kv = 256, .nonfinite = 1}
 
 /* ---- DSA k-pool indexer (suite kpool_gpu) --------------------------------------------------- */
 /* Stored rows: the big idx_state / pool_keys planes keep a few rows; the manifest has the full

@@ -22,7 +22,7 @@ static const geom_field k_geom_fields[] = {
     GI(n_positions),   GI(idx_heads),   GI(idx_dim),      GI(pool),      GI(select_k),
     GI(width),         GI(always_tail), GI(first_pos),    GI(n_pools),   GF(qk_scale),
     GF(head_scale),    GI(state_rows),  GF(gate_scale),   GF(ape_scale), GI(small_int),
-    GI(select_scores), GI(gather_idx),  GF(latent_scale),
+    GI(select_scores), GI(gather_idx),  GF(latent_scale), GI(nonfinite),
 };
 static double geom_value(const mla_geom *g, const geom_field *f) {
     const char *p = (const char *)g + f->off;

@@ -75,6 +75,10 @@ typedef struct {
      * (no overflow or underflow in f32), so the classes' bounds scale with them, while a kernel
      * that squares a latent, keeps an f16 / absolute-epsilon intermediate or clamps overflows. */
     float latent_scale;
+    /* 1: the dense stages' inputs carry NaN, +-inf, -0 and subnormals at fixed elements (the
+     * overlay of tests/lib/stages_dense.c dense_nonfinite_overlay, restated by
+     * tools/golden/mla_golden.py); their propagation is the contract's (kernels/mla.h). */
+    int32_t nonfinite;
 } mla_geom;
 
 /* ---- the numbers ---------------------------------------------------------------------------- */

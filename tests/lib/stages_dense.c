@@ -10,6 +10,72 @@
 #include "tests/lib/case.h"
 #include "tests/lib/stage_util.h"
 
+/* ------------------------------------------------------------------ non-finite inputs ------ */
+/* The special-value overlay of the dense inputs (geometry nonfinite = 1): fixed elements of the
+ * filled tensor are replaced, the rest keeps the fill. The values (bits):
+ *   V0 NaN 0xFFC12345 (negative, quiet, payload), V1 +inf, V2 -inf, V3 -0, V4 2^-149 (the
+ *   smallest subnormal), V5 -3 x 2^-149, V6 NaN 0x7F800001 (signalling).
+ * The elements (an index past its dimension is skipped; [a % n] wraps to the tensor's size):
+ *   kv       [t_q][w]:          [i][1 + k] = Vk for every row i and k = 0..6 (split_latent and
+ *                               append_latent copy them: bytes, -0 and payloads included);
+ *   q_pe_raw [n][H][d_rope]:    [0][0][0] = V0, [1 % n][0][2] = V1 (rope: the pair's results are
+ *                               NaN, resp. +-inf, and flow into attention's q_pe);
+ *   q_nope   [t_q][H][d_nope]:  [0][1][5] = V0 (q_lat row (0, 1) NaN), [1 % t_q][2][7] = V1
+ *                               (q_lat row (1, 2) +-inf by the sign of each weight), [t_q-1][3][0]
+ *                               = V3, [t_q-1][4][9] = V4;
+ *   cache    [t_kv][w]:         [t_kv-1][w-1] = V0 (the last row: only the last query sees it),
+ *                               [0][0] = V3, [0][1] = V4, [1][2] = V5;
+ *   wv_b     [H][d_v][kv_rank]: [5 % H][7][11] = V1 (out[i][5 % H][7] +-inf where o_lat is finite
+ *                               and nonzero, NaN where o_lat is NaN).
+ * The propagation follows the contract (kernels/mla.h): copies keep bytes; the fmaf chains of
+ * absorb / decompress give NaN or +-inf by IEEE rules, the oracle's order being the kernels';
+ * a (query, head) with a NaN or +-inf logit gets an all-NaN o_lat row. tools/golden/mla_golden.py
+ * (dense_nonfinite_overlay) restates this table; change both together. */
+static const uint32_t k_nonfinite_bits[7] = {0xFFC12345u, 0x7F800000u, 0xFF800000u, 0x80000000u,
+                                             0x00000001u, 0x80000003u, 0x7F800001u};
+
+static void put_special(float *x, int64_t n, int64_t e, int k) {
+    if (e < 0 || e >= n) return;
+    memcpy(&x[e], &k_nonfinite_bits[k], sizeof(float));
+}
+
+static void dense_nonfinite_overlay(const mla_ctx *ctx, const char *name, float *x) {
+    if (!G->nonfinite || !x) return;
+    const int64_t H = G->n_head, R = G->kv_rank, W = (int64_t)G->kv_rank + G->d_rope;
+    const int64_t tq = G->t_q, dr = G->d_rope, dn = G->d_nope, dv = G->d_v;
+    if (strcmp(name, "kv") == 0) {
+        for (int64_t i = 0; i < tq; i++)
+            for (int k = 0; k < 7 && 1 + k < W; k++) put_special(x, tq * W, i * W + 1 + k, k);
+    } else if (strcmp(name, "q_pe_raw") == 0 && dr > 2) {
+        int64_t np = G->n_positions ? G->n_positions : tq, n = np * H * dr;
+        put_special(x, n, 0, 0);
+        put_special(x, n, (1 % np) * H * dr + 2, 1);
+    } else if (strcmp(name, "q_nope") == 0 && H > 4 && dn > 9) {
+        int64_t n = tq * H * dn;
+        put_special(x, n, (0 * H + 1) * dn + 5, 0);
+        put_special(x, n, ((1 % tq) * H + 2) * dn + 7, 1);
+        put_special(x, n, ((tq - 1) * H + 3) * dn + 0, 3);
+        put_special(x, n, ((tq - 1) * H + 4) * dn + 9, 4);
+    } else if (strcmp(name, "cache") == 0 && G->t_kv > 1 && W > 2) {
+        int64_t n = (int64_t)G->t_kv * W;
+        put_special(x, n, n - 1, 0);
+        put_special(x, n, 0, 3);
+        put_special(x, n, 1, 4);
+        put_special(x, n, W + 2, 5);
+    } else if (strcmp(name, "wv_b") == 0 && dv > 7 && R > 11) {
+        put_special(x, H * dv * R, ((5 % H) * dv + 7) * R + 11, 1);
+    }
+}
+
+/* mla_ctx_input_f32 with the overlay above (idempotent: a tensor shared by stages is the same
+ * buffer, overlaid again with the same values). */
+static const float *dense_input(mla_ctx *ctx, const char *name, int ndim, const int64_t *shape,
+                                mla_fill_kind kind, float scale) {
+    float *x = (float *)mla_ctx_input_f32(ctx, name, ndim, shape, kind, scale);
+    dense_nonfinite_overlay(ctx, name, x);
+    return x;
+}
+
 /* ------------------------------------------------------------------ oracle halves ---------- */
 /* Fill scales (tests/lib/geometry.h): activations and cache rows ~ U(-1, 1), weights
  * ~ U(-1, 1) / sqrt(fan_in). */
@@ -23,7 +89,7 @@ static int rope_oracle(mla_ctx *ctx) {
     for (int32_t i = 0; i < n_pos; i++)
         pos[i] = G->n_positions ? G->positions[i] : G->t_kv - G->t_q + i;
     const int64_t shape[3] = {n_pos, G->n_head, G->d_rope};
-    const float *raw = mla_ctx_input_f32(ctx, "q_pe_raw", 3, shape, MLA_FILL_REALISTIC, 1.0f);
+    const float *raw = dense_input(ctx, "q_pe_raw", 3, shape, MLA_FILL_REALISTIC, 1.0f);
     if (!raw) return -1;
     float *q_pe = mla_ctx_output(ctx, "q_pe", ST_F32, 3, shape);
     if (!q_pe) return -1;
@@ -34,7 +100,7 @@ static int rope_oracle(mla_ctx *ctx) {
 
 static int split_latent_oracle(mla_ctx *ctx) {
     int32_t w = G->kv_rank + G->d_rope;
-    const float *kv = mla_ctx_input_f32(ctx, "kv", 2, SHAPE(G->t_q, w), EXACT_FILL, LATENT_SCALE);
+    const float *kv = dense_input(ctx, "kv", 2, SHAPE(G->t_q, w), EXACT_FILL, LATENT_SCALE);
     if (!kv) return -1;
     float *c_kv = mla_ctx_output(ctx, "c_kv", ST_F32, 2, SHAPE(G->t_q, G->kv_rank));
     if (!c_kv) return -1;
@@ -54,8 +120,7 @@ static int append_latent_oracle(mla_ctx *ctx) {
     const float *c_kv = mla_ctx_need_f32(ctx, "c_kv");
     const float *k_pe = G->d_rope > 0 ? mla_ctx_need_f32(ctx, "k_pe") : NULL;
     if (!c_kv || (G->d_rope > 0 && !k_pe)) return -1;
-    const float *cache =
-        mla_ctx_input_f32(ctx, "cache", 2, SHAPE(G->t_kv, w), EXACT_FILL, LATENT_SCALE);
+    const float *cache = dense_input(ctx, "cache", 2, SHAPE(G->t_kv, w), EXACT_FILL, LATENT_SCALE);
     if (!cache) return -1;
     float *rows = mla_ctx_output(ctx, "cache_rows", ST_F32, 2, SHAPE(G->t_q, w));
     if (!rows) return -1;
@@ -71,9 +136,9 @@ static int append_latent_oracle(mla_ctx *ctx) {
 
 static int absorb_q_oracle(mla_ctx *ctx) {
     const float *q_nope =
-        mla_ctx_input_f32(ctx, "q_nope", 3, SHAPE(G->t_q, G->n_head, G->d_nope), EXACT_FILL, 1.0f);
-    const float *wk_b = mla_ctx_input_f32(ctx, "wk_b", 3, SHAPE(G->n_head, G->d_nope, G->kv_rank),
-                                          EXACT_FILL, WEIGHT_SCALE(G->d_nope));
+        dense_input(ctx, "q_nope", 3, SHAPE(G->t_q, G->n_head, G->d_nope), EXACT_FILL, 1.0f);
+    const float *wk_b = dense_input(ctx, "wk_b", 3, SHAPE(G->n_head, G->d_nope, G->kv_rank),
+                                    EXACT_FILL, WEIGHT_SCALE(G->d_nope));
     if (!q_nope || !wk_b) return -1;
     float *q_lat = mla_ctx_output(ctx, "q_lat", ST_F32, 3, SHAPE(G->t_q, G->n_head, G->kv_rank));
     if (!q_lat) return -1;
@@ -87,8 +152,7 @@ static int attn_absorbed_oracle(mla_ctx *ctx) {
     const float *q_lat = mla_ctx_need_f32(ctx, "q_lat");
     const float *q_pe = G->d_rope > 0 ? mla_ctx_need_f32(ctx, "q_pe") : NULL;
     if (!q_lat || (G->d_rope > 0 && !q_pe)) return -1;
-    const float *cache =
-        mla_ctx_input_f32(ctx, "cache", 2, SHAPE(G->t_kv, w), EXACT_FILL, LATENT_SCALE);
+    const float *cache = dense_input(ctx, "cache", 2, SHAPE(G->t_kv, w), EXACT_FILL, LATENT_SCALE);
     if (!cache) return -1;
     float *o_lat = mla_ctx_output(ctx, "o_lat", ST_F32, 3, SHAPE(G->t_q, G->n_head, G->kv_rank));
     if (!o_lat) return -1;
@@ -99,8 +163,8 @@ static int attn_absorbed_oracle(mla_ctx *ctx) {
 
 static int decompress_v_oracle(mla_ctx *ctx) {
     const float *o_lat = mla_ctx_need_f32(ctx, "o_lat");
-    const float *wv_b = mla_ctx_input_f32(ctx, "wv_b", 3, SHAPE(G->n_head, G->d_v, G->kv_rank),
-                                          EXACT_FILL, WEIGHT_SCALE(G->kv_rank));
+    const float *wv_b = dense_input(ctx, "wv_b", 3, SHAPE(G->n_head, G->d_v, G->kv_rank),
+                                    EXACT_FILL, WEIGHT_SCALE(G->kv_rank));
     if (!o_lat || !wv_b) return -1;
     float *out = mla_ctx_output(ctx, "out", ST_F32, 3, SHAPE(G->t_q, G->n_head, G->d_v));
     if (!out) return -1;

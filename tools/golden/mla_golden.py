@@ -170,6 +170,50 @@ def kpool_special_scores(words, realistic):
     return bits.view(np.float32)
 
 
+NONFINITE_BITS = np.uint32([0xFFC12345, 0x7F800000, 0xFF800000, 0x80000000, 0x00000001,
+                            0x80000003, 0x7F800001])
+
+
+def dense_nonfinite_overlay(case, name, x):
+    """The dense inputs' special values (geometry nonfinite, tests/lib/stages_dense.c
+    dense_nonfinite_overlay; the table there): fixed elements replaced by NaN (payloads, a
+    signalling one), +-inf, -0 and subnormals. x: the filled float32 tensor; returns a copy."""
+    if not case.geom("nonfinite"):
+        return x
+    g = case.geom
+    H, R, dr, dn, dv = g("n_head"), g("kv_rank"), g("d_rope"), g("d_nope"), g("d_v")
+    W, tq, tkv = R + dr, g("t_q"), g("t_kv")
+    bits = np.ascontiguousarray(x, dtype=np.float32).reshape(-1).view(np.uint32).copy()
+    n = bits.size
+
+    def put(e, k):
+        if 0 <= e < n:
+            bits[e] = NONFINITE_BITS[k]
+
+    if name == "kv":
+        for i in range(tq):
+            for k in range(7):
+                if 1 + k < W:
+                    put(i * W + 1 + k, k)
+    elif name == "q_pe_raw" and dr > 2:
+        npos = g("n_positions") or tq
+        put(0, 0)
+        put((1 % npos) * H * dr + 2, 1)
+    elif name == "q_nope" and H > 4 and dn > 9:
+        put((0 * H + 1) * dn + 5, 0)
+        put(((1 % tq) * H + 2) * dn + 7, 1)
+        put(((tq - 1) * H + 3) * dn + 0, 3)
+        put(((tq - 1) * H + 4) * dn + 9, 4)
+    elif name == "cache" and tkv > 1 and W > 2:
+        put(n - 1, 0)
+        put(0, 3)
+        put(1, 4)
+        put(W + 2, 5)
+    elif name == "wv_b" and dv > 7 and R > 11:
+        put(((5 % H) * dv + 7) * R + 11, 1)
+    return bits.view(np.float32).reshape(np.shape(x))
+
+
 def sha256_hex(arr):
     return hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()
 
@@ -442,6 +486,7 @@ def regenerate_input(case, name):
         if name == "sel_score" and case.geom("select_scores"):
             x = kpool_special_scores(fill_words(case.seed, name, x.size), x.reshape(-1))
             x = x.reshape(shape)
+        x = dense_nonfinite_overlay(case, name, x)
     got = sha256_hex(x)
     if got != spec["sha256"]:
         raise HashMismatch(case.name, f"input {name}", spec["sha256"], got,
