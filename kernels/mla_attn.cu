@@ -102,6 +102,14 @@ static_assert(AT_JT == MLA_ATTN_WALK_TILE,
               "the row tile is part of the walk the contract states: restate mla_attn_walk "
               "(kernels/mla.h) for the new walk");
 
+#if defined(MLA_BITE_ATTN_SATURATE_F16)
+/* BITE (test-only, docs/fixtures-that-bite.md): o_lat saturated to the f16 range, as an
+ * f16-ready epilogue would (glm5_next_large_latent: |o_lat| ~ 1e30). */
+#define MLA_BITE_OUT(x) fminf(fmaxf((x), -65504.0f), 65504.0f)
+#else
+#define MLA_BITE_OUT(x) (x)
+#endif
+
 template <int HT> struct at_cfg {
     static constexpr int TR = AT_JT / 4;                /* logit rows per lane */
     static constexpr int TH = HT / 8;                   /* logit heads per lane */
@@ -383,7 +391,13 @@ static __global__ void __launch_bounds__(AT_NT, 1)
                 else
                     mt = fmaxf(mt, x);
             }
+#if defined(MLA_BITE_ATTN_NAN_AS_MASK)
+            /* BITE (test-only, docs/fixtures-that-bite.md): a NaN logit is treated as masked
+             * (weight 0) instead of poisoning the row (glm5_tp8_nonfinite). */
+            (void)pz;
+#else
             poison = poison || pz;
+#endif
 #if defined(MLA_BITE_ATTN_NO_MAX)
             /* BITE (test-only, docs/fixtures-that-bite.md): no running max, pinned at 0: weights
              * expf(l) directly, never rescaled; overflows at |logit| ~90 (glm5_peaked_verify). */
@@ -481,7 +495,9 @@ static __global__ void __launch_bounds__(AT_NT, 1)
                     if (r < kv_rank) dst[r] = nan_out ? NAN : __fdiv_rn(acc[hh][x], l);
 #else
                     if (r < kv_rank)
-                        dst[r] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(acc[hh][x], l);
+                        dst[r] = !nonempty ? 0.0f
+                                 : nan_out ? NAN
+                                           : MLA_BITE_OUT(__fdiv_rn(acc[hh][x], l));
 #endif
                 }
             } else {
@@ -560,7 +576,7 @@ static __global__ void __launch_bounds__(AC_NT)
     else if (poison || fabsf(M) == INFINITY)
         out = NAN;
     else
-        out = __fdiv_rn(o, L);
+        out = MLA_BITE_OUT(__fdiv_rn(o, L));
     o_lat[qh * kv_rank + r] = out;
 }
 

@@ -549,7 +549,13 @@ static __device__ __forceinline__ int64_t sel_bite_div_pool(int64_t a, int32_t p
 static __device__ void kpool_write_tail_pad(int32_t *out, int64_t start, int64_t q_row,
                                             int32_t pool, int32_t always_tail, int32_t width) {
     const int64_t tail_lo = (q_row + 1) / pool * pool;
+#if defined(MLA_BITE_SELECT_TAIL_WARP)
+    /* BITE (test-only, docs/fixtures-that-bite.md): the tail written as if by one warp's lanes:
+     * rows past the 32nd dropped (glm5_next_kpool_pool64: tails of 63 rows). */
+    const int64_t n_tail = always_tail ? (q_row - tail_lo + 1 < 32 ? q_row - tail_lo + 1 : 32) : 0;
+#else
     const int64_t n_tail = always_tail ? q_row - tail_lo + 1 : 0;
+#endif
     for (int64_t j = threadIdx.x; start + j < width; j += blockDim.x)
         out[start + j] = j < n_tail ? (int32_t)(tail_lo + j) : -1;
 }
