@@ -114,6 +114,12 @@ static __global__ void split_latent_f32(const float *kv, float *c_kv, float *k_p
          e += (int64_t)gridDim.x * blockDim.x) {
         int64_t row = e / width, c = e - row * width;
         float v = kv[e];
+#if defined(MLA_BITE_SPLIT_FTZ)
+        /* BITE (test-only, docs/fixtures-that-bite.md): the copy goes through arithmetic built
+         * with flush-to-zero (-ftz=true, as --use_fast_math sets): subnormals become a signed
+         * zero (glm5_tp8_nonfinite: kv holds 2^-149 and -3 x 2^-149). */
+        if (fabsf(v) < 1.17549435e-38f) v = copysignf(0.0f, v);
+#endif
         if (c < kv_rank)
             c_kv[row * kv_rank + c] = v;
         else

@@ -34,11 +34,12 @@ bite_new() {
     SELECT_TAIL_WARP) echo "kpool_gpu_goldens_test kpool_gpu glm5_next_kpool_pool64" ;;
     ATTN_NAN_AS_MASK) echo "dense_gpu_goldens_test dense_gpu glm5_tp8_nonfinite" ;;
     ATTN_SATURATE_F16) echo "dense_gpu_goldens_test dense_gpu glm5_next_large_latent" ;;
+    SPLIT_FTZ) echo "dense_gpu_goldens_test dense_gpu glm5_tp8_nonfinite" ;;
     *) return 1 ;;
     esac
 }
 ALL_BITES=(ATTN_NO_MAX GATHER_STOP_AT_PAD GATHER_EMPTY_NAN SELECT_NAN_FIRST SELECT_POW2_POOL
-    SELECT_NO_MASK SELECT_TAIL_WARP ATTN_NAN_AS_MASK ATTN_SATURATE_F16)
+    SELECT_NO_MASK SELECT_TAIL_WARP ATTN_NAN_AS_MASK ATTN_SATURATE_F16 SPLIT_FTZ)
 
 # The old fixtures: the 11 cases stored at 636aebb, the gentle set the issue "Fixtures that bite"
 # measured (every other stored case was added under that issue). A bite must pass all of them.
