@@ -4,7 +4,8 @@
 # DIR (default bundle/) gets: bin.tar.xz (every Criterion test binary, the libFuzzer+ASan GPU fuzzers,
 # the benchmarks, the golden tool), lib.tar.xz (the shared libraries those binaries need that a
 # plain CUDA host lacks: Criterion and its dependencies; never libcuda or cuBLASLt, which the
-# host provides), golden/, the fuzzers' corpora under fuzz/corpus/, docs/contract.md,
+# host provides), relink.tar.xz (the relink-only loop: kernel sources, nvcc flags, objects, link
+# lines; docs/relink.md), golden/, the fuzzers' corpora under fuzz/corpus/, docs/contract.md,
 # tools/summarize.py and run-gpu-tier.sh, which runs the GPU tier there and prints the same
 # summary as `tools/harness run`.
 set -euo pipefail
@@ -69,6 +70,10 @@ cp tools/slurm/nightly.sbatch tools/slurm/submit.sh "$DIR/tools/slurm/"
 cp tests/known_failures.txt "$DIR/known_failures.txt"
 cp tools/run-gpu-tier.sh "$DIR/run-gpu-tier.sh"
 chmod +x "$DIR/run-gpu-tier.sh"
+# The relink-only loop (docs/relink.md, run-gpu-tier.sh --rebuild): kernel sources, the nvcc
+# flags, the other objects and each binary's link line, packed as relink.tar.xz.
+python3 tools/relink_pack.py "$DIR"
+tar -C "$DIR" -cJf "$DIR/relink.tar.xz" relink && rm -rf "$DIR/relink"
 # The packed libraries and the binaries travel compressed (run-gpu-tier.sh unpacks them on
 # start): every test binary links the kernels' sm_90 code, which compresses about 4x.
 tar -C "$DIR" -cJf "$DIR/lib.tar.xz" lib && rm -rf "$DIR/lib"

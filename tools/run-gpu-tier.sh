@@ -3,6 +3,7 @@
 #
 #   ./run-gpu-tier.sh [--fuzz-seconds N] [--sanitize] [--bench] [--filter GLOB] [--jobs N]
 #                     [--parallel] [--gpus N|all] [--shard I/N [--durations FILE]]
+#                     [--rebuild kernels/FILE.cu ...]   (docs/relink.md: relink-only loop)
 #   ./run-gpu-tier.sh [--expect N] --merge SHARD_OUT_DIR...
 #   ./run-gpu-tier.sh --nightly [--budget MINUTES] [--history FILE] [--gpus N|all] ...
 #
@@ -35,7 +36,7 @@ cd "$(dirname "$0")"
 HERE=$PWD
 FUZZ_SECONDS=0 SANITIZE=0 BENCH=0 FILTER='*' JOBS=4 PARALLEL=0
 GPUS=1 SHARD="" DURATIONS=$HERE/tools/shard_durations.json EXPECT="" MERGE=0 MERGE_DIRS=()
-NIGHTLY=0 BUDGET_MIN="" HISTORY="" FUZZ_SET=0
+NIGHTLY=0 BUDGET_MIN="" HISTORY="" FUZZ_SET=0 REBUILD=()
 # A path the caller gave, relative to the caller's directory (OLDPWD: the cd above).
 caller_path() { case $1 in /*) echo "$1" ;; *) echo "${OLDPWD:-$HERE}/$1" ;; esac; }
 while [ $# -gt 0 ]; do
@@ -50,6 +51,7 @@ while [ $# -gt 0 ]; do
         --jobs) JOBS=$2; shift 2 ;;
         --parallel) PARALLEL=1; shift ;;
         --gpus) GPUS=$2; shift 2 ;;
+        --rebuild) REBUILD+=("$(caller_path "$2")"); shift 2 ;;
         --shard) SHARD=$2; shift 2 ;;
         --durations) DURATIONS=$(caller_path "$2"); shift 2 ;;
         --expect) EXPECT=$2; shift 2 ;;
@@ -82,6 +84,17 @@ fi
 mkdir -p "$OUT/lib"
 tar -C "$OUT" -xJf lib.tar.xz
 [ -d bin ] || tar -xJf bin.tar.xz # the binaries travel compressed (tools/bundle.sh)
+# --rebuild FILE.cu (repeatable): the relink-only loop (docs/relink.md): recompile the patched
+# kernel sources with the Bazel build's nvcc flags and relink every binary that uses them with
+# the host's g++, then run the tier as usual on the relinked binaries. A failed compile or link
+# stops here (exit 3), the old binaries untouched.
+if [ ${#REBUILD[@]} -gt 0 ]; then
+    [ -d relink ] || tar -xJf relink.tar.xz
+    t_rb=$SECONDS
+    python3 relink/relink.py --bundle "$HERE" --libdir "$OUT/lib" "${REBUILD[@]}" ||
+        { echo "gpu-tier: --rebuild failed (above); nothing ran" >&2; exit 3; }
+    echo "gpu-tier: rebuilt ${REBUILD[*]} in $((SECONDS - t_rb)) s"
+fi
 export LD_LIBRARY_PATH="$OUT/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export MLA_GOLDEN_DIR="$HERE/golden"
 mkdir -p "$OUT/xml" "$OUT/logs" "$OUT/repro"

@@ -1,0 +1,130 @@
+"""tools/relink_test.py: the relink-only loop (tools/relink.py, docs/relink.md) on a planted
+mini-bundle: a kernel source compiled by nvcc, a host object, a --start-lib group and a link line
+in the relink_pack.py form. No GPU needed (the kernel's host function is what runs).
+
+  - a patched kernel source is recompiled with the recorded nvcc arguments and every binary that
+    uses its object is relinked: the new binary prints the patched value;
+  - a binary that does not use the object is not relinked;
+  - a compile error exits 1, prints nvcc's message and leaves the old binary in place;
+  - an unknown source name exits 2; --dry-run prints the commands and changes nothing.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pycheck import main, test  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NVCC = "/usr/local/cuda/bin/nvcc"
+KERNEL = """#include <cuda_runtime.h>
+__global__ void k_fill(int *p) { p[threadIdx.x] = VALUE; }
+extern "C" int k_value(void) { return VALUE; }
+"""
+MAIN = '#include <stdio.h>\nint k_value(void);\nint helper(int);\n' \
+    'int main(void) { printf("%d\\n", helper(k_value())); return 0; }\n'
+HELPER = "int helper(int x) { return 10 * x; }\n"
+OTHER = '#include <stdio.h>\nint main(void) { puts("other"); return 0; }\n'
+
+
+def sh(*cmd, cwd=None):
+    p = subprocess.run(list(cmd), cwd=cwd, capture_output=True, text=True)
+    assert p.returncode == 0, (cmd, p.stdout, p.stderr)
+    return p.stdout
+
+
+def planted(root):
+    rl = os.path.join(root, "relink")
+    for d in ("src/kernels", "kobj/fastbuild", "objs/bazel-out", "rt"):
+        os.makedirs(os.path.join(rl, d))
+    os.makedirs(os.path.join(root, "bin"))
+    with open(os.path.join(rl, "src/kernels/k.cu"), "w") as f:
+        f.write(KERNEL.replace("VALUE", "1"))
+    nvcc_args = [NVCC, "-std=c++17", "-O3", "-gencode=arch=compute_90,code=sm_90", "-Xcompiler",
+                 "-fPIC", "-I.", "-Ibazel-out/k8-fastbuild/bin", "-c", "{src}", "-o", "{out}"]
+    with open(os.path.join(rl, "nvcc.json"), "w") as f:
+        json.dump({"fastbuild": {"kernels/k.cu": nvcc_args}}, f)
+    sh(NVCC, "-std=c++17", "-O3", "-gencode=arch=compute_90,code=sm_90", "-Xcompiler", "-fPIC",
+       "-c", os.path.join(rl, "src/kernels/k.cu"), "-o", os.path.join(rl, "kobj/fastbuild/k.o"))
+    for name, text in (("main", MAIN), ("helper", HELPER), ("other", OTHER)):
+        src = os.path.join(root, name + ".c")
+        with open(src, "w") as f:
+            f.write(text)
+        sh("gcc", "-fPIC", "-c", src, "-o", os.path.join(rl, "objs/bazel-out", name + ".o"))
+    cuda = ["-L/usr/local/cuda/lib64", "-lcudart", "-rpath", "/usr/local/cuda/lib64"]
+    links = {
+        "bin/app": {"config": "fastbuild", "kernel_objects": ["k.o"],
+                    "args": ["@O/bazel-out/main.o", ["@LIB", "@O/bazel-out/helper.o"],
+                             ["@LIB", "@K/k.o"], *cuda]},
+        "bin/other": {"config": "fastbuild", "kernel_objects": [],
+                      "args": ["@O/bazel-out/other.o"]},
+    }
+    with open(os.path.join(rl, "links.json"), "w") as f:
+        json.dump(links, f)
+    shutil.copy(os.path.join(HERE, "relink.py"), os.path.join(rl, "relink.py"))
+    for b in ("app", "other"):  # the "old" binaries
+        with open(os.path.join(root, "bin", b), "w") as f:
+            f.write("#!/bin/sh\necho old\n")
+        os.chmod(os.path.join(root, "bin", b), 0o755)
+    return rl
+
+
+def relink(root, *args):
+    p = subprocess.run([sys.executable, os.path.join(root, "relink", "relink.py"), "--bundle",
+                        root, "--jobs", "2", *args], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def run(root, b):
+    return sh(os.path.join(root, "bin", b)).strip()
+
+
+@test
+def a_patched_kernel_is_recompiled_and_its_binaries_relinked():
+    with tempfile.TemporaryDirectory() as root:
+        planted(root)
+        patched = os.path.join(root, "k.cu")
+        with open(patched, "w") as f:
+            f.write(KERNEL.replace("VALUE", "7"))
+        rc, out, err = relink(root, patched)
+        assert rc == 0, (out, err)
+        assert "relink: nvcc kernels/k.cu (fastbuild) ok" in out, out
+        assert "relink: link bin/app ok" in out and "bin/other" not in out, out
+        assert "1 sources compiled, 1 binaries relinked" in out, out
+        assert run(root, "app") == "70", run(root, "app")  # helper(k_value()) = 10 * 7
+        assert run(root, "other") == "old"
+        with open(os.path.join(root, "relink/src/kernels/k.cu")) as f:
+            assert "7" in f.read()  # the patched source replaced the bundle's
+
+
+@test
+def a_compile_error_keeps_the_old_binary():
+    with tempfile.TemporaryDirectory() as root:
+        planted(root)
+        bad = os.path.join(root, "k.cu")
+        with open(bad, "w") as f:
+            f.write(KERNEL.replace("VALUE", "undeclared_name"))
+        rc, out, err = relink(root, bad)
+        assert rc == 1 and "FAILED" in out and "undeclared_name" in err, (rc, out, err)
+        assert run(root, "app") == "old"
+
+
+@test
+def unknown_sources_and_dry_run():
+    with tempfile.TemporaryDirectory() as root:
+        planted(root)
+        other = os.path.join(root, "nope.cu")
+        with open(other, "w") as f:
+            f.write("\n")
+        rc, _, err = relink(root, other)
+        assert rc == 2 and "not a kernel source of the bundle" in err, (rc, err)
+        rc, out, _ = relink(root, "--dry-run", "--all")
+        assert rc == 0 and "(dry run)" in out and "ar rcs" in out and "g++ -o" in out, out
+        assert run(root, "app") == "old"
+
+
+if __name__ == "__main__":
+    sys.exit(main("relink_test"))
