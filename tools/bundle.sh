@@ -62,6 +62,8 @@ cp tools/summarize.py tools/sanitize_report.py tools/sanitize_set.tsv tools/ledg
     tools/ledger_html.py "$DIR/tools/"
 # The perf gate's A/B (docs/perf-gate.md): arms from `tools/harness perf-arm` beside the bundle.
 cp tools/perf_compare.py "$DIR/tools/"
+# Mutation testing on the GPU host (docs/mutation.md): mutants through the relink-only loop.
+cp tools/mutate.py tools/mutation_equivalent.txt "$DIR/tools/"
 # --gpus / --shard / --merge (tools/gpu_dispatch.sh, tools/shard.py) and the Slurm job array.
 cp tools/gpu_dispatch.sh tools/shard.py tools/shard_durations.json "$DIR/tools/"
 cp tools/corpus_delta.sh "$DIR/tools/" # the new inputs of each fuzz target (corpus-delta/)

@@ -113,6 +113,8 @@ def main(argv=None):
     ap.add_argument("--libdir", default=None, help="the bundle's shared libraries (unpacked "
                     "lib.tar.xz; default: BUNDLE/out/lib or BUNDLE/lib)")
     ap.add_argument("--all", action="store_true", help="recompile and relink everything")
+    ap.add_argument("--only", default=None, help="comma-separated binaries (bin/NAME) to relink; "
+                    "only their configs are compiled (tools/mutate.py)")
     a = ap.parse_args(argv)
     bundle = os.path.abspath(a.bundle)
     rl = os.path.join(bundle, "relink")
@@ -140,6 +142,15 @@ def main(argv=None):
     if not changed:
         log("relink: nothing to do (pass patched kernel sources, or --all)")
         return 0
+    if a.only:
+        want = {b if b.startswith("bin/") else "bin/" + b for b in a.only.split(",") if b}
+        unknown = want - set(links)
+        if unknown:
+            print(f"relink: --only: not relinkable here: {', '.join(sorted(unknown))}",
+                  file=sys.stderr)
+            return 2
+        links = {k: v for k, v in links.items() if k in want}
+        nvcc = {c: m for c, m in nvcc.items() if any(v["config"] == c for v in links.values())}
     t_all = time.time()
     jobs = [(cfg, s, args) for cfg, m in nvcc.items() for s, args in m.items() if s in changed]
     rc = 0

@@ -1,0 +1,574 @@
+#!/usr/bin/env python3
+"""tools/mutate.py: generated mutants of the CUDA kernel sources (docs/mutation.md).
+
+  mutate.py list [--file F] [--kernel K] [--operator OP] [--sample N --seed S] [-o mutants.json]
+      generate the mutants of kernels/*.cu (or --file), print a count per file and operator
+  mutate.py show ID [...]             the mutant's line before and after
+  mutate.py apply ID OUT.cu           write the mutated source
+  mutate.py run [--bundle DIR] [--sample N --seed S] [--jobs N] [--timeout S] [--out DIR] ...
+      each mutant through the relink-only loop (tools/relink.py) of an unpacked bundle: compile
+      (a mutant that does not compile is reported and leaves the score), relink, then the checks
+      that apply in order until one fails (the killer): the CPU checks (contract codes, the
+      status table), then, with a GPU, the GPU test binaries on their fixture cases, the fuzz
+      corpus replays, and racecheck on the survivors. A check past --timeout kills the mutant
+      ("timeout"). Writes OUT/mutation-report.md and .json: the score per file and per kernel,
+      each survivor as its line and operator, each killed mutant's killer and seconds.
+
+The operators (how kernel code goes wrong; each mutant changes one place):
+  REL     relational flip: < <=, > >=, == !=
+  OFF1    +-1 on a bound, offset or loop limit: `a < b` -> `a < b - 1` / `a < b + 1`
+  FMA     fmaf / __fmaf_rn(a, b, c) -> multiply then add (two roundings)
+  RND     a rounding intrinsic swapped: __fadd_rn -> __fadd_rz, __fmul_rn -> __fmul_rz, ...
+  SYNC    a __syncthreads() / __syncwarp(...) removed
+  MINMAX  fminf <-> fmaxf, min( <-> max(
+  GUARD   a bounds guard dropped: `if (COND)` -> `if (1)` on a guard whose body stores or returns
+  STRIDE  a loop stride or index term changed: `+= S` -> `+= 2 * (S)`
+  TIE     a tie-break flipped: < <-> > on a line that orders equal keys by index ("tie")
+  NANZ    a NaN or +-0 special case removed: `x != x` -> `0`, isnan(x) -> 0, -0.0f -> 0.0f,
+          copysignf(a, b) -> (a)
+Comments, strings and preprocessor lines are never mutated. Equivalent survivors (no behaviour
+change) are listed with a reason in tools/mutation_equivalent.txt (key: file, operator, the
+original line's text) and leave the score.
+"""
+import argparse
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OPERATORS = ["REL", "OFF1", "FMA", "RND", "SYNC", "MINMAX", "GUARD", "STRIDE", "TIE", "NANZ"]
+EQUIV_FILE = os.path.join(ROOT, "tools", "mutation_equivalent.txt")
+# On a GPU host ROOT is the bundle (tools/mutate.py beside run-gpu-tier.sh): the kernel sources
+# are relink/src/kernels (docs/relink.md).
+
+
+# ------------------------------------------------------------------ source masking ------------
+def code_mask(text):
+    """text with comments, string / char literals and preprocessor lines blanked (same length,
+    newlines kept), so operators match code only."""
+    out = list(text)
+    i, n = 0, len(text)
+    line_start = True
+    while i < n:
+        c = text[i]
+        if line_start and text[i:].lstrip(" \t").startswith("#"):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            while j > 0 and text[j - 1] == "\\" and j < n:  # continued directive
+                j2 = text.find("\n", j + 1)
+                j = n if j2 < 0 else j2
+            for k in range(i, j):
+                out[k] = " "
+            i = j
+            continue
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            for k in range(i, j):
+                out[k] = " "
+            i = j
+            continue
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            for k in range(i, j):
+                if out[k] != "\n":
+                    out[k] = " "
+            i = j
+            continue
+        if c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            for k in range(i, min(j + 1, n)):
+                if out[k] != "\n":
+                    out[k] = " "
+            i = j + 1
+            continue
+        line_start = c == "\n" or (line_start and c in " \t")
+        i += 1
+    return "".join(out)
+
+
+def functions(text, mask):
+    """[(name, start, end)] of the function bodies at file scope (descending into namespace and
+    extern "C" blocks): the name is the identifier before the last parenthesised group of the
+    header (so template heads and __launch_bounds__(...) are skipped)."""
+    res = []
+
+    def scan(lo, hi):
+        depth, i, head_start = 0, lo, lo
+        while i < hi:
+            c = mask[i]
+            if c == "{" and depth == 0:
+                head = mask[head_start:i]
+                close = i
+                depth2, e = 0, i
+                while e < hi:
+                    if mask[e] == "{":
+                        depth2 += 1
+                    elif mask[e] == "}":
+                        depth2 -= 1
+                        if depth2 == 0:
+                            break
+                    e += 1
+                h = head.strip()
+                if re.match(r"^(namespace\b|extern\s*$)", h) or h.endswith('extern "C"') or \
+                        re.fullmatch(r"namespace\s*\w*", h):
+                    scan(close + 1, e)
+                else:
+                    r = head.rfind(")")
+                    name = None
+                    if r >= 0 and "=" not in head[r:]:
+                        d, k = 0, r
+                        while k >= 0:
+                            if head[k] == ")":
+                                d += 1
+                            elif head[k] == "(":
+                                d -= 1
+                                if d == 0:
+                                    break
+                            k -= 1
+                        mm = re.search(r"([A-Za-z_]\w*)\s*$", head[:k])
+                        if mm and mm.group(1) not in ("if", "for", "while", "switch"):
+                            name = mm.group(1)
+                    if name:
+                        res.append((name, head_start, e + 1))
+                i = e + 1
+                head_start = i
+                continue
+            if c in ";}" and depth == 0:
+                head_start = i + 1
+            i += 1
+
+    scan(0, len(mask))
+    return res
+
+
+# ------------------------------------------------------------------ operators -----------------
+def _args3(mask, start):
+    """(end, [a, b, c]) of a call's three top-level arguments from the '(' at start."""
+    depth, parts, cur = 0, [], start + 1
+    for j in range(start, len(mask)):
+        ch = mask[j]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                parts.append((cur, j))
+                return j + 1, parts
+        elif ch == "," and depth == 1:
+            parts.append((cur, j))
+            cur = j + 1
+    return None, None
+
+
+def gen_ops(text, mask):
+    """Yield (op, start, end, replacement) over the masked text."""
+    # REL: comparison operators (not <<, >>, ->, <=> templates are rare in kernels)
+    # (clang-format puts spaces around binary operators; a `<` / `>` without them is a template)
+    for m in re.finditer(r"(?<=\s)(<=|>=|==|!=|<|>)(?=\s)", mask):
+        op = m.group(1)
+        a, b = m.start(), m.end()
+        line = mask[mask.rfind("\n", 0, a) + 1:mask.find("\n", a)]
+        if op in ("<", ">") and re.search(r"\btemplate\b|<<<|>>>|static_cast|"
+                                          r"reinterpret_cast|numeric_limits|std::", line):
+            continue
+        if op in ("<", ">") and re.search(r"[A-Za-z_]\w*\s*$", mask[:a]) and \
+                re.match(r"\s*\d+\s*,|\s*[A-Z]\w*\s*[,>]", mask[b:]):
+            continue  # template arguments: f<32, ...>
+        flip = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="}[op]
+        yield "REL", a, b, flip
+        if op in ("<", "<="):  # OFF1 on the right-hand bound, up to ; ) && ||
+            rest = mask[b:]
+            mm = re.match(r"\s*([^;&|?:]+?)\s*(?=[;)]|&&|\|\|)", rest)
+            if mm and mm.group(1).strip() and "(" not in mm.group(1) or \
+                    (mm and mm.group(1).count("(") == mm.group(1).count(")")):
+                if mm:
+                    s, e = b + mm.start(1), b + mm.end(1)
+                    expr = text[s:e]
+                    yield "OFF1", s, e, f"({expr}) - 1" if op == "<" else f"({expr}) + 1"
+                    yield "OFF1", s, e, f"({expr}) + 1" if op == "<" else f"({expr}) - 1"
+        if "tie" in line.lower() or "tie" in text[mask.rfind("\n", 0, a) + 1:
+                                                   mask.find("\n", a)].lower():
+            if op in ("<", ">"):
+                yield "TIE", a, b, ">" if op == "<" else "<"
+    # FMA
+    for m in re.finditer(r"\b(__fmaf_rn|fmaf|__fma_rn|fma)\s*\(", mask):
+        end, parts = _args3(mask, m.end() - 1)
+        if not parts or len(parts) != 3:
+            continue
+        a, b, c = (text[s:e].strip() for s, e in parts)
+        if m.group(1).startswith("__"):
+            f = "f" if "fmaf" in m.group(1) else ""
+            rep = f"__{'f' if f else 'd'}add_rn(__{'f' if f else 'd'}mul_rn({a}, {b}), {c})"
+        else:
+            rep = f"(({a}) * ({b}) + ({c}))"
+        yield "FMA", m.start(), end, rep
+    # RND
+    for m in re.finditer(r"\b__(f?)(add|mul|div|sub|fmaf?|sqrt|rcp)_rn\b", mask):
+        yield "RND", m.start(), m.end(), m.group(0)[:-2] + "rz"
+    # SYNC
+    for m in re.finditer(r"\b(__syncthreads|__syncwarp)\s*\([^;]*\)\s*;", mask):
+        if "__syncthreads_or" in m.group(0) or "__syncthreads_and" in m.group(0):
+            continue
+        yield "SYNC", m.start(), m.end(), ";"
+    # MINMAX
+    for m in re.finditer(r"\b(fminf|fmaxf|min|max)\s*\(", mask):
+        name = m.group(1)
+        other = {"fminf": "fmaxf", "fmaxf": "fminf", "min": "max", "max": "min"}[name]
+        yield "MINMAX", m.start(1), m.end(1), other
+    # GUARD: if (COND) guarding a store or a return
+    for m in re.finditer(r"\bif\s*\(", mask):
+        end, parts = _args3(mask, m.end() - 1)
+        if not parts:
+            continue
+        body = mask[end:end + 160]
+        first = body.lstrip()
+        if first.startswith("{"):
+            first = first[1:].lstrip()
+        stmt = first.split(";")[0]
+        if re.search(r"\breturn\b|\[[^\]]*\]\s*=[^=]|\bcontinue\b|\bbreak\b", stmt):
+            s, e = parts[0][0], parts[-1][1]
+            if any(k in text[s:e] for k in ("rc", "err", "status")):
+                continue  # error-code plumbing, not a bounds guard
+            yield "GUARD", s, e, "1" if not re.match(r"\s*return|\s*continue|\s*break",
+                                                     first) else "0"
+    # STRIDE
+    for m in re.finditer(r"\+=\s*([^;)]+)(?=\))", mask):
+        s, e = m.start(1), m.end(1)
+        yield "STRIDE", s, e, f"2 * ({text[s:e].strip()})"
+    # NANZ
+    for m in re.finditer(r"\b([A-Za-z_][\w.\[\]]*)\s*!=\s*\1\b", mask):
+        yield "NANZ", m.start(), m.end(), "0"
+    for m in re.finditer(r"\b(isnan|__isnanf|isnanf)\s*\(", mask):
+        end, parts = _args3(mask, m.end() - 1)
+        if end:
+            yield "NANZ", m.start(), end, "0"
+    for m in re.finditer(r"-0\.0f\b", mask):
+        yield "NANZ", m.start(), m.end(), "0.0f"
+    for m in re.finditer(r"\bcopysignf\s*\(", mask):
+        end, parts = _args3(mask, m.end() - 1)
+        if parts and len(parts) == 2:
+            yield "NANZ", m.start(), end, "(" + text[parts[0][0]:parts[0][1]].strip() + ")"
+
+
+def mutants_of(path, rel):
+    with open(path) as f:
+        text = f.read()
+    mask = code_mask(text)
+    funcs = functions(text, mask)
+    res, seen = [], set()
+    for op, s, e, rep in gen_ops(text, mask):
+        if (s, e, rep) in seen or text[s:e] == rep:
+            continue
+        seen.add((s, e, rep))
+        line_no = text.count("\n", 0, s) + 1
+        ls = text.rfind("\n", 0, s) + 1
+        le = text.find("\n", s)
+        le = len(text) if le < 0 else le
+        kernel = next((n for n, a, b in funcs if a <= s < b), "(file scope)")
+        new_text = text[:s] + rep + text[e:]
+        nle = new_text.find("\n", s + len(rep))
+        nle = len(new_text) if nle < 0 else nle
+        mid = hashlib.sha1(f"{rel}:{s}:{e}:{op}:{rep}".encode()).hexdigest()[:10]
+        res.append({"id": mid, "file": rel, "line": line_no, "kernel": kernel, "operator": op,
+                    "start": s, "end": e, "replacement": rep, "before": text[ls:le].strip(),
+                    "after": new_text[ls:nle].strip()})
+    return res
+
+
+def generate(files):
+    out = []
+    for rel in files:
+        out += mutants_of(os.path.join(src_root(), rel), rel)
+    out.sort(key=lambda m: (m["file"], m["start"], m["operator"], m["replacement"]))
+    return out
+
+
+def apply(m, src_text):
+    return src_text[:m["start"]] + m["replacement"] + src_text[m["end"]:]
+
+
+def read_equivalent(path=EQUIV_FILE):
+    """{(file, operator, before-line text): reason}; '#' comments; fields tab-separated."""
+    eq = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip() or line.startswith("#"):
+                    continue
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) != 4 or not parts[3].strip():
+                    raise SystemExit(f"{path}:{n}: want file<TAB>operator<TAB>line text<TAB>"
+                                     "reason")
+                eq[(parts[0], parts[1], parts[2].strip())] = parts[3].strip()
+    return eq
+
+
+def select(ms, a):
+    if a.file:
+        ms = [m for m in ms if m["file"] == a.file or os.path.basename(m["file"]) == a.file]
+    if a.kernel:
+        ms = [m for m in ms if m["kernel"] == a.kernel]
+    if a.operator:
+        ms = [m for m in ms if m["operator"] == a.operator]
+    if a.sample and a.sample < len(ms):
+        rng = random.Random(a.seed)
+        ms = sorted(rng.sample(ms, a.sample), key=lambda m: (m["file"], m["start"]))
+    return ms
+
+
+def src_root():
+    """The tree holding kernels/: the repository, or on a GPU host the bundle's relink/src."""
+    if os.path.isdir(os.path.join(ROOT, "kernels")):
+        return ROOT
+    return os.path.join(ROOT, "relink", "src")
+
+
+def default_files():
+    return sorted("kernels/" + f for f in os.listdir(os.path.join(src_root(), "kernels"))
+                  if f.endswith(".cu"))
+
+
+# ------------------------------------------------------------------ run -----------------------
+CPU_CHECKS = [("contract_codes_test", []), ("status_messages_test", [])]
+GPU_CHECKS = [("dense_gpu_goldens_test", []), ("kpool_gpu_goldens_test", []),
+              ("kpool_identities_gpu_test", []), ("decode_split_gpu_test", []),
+              ("tc_prefill_gpu_test", []), ("decode_chain_gpu_test", [])]
+
+
+def run_check(bdir, binary, args, timeout, env):
+    t0 = time.time()
+    try:
+        p = subprocess.run([os.path.join(bdir, "bin", binary), *args], cwd=bdir, env=env,
+                           capture_output=True, text=True, timeout=timeout)
+        rc = p.returncode
+        skipped_all = "Tested: 0" in re.sub(r"\x1b\[[0-9;]*m", "", p.stdout + p.stderr)
+    except subprocess.TimeoutExpired:
+        return "timeout", time.time() - t0
+    if rc != 0:
+        return "killed", time.time() - t0
+    return ("skipped" if skipped_all else "survived"), time.time() - t0
+
+
+def worker_dir(bundle, base):
+    """A private copy of the unpacked bundle's bin/ and relink/ (shares golden/, lib/)."""
+    os.makedirs(base)
+    for d in ("bin", "relink"):
+        shutil.copytree(os.path.join(bundle, d), os.path.join(base, d), symlinks=True)
+    for d in ("golden", "fuzz", "lib", "known_failures.txt", "out"):
+        src = os.path.join(bundle, d)
+        if os.path.exists(src):
+            os.symlink(src, os.path.join(base, d))
+    return base
+
+
+def run_one(m, wdir, a, env, gpu):
+    rl = os.path.join(wdir, "relink")
+    src = os.path.join(rl, "src", m["file"])
+    with open(src) as f:
+        orig = f.read()
+    mutated = os.path.join(wdir, os.path.basename(m["file"]))
+    with open(mutated, "w") as f:
+        f.write(apply(m, orig))
+    t0 = time.time()
+    checks = CPU_CHECKS + (GPU_CHECKS if gpu else [])
+    with open(os.path.join(rl, "links.json")) as f:
+        relinkable = set(json.load(f))
+    only = ",".join(f"bin/{b}" for b, _ in checks if f"bin/{b}" in relinkable)
+    p = subprocess.run([sys.executable, os.path.join(rl, "relink.py"), "--bundle", wdir,
+                        "--libdir", a.libdir, "--jobs", "1", "--only", only, mutated],
+                       capture_output=True, text=True)
+    build_s = time.time() - t0
+    res = dict(m, build_seconds=round(build_s, 1))
+    try:
+        if p.returncode != 0:
+            res.update(status="did not compile" if "nvcc" in p.stdout and "FAILED" in p.stdout
+                       else "did not link", detail=(p.stdout + p.stderr)[-400:])
+            return res
+        for binary, args in checks:
+            if not os.path.exists(os.path.join(wdir, "bin", binary)):
+                continue
+            verdict, dt = run_check(wdir, binary, args, a.timeout, env)
+            if verdict in ("killed", "timeout"):
+                res.update(status="killed" if verdict == "killed" else "killed (timeout)",
+                           killer=binary, seconds=round(dt, 1))
+                return res
+        res.update(status="survived" if gpu else "not killed by the CPU checks")
+        return res
+    finally:
+        with open(src, "w") as f:  # the worker's copy back to the original for the next one
+            f.write(orig)
+
+
+def report(results, eq, out, meta):
+    def score(rows):
+        killed = sum(r["status"].startswith("killed") for r in rows)
+        surv = [r for r in rows if r["status"] == "survived"]
+        equiv = [r for r in surv if (r["file"], r["operator"], r["before"]) in eq]
+        denom = killed + len(surv) - len(equiv)
+        return killed, len(surv) - len(equiv), len(equiv), (killed / denom if denom else None)
+
+    md = ["# Mutation report", "", meta, ""]
+    for key, title in (("file", "file"), ("kernel", "kernel")):
+        md += [f"## Score per {title}", "",
+               f"| {title} | mutants | killed | survived | equivalent | no compile | score |",
+               "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        groups = {}
+        for r in results:
+            groups.setdefault(r["file"] if key == "file" else f"{r['file']}:{r['kernel']}",
+                              []).append(r)
+        for g, rows in sorted(groups.items()):
+            k, s, e, sc = score(rows)
+            nc = sum(r["status"].startswith("did not") for r in rows)
+            md.append(f"| {g} | {len(rows)} | {k} | {s} | {e} | {nc} | "
+                      f"{'-' if sc is None else f'{sc:.0%}'} |")
+        md.append("")
+    k, s, e, sc = score(results)
+    cpu_only = [r for r in results if r["status"] == "not killed by the CPU checks"]
+    md += [f"**Total: {k} killed, {s} survived, {e} equivalent; score "
+           f"{'-' if sc is None else f'{sc:.1%}'}.**"]
+    if cpu_only:
+        md += ["", f"**CPU only:** {len(cpu_only)} compiled mutants were not killed by the CPU "
+               "checks and need the GPU checks (no device here); they are not counted as "
+               "survivors and the score above covers only what could be decided."]
+    md += ["", "## Survivors (not equivalent)", ""]
+    surv = [r for r in results if r["status"] == "survived" and
+            (r["file"], r["operator"], r["before"]) not in eq]
+    md += [f"- `{r['file']}:{r['line']}` ({r['kernel']}) {r['operator']}: `{r['before']}` -> "
+           f"`{r['after']}`" for r in surv] or ["none"]
+    md += ["", "## Killed: by which check, in how long", "",
+           "| mutant | where | operator | killer | s |", "| --- | --- | --- | --- | ---: |"]
+    md += [f"| {r['id']} | {r['file']}:{r['line']} {r['kernel']} | {r['operator']} | "
+           f"{r['killer']}{' (timeout)' if 'timeout' in r['status'] else ''} | {r['seconds']} |"
+           for r in results if r["status"].startswith("killed")]
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "mutation-report.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    with open(os.path.join(out, "mutation-report.json"), "w") as f:
+        json.dump({"meta": meta, "results": results}, f, indent=1)
+    return "\n".join(md)
+
+
+def cmd_run(a, ms):
+    bundle = os.path.abspath(a.bundle)
+    for need in ("bin", "relink"):
+        if not os.path.isdir(os.path.join(bundle, need)):
+            raise SystemExit(f"mutate: {bundle}/{need} missing: unpack the bundle first "
+                             "(tar -xJf bin.tar.xz relink.tar.xz, lib.tar.xz into out/)")
+    a.libdir = os.path.abspath(a.libdir or os.path.join(bundle, "out", "lib"))
+    env = dict(os.environ, LD_LIBRARY_PATH=f"{a.libdir}:/usr/local/cuda/lib64",
+               MLA_GOLDEN_DIR=os.path.join(bundle, "golden"))
+    probe = subprocess.run([os.path.join(bundle, "bin", "gpu_probe")], capture_output=True,
+                           text=True, env=env)
+    gpu = probe.returncode == 0 and "no device" not in probe.stdout
+    eq = read_equivalent()
+    t0 = time.time()
+    results = []
+    import concurrent.futures as cf
+    with tempfile.TemporaryDirectory() as tmp:
+        wdirs = [worker_dir(bundle, os.path.join(tmp, f"w{i}")) for i in range(a.jobs)]
+        free = list(wdirs)
+        import threading
+        lock = threading.Lock()
+
+        def task(m):
+            with lock:
+                w = free.pop()
+            try:
+                return run_one(m, w, a, env, gpu)
+            finally:
+                with lock:
+                    free.append(w)
+
+        with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+            for i, r in enumerate(ex.map(task, ms), 1):
+                results.append(r)
+                print(f"mutate: [{i}/{len(ms)}] {r['id']} {r['file']}:{r['line']} "
+                      f"{r['operator']}: {r['status']}"
+                      + (f" by {r['killer']} in {r['seconds']} s" if "killer" in r else ""),
+                      flush=True)
+    meta = (f"{len(ms)} mutants ({'sampled: ' + str(a.sample) + ' with seed ' + str(a.seed) if a.sample else 'all generated'}"
+            f"), {'GPU' if gpu else 'CPU only (no device: ' + probe.stdout.strip() + ')'} checks,"
+            f" {a.jobs} workers, {time.time() - t0:.0f} s, bundle commit "
+            f"{open(os.path.join(bundle, 'COMMIT')).read().strip()[:12]}")
+    text = report(results, eq, a.out, meta)
+    print(text.split("## Survivors")[0].rstrip())
+    print(f"mutate: report {a.out}/mutation-report.md")
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("list", "run"):
+        p = sub.add_parser(name)
+        p.add_argument("--file")
+        p.add_argument("--kernel")
+        p.add_argument("--operator", choices=OPERATORS)
+        p.add_argument("--sample", type=int, default=0)
+        p.add_argument("--seed", type=int, default=1)
+        p.add_argument("--files", nargs="*", default=None, help=argparse.SUPPRESS)
+    sub.choices["list"].add_argument("-o", "--output")
+    r = sub.choices["run"]
+    r.add_argument("--bundle", default=os.path.join(ROOT, "bundle"))
+    r.add_argument("--libdir")
+    r.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    r.add_argument("--timeout", type=float, default=120)
+    r.add_argument("--out", default=os.path.join(ROOT, "out", "mutate"))
+    s = sub.add_parser("show")
+    s.add_argument("ids", nargs="+")
+    ap_ = sub.add_parser("apply")
+    ap_.add_argument("id")
+    ap_.add_argument("output")
+    a = ap.parse_args(argv)
+    files = getattr(a, "files", None) or default_files()
+    ms = generate(files)
+    if a.cmd == "list":
+        sel = select(ms, a)
+        counts = {}
+        for m in sel:
+            counts.setdefault(m["file"], {}).setdefault(m["operator"], 0)
+            counts[m["file"]][m["operator"]] += 1
+        for f, c in sorted(counts.items()):
+            print(f"{f}: {sum(c.values())} mutants (" +
+                  ", ".join(f"{o} {c[o]}" for o in OPERATORS if o in c) + ")")
+        print(f"mutate: {len(sel)} of {len(ms)} generated mutants selected")
+        if a.output:
+            with open(a.output, "w") as f:
+                json.dump(sel, f, indent=1)
+        return 0
+    by = {m["id"]: m for m in ms}
+    if a.cmd == "show":
+        for i in a.ids:
+            m = by.get(i)
+            if not m:
+                print(f"mutate: no mutant {i}", file=sys.stderr)
+                return 2
+            print(f"{m['id']} {m['file']}:{m['line']} ({m['kernel']}) {m['operator']}\n"
+                  f"  - {m['before']}\n  + {m['after']}")
+        return 0
+    if a.cmd == "apply":
+        m = by.get(a.id)
+        if not m:
+            print(f"mutate: no mutant {a.id}", file=sys.stderr)
+            return 2
+        with open(os.path.join(src_root(), m["file"])) as f:
+            text = f.read()
+        with open(a.output, "w") as f:
+            f.write(apply(m, text))
+        return 0
+    return cmd_run(a, select(ms, a))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

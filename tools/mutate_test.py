@@ -1,0 +1,193 @@
+"""tools/mutate_test.py: the mutation operators (tools/mutate.py) on a planted CUDA source, and
+the report's arithmetic, on the CPU.
+
+  - each operator yields the planted mutants with the expected replacement, and only in code:
+    comments, strings, preprocessor lines and template argument lists are never mutated;
+  - each mutant is attributed to its enclosing function (templates, __launch_bounds__, extern
+    "C" entries and anonymous namespaces included);
+  - ids are stable across runs; --sample with a seed is reproducible;
+  - the report's score per file / kernel, equivalents leaving the score, CPU-only mutants not
+    counted as survivors, killers and times listed.
+"""
+import json
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mutate as mu  # noqa: E402
+from pycheck import main, test  # noqa: E402
+
+PLANTED = r'''/* planted.cu: a < b in a comment must not mutate; __syncthreads(); fminf( */
+#include <cuda_runtime.h>
+#define LIMIT(a) ((a) < 4 ? (a) : 4)
+namespace {
+template <int HT>
+static __global__ void __launch_bounds__(256, 2) walk(const float *x, float *y, int n) {
+    __shared__ float s[256];
+    const char *msg = "i < n";
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        s[threadIdx.x] = __fmaf_rn(x[i], 2.0f, 1.0f);
+        __syncthreads();
+        float v = fminf(s[threadIdx.x], 3.0f);
+        if (v != v) v = 0.0f; /* NaN special case */
+        if (i < n) y[i] = __fadd_rn(v, -0.0f);
+    }
+}
+} // namespace
+
+static __device__ bool key_less(int a, int b, int ia, int ib) {
+    return a < b || (a == b && ia < ib); /* ties: lower index first */
+}
+
+extern "C" int entry(const float *x, float *y, int n) {
+    if (n < 1) return 40021;
+    walk<32><<<1, 256>>>(x, y, n);
+    return 0;
+}
+'''
+
+
+def planted(tmp):
+    os.makedirs(os.path.join(tmp, "kernels"))
+    with open(os.path.join(tmp, "kernels", "planted.cu"), "w") as f:
+        f.write(PLANTED)
+    return mu.mutants_of(os.path.join(tmp, "kernels", "planted.cu"), "kernels/planted.cu")
+
+
+def find(ms, op, before_sub, after_sub):
+    return [m for m in ms if m["operator"] == op and before_sub in m["before"] and
+            after_sub in m["after"]]
+
+
+@test
+def every_operator_yields_its_planted_mutant():
+    with tempfile.TemporaryDirectory() as t:
+        ms = planted(t)
+    want = [
+        ("REL", "i < n; i +=", "i <= n; i +="),
+        ("OFF1", "i < n; i +=", "i < (n) - 1; i +="),
+        ("OFF1", "i < n; i +=", "i < (n) + 1; i +="),
+        ("FMA", "__fmaf_rn(x[i], 2.0f, 1.0f)", "__fadd_rn(__fmul_rn(x[i], 2.0f), 1.0f)"),
+        ("RND", "__fadd_rn(v, -0.0f)", "__fadd_rz(v, -0.0f)"),
+        ("SYNC", "__syncthreads();", ";"),
+        ("MINMAX", "fminf(s[threadIdx.x], 3.0f)", "fmaxf(s[threadIdx.x], 3.0f)"),
+        ("GUARD", "if (i < n) y[i]", "if (1) y[i]"),
+        ("GUARD", "if (n < 1) return 40021;", "if (0) return 40021;"),
+        ("STRIDE", "i += blockDim.x", "i += 2 * (blockDim.x)"),
+        ("TIE", "ia < ib", "ia > ib"),
+        ("NANZ", "if (v != v)", "if (0)"),
+        ("NANZ", "__fadd_rn(v, -0.0f)", "__fadd_rn(v, 0.0f)"),
+    ]
+    for op, before, after in want:
+        assert find(ms, op, before, after), (op, before, after,
+                                             [(m["operator"], m["after"]) for m in ms
+                                              if m["operator"] == op])
+    assert {m["operator"] for m in ms} == set(mu.OPERATORS)
+
+
+@test
+def comments_strings_preprocessor_and_templates_are_never_mutated():
+    with tempfile.TemporaryDirectory() as t:
+        ms = planted(t)
+    lines = PLANTED.splitlines()
+    for m in ms:
+        line = lines[m["line"] - 1]
+        assert not line.lstrip().startswith(("/*", "#", "//")), m
+        assert "const char *msg" not in line, m  # the string "i < n"
+        assert "template <int HT>" not in line and "walk<32><<<" not in line, m
+    # the comment after the NaN test is kept verbatim
+    nanz = find(ms, "NANZ", "if (v != v)", "if (0)")[0]
+    assert nanz["after"].endswith("/* NaN special case */"), nanz
+
+
+@test
+def mutants_are_attributed_to_their_function():
+    with tempfile.TemporaryDirectory() as t:
+        ms = planted(t)
+    by = {}
+    for m in ms:
+        by.setdefault(m["kernel"], set()).add(m["operator"])
+    assert "SYNC" in by["walk"] and "FMA" in by["walk"], by  # template + __launch_bounds__
+    assert "TIE" in by["key_less"], by
+    assert "GUARD" in by["entry"], by  # extern "C"
+    assert "(file scope)" not in by, by
+
+
+@test
+def ids_are_stable_and_sampling_is_reproducible():
+    with tempfile.TemporaryDirectory() as t:
+        a, b = planted(t), mu.mutants_of(os.path.join(t, "kernels", "planted.cu"),
+                                         "kernels/planted.cu")
+    assert [m["id"] for m in a] == [m["id"] for m in b]
+    assert len({m["id"] for m in a}) == len(a)
+
+    class A:
+        file = kernel = operator = None
+        sample, seed = 5, 3
+    s1, s2 = mu.select(a, A), mu.select(a, A)
+    assert [m["id"] for m in s1] == [m["id"] for m in s2] and len(s1) == 5
+    A.seed = 4
+    assert [m["id"] for m in mu.select(a, A)] != [m["id"] for m in s1]
+
+
+@test
+def applying_a_mutant_changes_exactly_its_span():
+    with tempfile.TemporaryDirectory() as t:
+        ms = planted(t)
+    m = find(ms, "SYNC", "__syncthreads();", ";")[0]
+    out = mu.apply(m, PLANTED)
+    assert out.count("__syncthreads();") == PLANTED.count("__syncthreads();") - 1
+    assert len(out) == len(PLANTED) - len("__syncthreads();") + 1
+
+
+@test
+def the_report_scores_files_and_kernels():
+    rows = [
+        {"id": "a", "file": "k.cu", "kernel": "f", "line": 1, "operator": "REL", "before": "x",
+         "after": "y", "status": "killed", "killer": "t1", "seconds": 1.5},
+        {"id": "b", "file": "k.cu", "kernel": "f", "line": 2, "operator": "SYNC",
+         "before": "__syncthreads();", "after": ";", "status": "survived"},
+        {"id": "c", "file": "k.cu", "kernel": "g", "line": 3, "operator": "MINMAX",
+         "before": "m = fmaxf(a, a);", "after": "m = fminf(a, a);", "status": "survived"},
+        {"id": "d", "file": "k.cu", "kernel": "g", "line": 4, "operator": "REL", "before": "p",
+         "after": "q", "status": "killed (timeout)", "killer": "t2", "seconds": 120.0},
+        {"id": "e", "file": "k.cu", "kernel": "g", "line": 5, "operator": "OFF1", "before": "z",
+         "after": "w", "status": "did not compile"},
+        {"id": "f", "file": "k.cu", "kernel": "h", "line": 6, "operator": "REL", "before": "r",
+         "after": "s", "status": "not killed by the CPU checks"},
+    ]
+    eq = {("k.cu", "MINMAX", "m = fmaxf(a, a);"): "both arguments equal"}
+    with tempfile.TemporaryDirectory() as t:
+        md = mu.report(rows, eq, t, "meta line")
+        data = json.load(open(os.path.join(t, "mutation-report.json")))
+    assert len(data["results"]) == 6
+    # file: 2 killed, 1 survivor (b), 1 equivalent (c): 2 / 3
+    assert "| k.cu | 6 | 2 | 1 | 1 | 1 | 67% |" in md, md
+    assert "| k.cu:g | 3 | 1 | 0 | 1 | 1 | 100% |" in md, md
+    assert "`k.cu:2` (f) SYNC: `__syncthreads();` -> `;`" in md, md
+    assert "m = fmaxf" not in md.split("## Survivors")[1].split("## Killed")[0], md
+    assert "| d | k.cu:4 g | REL | t2 (timeout) | 120.0 |" in md, md
+    assert "**CPU only:** 1 compiled mutants" in md, md
+
+
+@test
+def the_equivalent_ledger_is_parsed_and_checked():
+    with tempfile.TemporaryDirectory() as t:
+        p = os.path.join(t, "eq.txt")
+        with open(p, "w") as f:
+            f.write("# comment\nk.cu\tREL\tif (a < b)\tb is a multiple of 4 and a < b + 3\n")
+        assert mu.read_equivalent(p) == {("k.cu", "REL", "if (a < b)"):
+                                         "b is a multiple of 4 and a < b + 3"}
+        with open(p, "w") as f:
+            f.write("k.cu\tREL\tif (a < b)\n")  # no reason
+        try:
+            mu.read_equivalent(p)
+            raise AssertionError("an entry without a reason was accepted")
+        except SystemExit as e:
+            assert "reason" in str(e)
+    assert isinstance(mu.read_equivalent(), dict)  # the committed ledger parses
+
+
+if __name__ == "__main__":
+    sys.exit(main("mutate_test"))
