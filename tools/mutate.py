@@ -341,9 +341,24 @@ def default_files():
 
 # ------------------------------------------------------------------ run -----------------------
 CPU_CHECKS = [("contract_codes_test", []), ("status_messages_test", [])]
-GPU_CHECKS = [("dense_gpu_goldens_test", []), ("kpool_gpu_goldens_test", []),
-              ("kpool_identities_gpu_test", []), ("decode_split_gpu_test", []),
-              ("tc_prefill_gpu_test", []), ("decode_chain_gpu_test", [])]
+GPU_BINARIES = ["dense_gpu_goldens_test", "kpool_gpu_goldens_test", "kpool_identities_gpu_test",
+                "decode_split_gpu_test", "tc_prefill_gpu_test", "decode_chain_gpu_test"]
+
+
+def gpu_checks(bundle):
+    """The GPU checks in order: first each binary on its small case set (tools/sanitize_set.tsv:
+    the san_* cases reach every kernel arm in seconds), then each binary whole (every fixture
+    case) for the mutants still alive."""
+    small = {}
+    tsv = os.path.join(bundle, "tools", "sanitize_set.tsv")
+    if os.path.exists(tsv):
+        with open(tsv) as f:
+            for line in f:
+                if line.strip() and not line.startswith("#"):
+                    b, flt = line.rstrip("\n").split("\t")[:2]
+                    small[b] = flt
+    first = [(b, [f"--filter={small[b]}"]) for b in GPU_BINARIES if b in small]
+    return first + [(b, []) for b in GPU_BINARIES]
 
 
 def run_check(bdir, binary, args, timeout, env):
@@ -381,10 +396,10 @@ def run_one(m, wdir, a, env, gpu):
     with open(mutated, "w") as f:
         f.write(apply(m, orig))
     t0 = time.time()
-    checks = CPU_CHECKS + (GPU_CHECKS if gpu else [])
+    checks = CPU_CHECKS + (gpu_checks(wdir) if gpu else [])
     with open(os.path.join(rl, "links.json")) as f:
         relinkable = set(json.load(f))
-    only = ",".join(f"bin/{b}" for b, _ in checks if f"bin/{b}" in relinkable)
+    only = ",".join(sorted({f"bin/{b}" for b, _ in checks if f"bin/{b}" in relinkable}))
     p = subprocess.run([sys.executable, os.path.join(rl, "relink.py"), "--bundle", wdir,
                         "--libdir", a.libdir, "--jobs", "1", "--only", only, mutated],
                        capture_output=True, text=True)
@@ -401,7 +416,8 @@ def run_one(m, wdir, a, env, gpu):
             verdict, dt = run_check(wdir, binary, args, a.timeout, env)
             if verdict in ("killed", "timeout"):
                 res.update(status="killed" if verdict == "killed" else "killed (timeout)",
-                           killer=binary, seconds=round(dt, 1))
+                           killer=binary + (" " + " ".join(args) if args else ""),
+                           seconds=round(dt, 1))
                 return res
         res.update(status="survived" if gpu else "not killed by the CPU checks")
         return res
