@@ -35,6 +35,8 @@
 MLA_DENSE_CASES(GOLDEN_CASE_TESTS)
 /* The sanitizer cases (case_list.h: small, in memory, no fixture): <suite>/san_*. */
 MLA_SANITIZE_DENSE_CASES(GOLDEN_CASE_TESTS)
+/* <suite>/custom__*: the case $MLA_CUSTOM_CASE describes (tools/shrink.py); skipped when unset. */
+GOLDEN_CUSTOM_TESTS(dense_bf16)
 
 /* A call with bad arguments writes nothing: absorb_q_split with split out of range returns
  * 40023 and the poisoned output stays fully poisoned (and the valid call before it worked). */

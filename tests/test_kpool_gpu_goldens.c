@@ -33,3 +33,5 @@
 MLA_KPOOL_CASES(GOLDEN_CASE_TESTS)
 /* The sanitizer cases (case_list.h: small, in memory, no fixture): <suite>/san_*. */
 MLA_SANITIZE_KPOOL_CASES(GOLDEN_CASE_TESTS)
+/* <suite>/custom__*: the case $MLA_CUSTOM_CASE describes (tools/shrink.py); skipped when unset. */
+GOLDEN_CUSTOM_TESTS(kpool)

@@ -64,6 +64,10 @@ cp tools/summarize.py tools/sanitize_report.py tools/sanitize_set.tsv tools/ledg
 cp tools/perf_compare.py "$DIR/tools/"
 # Mutation testing on the GPU host (docs/mutation.md): mutants through the relink-only loop.
 cp tools/mutate.py tools/mutation_equivalent.txt "$DIR/tools/"
+# The shrinker (docs/shrink.md) and the shrunk regression cases it wrote (tests/regressions/).
+cp tools/shrink.py "$DIR/tools/"
+mkdir -p "$DIR/regressions"
+cp tests/regressions/*.json "$DIR/regressions/" 2>/dev/null || true
 # --gpus / --shard / --merge (tools/gpu_dispatch.sh, tools/shard.py) and the Slurm job array.
 cp tools/gpu_dispatch.sh tools/shard.py tools/shard_durations.json "$DIR/tools/"
 cp tools/corpus_delta.sh "$DIR/tools/" # the new inputs of each fuzz target (corpus-delta/)

@@ -212,6 +212,27 @@ for t in bin/*_test; do
 done
 for p in "${pids[@]}"; do wait "$p"; done
 
+# 1b. Shrunk regression cases (tools/shrink.py -> tests/regressions/*.json, bundled under
+#     regressions/): each runs its suite's custom case (<suite>/custom__<check>, $MLA_CUSTOM_CASE)
+#     as one step regression_<name>; a failing one fails the run like any test.
+regression_case() { # json
+    local desc
+    desc=$(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["suite"], r["check"], json.dumps({"base": r["base"], "geom": r["geom"], "seed": r["seed"]}))' "$1") ||
+        return 3
+    read -r suite check case_json <<<"$desc"
+    MLA_CUSTOM_CASE=$case_json "bin/${suite}_goldens_test" --verbose \
+        --filter="$suite/custom__$check"
+}
+for r in regressions/*.json; do
+    [ -e "$r" ] || continue
+    name=regression_$(basename "$r" .json)
+    case "$name" in $FILTER) ;; *) continue ;; esac
+    in_shard "$name" || continue
+    run_on_gpu "$name" step "$name" regression_case "$r"
+done
+
 # 2. Fuzz corpus replays: each GPU fuzzer runs its committed corpus once (-runs=0), under ASan
 #    (at once with --gpus N > 1, one per GPU).
 replay() { # target, fuzzer

@@ -121,8 +121,18 @@ struct mla_ctx {
 /* The golden table (the fixtures). */
 size_t mla_case_count(void);
 const mla_case *mla_case_at(size_t i);
-/* A golden or a sanitizer case by name, or NULL. */
+/* A golden or a sanitizer case by name, or NULL. "custom" is the case $MLA_CUSTOM_CASE
+ * describes (tools/shrink.py): a JSON object {"base": "<case>", "geom": {"<field>": value, ...},
+ * "seed": N}: the base case's stages and geometry with those fields replaced (geometry.h names,
+ * as in the manifest), computed in memory (no fixture). NULL when unset or invalid (the reason:
+ * mla_custom_case_error). */
 const mla_case *mla_case_find(const char *name);
+/* Whether $MLA_CUSTOM_CASE is set; the parse error of the last mla_case_find("custom") or "". */
+int mla_custom_case_configured(void);
+const char *mla_custom_case_error(void);
+/* Sets geometry field `name` (a key of the manifest's geometry) to v: 0, or -1 for an unknown
+ * name or a non-integer value of an integer field. */
+int mla_geom_set(mla_geom *g, const char *name, double v);
 /* The case's stage of that name, or NULL. */
 const mla_stage *mla_case_stage(const mla_case *c, const char *name);
 

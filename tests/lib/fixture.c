@@ -24,6 +24,23 @@ static const geom_field k_geom_fields[] = {
     GF(head_scale),    GI(state_rows),  GF(gate_scale),   GF(ape_scale), GI(small_int),
     GI(select_scores), GI(gather_idx),  GF(latent_scale), GI(nonfinite),
 };
+int mla_geom_set(mla_geom *g, const char *name, double v) {
+    for (size_t i = 0; i < sizeof k_geom_fields / sizeof k_geom_fields[0]; i++) {
+        if (strcmp(k_geom_fields[i].name, name) != 0) continue;
+        char *p = (char *)g + k_geom_fields[i].off;
+        if (k_geom_fields[i].is_float) {
+            float f = (float)v;
+            memcpy(p, &f, sizeof f);
+        } else {
+            if (v != (double)(int32_t)v) return -1;
+            int32_t x = (int32_t)v;
+            memcpy(p, &x, sizeof x);
+        }
+        return 0;
+    }
+    return -1;
+}
+
 static double geom_value(const mla_geom *g, const geom_field *f) {
     const char *p = (const char *)g + f->off;
     if (f->is_float) {

@@ -106,6 +106,8 @@ int tb_against_oracle(tb *t, const mla_ctx *ctx, const mla_tensor *ref, const vo
 const mla_case *tb_case_run(tb *t, const char *case_name, mla_ctx *ctx) {
     tb_set_case(t, case_name);
     const mla_case *c = mla_case_find(case_name);
+    if (!c && strcmp(case_name, "custom") == 0)
+        tb_failf(t, 1, "custom case: %s", mla_custom_case_error());
     if (!c) tb_failf(t, 1, "case %s is not in the case table", case_name);
     if (mla_case_run(c, ctx) != 0) {
         char err[sizeof ctx->err];
