@@ -242,9 +242,20 @@ def gen_ops(text, mask):
                 continue  # error-code plumbing, not a bounds guard
             yield "GUARD", s, e, "1" if not re.match(r"\s*return|\s*continue|\s*break",
                                                      first) else "0"
-    # STRIDE
-    for m in re.finditer(r"\+=\s*([^;)]+)(?=\))", mask):
-        s, e = m.start(1), m.end(1)
+    # STRIDE: the increment of a for header, up to the parenthesis that closes the header
+    for m in re.finditer(r"\+=\s*", mask):
+        depth, j = 0, m.end()
+        while j < len(mask) and mask[j] not in ";{}":
+            if mask[j] == "(":
+                depth += 1
+            elif mask[j] == ")":
+                if depth == 0:
+                    break
+                depth -= 1
+            j += 1
+        if j >= len(mask) or mask[j] != ")" or j == m.end():
+            continue  # not the last clause of a for header
+        s, e = m.end(), j
         yield "STRIDE", s, e, f"2 * ({text[s:e].strip()})"
     # NANZ
     for m in re.finditer(r"\b([A-Za-z_][\w.\[\]]*)\s*!=\s*\1\b", mask):

@@ -27,6 +27,7 @@ static __global__ void __launch_bounds__(256, 2) walk(const float *x, float *y, 
     __shared__ float s[256];
     const char *msg = "i < n";
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        for (long c = 0; c < n; c += 4 * (long)blockDim.x) y[c] = 0.0f;
         s[threadIdx.x] = __fmaf_rn(x[i], 2.0f, 1.0f);
         __syncthreads();
         float v = fminf(s[threadIdx.x], 3.0f);
@@ -75,6 +76,7 @@ def every_operator_yields_its_planted_mutant():
         ("GUARD", "if (i < n) y[i]", "if (1) y[i]"),
         ("GUARD", "if (n < 1) return 40021;", "if (0) return 40021;"),
         ("STRIDE", "i += blockDim.x", "i += 2 * (blockDim.x)"),
+        ("STRIDE", "c += 4 * (long)blockDim.x", "c += 2 * (4 * (long)blockDim.x)"),
         ("TIE", "ia < ib", "ia > ib"),
         ("NANZ", "if (v != v)", "if (0)"),
         ("NANZ", "__fadd_rn(v, -0.0f)", "__fadd_rn(v, 0.0f)"),
