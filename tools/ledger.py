@@ -256,6 +256,38 @@ def _num(s):
         return None
 
 
+def read_mutation(out):
+    """The sampled mutate pass of the night (OUT/mutate/mutation-report.json, tools/mutate.py):
+    {mutants, killed, survived, equivalent, no_compile, cpu_only, score, meta, survivors}, or
+    None when none ran."""
+    path = os.path.join(out, "mutate", "mutation-report.json")
+    if not os.path.exists(path):
+        return None
+    rep = _load_json(path, "mutation report")
+    try:
+        rows = rep["results"]
+        eq = set()
+        try:
+            import mutate  # the equivalent ledger, when beside this file
+            eq = set(mutate.read_equivalent())
+        except (ImportError, SystemExit):
+            pass
+        killed = sum(r["status"].startswith("killed") for r in rows)
+        surv = [r for r in rows if r["status"] == "survived"]
+        equiv = [r for r in surv if (r["file"], r["operator"], r["before"]) in eq]
+        live = [r for r in surv if r not in equiv]
+        denom = killed + len(live)
+        return {"mutants": len(rows), "killed": killed, "survived": len(live),
+                "equivalent": len(equiv),
+                "no_compile": sum(r["status"].startswith("did not") for r in rows),
+                "cpu_only": sum(r["status"] == "not killed by the CPU checks" for r in rows),
+                "score": round(killed / denom, 4) if denom else None, "meta": rep.get("meta"),
+                "survivors": [f"{r['file']}:{r['line']} {r['operator']}: {r['before']}"
+                              for r in live]}
+    except (KeyError, TypeError, AttributeError) as e:
+        raise Infra(f"mutation report {path}: unexpected form ({e!r})") from e
+
+
 def make_record(out, commit, gpu, budget_min=None, bundle=None):
     if not os.path.isdir(out):
         raise Infra(f"out dir {out}: not a directory")
@@ -272,7 +304,7 @@ def make_record(out, commit, gpu, budget_min=None, bundle=None):
         "out_dir": os.path.abspath(out), "bundle_dir": bundle and os.path.abspath(bundle),
         "tests_from": source, "totals": totals, "suites": suites, "failures": failures,
         "ledger_now_passing": now_passing, "fuzz": fuzz, "reproducers": repros,
-        "test_reproducers": test_repros,
+        "test_reproducers": test_repros, "mutation": read_mutation(out),
         "sanitizer": read_sanitizer(out), "bench": bench, "bench_note": bench_note,
         "jobs": read_placement(out), "sections": read_sections(out)}
 
@@ -474,6 +506,17 @@ def build_report(cur, prev, known_file):
     else:
         md.append("none")
 
+    mu = cur.get("mutation")
+    if mu:
+        pm = (prev or {}).get("mutation") or {}
+        sc = "-" if mu["score"] is None else f"{mu['score']:.1%}"
+        psc = "-" if pm.get("score") is None else f"{pm['score']:.1%}"
+        md += ["", "## Mutation (sampled)", "",
+               f"{mu['mutants']} mutants ({mu.get('meta') or ''}): {mu['killed']} killed, "
+               f"{mu['survived']} survived, {mu['equivalent']} equivalent, "
+               f"{mu['no_compile']} did not compile, {mu['cpu_only']} CPU-only; score {sc} "
+               f"(last night {psc})."]
+        md += [f"- survivor `{x}`" for x in mu["survivors"][:20]]
     md += ["", "## Sanitizer", ""]
     san = cur.get("sanitizer")
     if san:

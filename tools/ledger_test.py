@@ -208,6 +208,31 @@ def test_reproducers_are_not_fuzz_findings():
         assert name in section(md, "Test reproducers"), md
 
 
+@test
+def a_sampled_mutate_pass_is_recorded_and_reported():
+    """OUT/mutate/mutation-report.json (tools/mutate.py run) goes into the record as the night's
+    mutation score, with its survivors; the report shows it against last night's."""
+    with tempfile.TemporaryDirectory() as t:
+        h = f"{t}/h.jsonl"
+        rows = [dict(id=str(i), file="kernels/k.cu", line=i, kernel="f", operator="REL",
+                     before=f"x{i}", after="y", status=st)
+                for i, st in enumerate(["killed", "killed", "killed (timeout)", "survived",
+                                        "did not compile"])]
+        night(t, "n1", h, "aaaa", cases=BASE, known=["b_test/y"],
+              logs={"../mutate/mutation-report.json": json.dumps(
+                  {"meta": "5 mutants (sampled: 5 with seed 1)", "results": rows[:3]})})
+        rec = night(t, "n2", h, "bbbb", cases=BASE, known=["b_test/y"],
+                    logs={"../mutate/mutation-report.json": json.dumps(
+                        {"meta": "5 mutants (sampled: 5 with seed 1)", "results": rows})})
+        mu = rec["mutation"]
+        assert (mu["mutants"], mu["killed"], mu["survived"], mu["no_compile"]) == (5, 3, 1, 1), mu
+        assert mu["score"] == 0.75 and mu["survivors"] == ["kernels/k.cu:3 REL: x3"], mu
+        rc, md, _ = ledger("report", h, "--known-failures", f"{t}/n2/known.txt")
+        sec = section(md, "Mutation (sampled)")
+        assert "score 75.0% (last night 100.0%)" in sec and "kernels/k.cu:3 REL: x3" in sec, sec
+        assert rc == 0, (rc, md)  # the score is reported, it does not fail the night
+
+
 BENCH1 = [{"kernel": "attn_absorbed", "shape": "glm5_decode", "arm": "plain", "median_us": 100.0,
            "p10_us": 99.0, "p90_us": 101.0},
           {"kernel": "kpool_score", "shape": "glm5_decode", "arm": "plain", "median_us": 50.0,

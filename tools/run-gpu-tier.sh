@@ -5,7 +5,9 @@
 #                     [--parallel] [--gpus N|all] [--shard I/N [--durations FILE]]
 #                     [--rebuild kernels/FILE.cu ...]   (docs/relink.md: relink-only loop)
 #   ./run-gpu-tier.sh [--expect N] --merge SHARD_OUT_DIR...
-#   ./run-gpu-tier.sh --nightly [--budget MINUTES] [--history FILE] [--gpus N|all] ...
+#   ./run-gpu-tier.sh --nightly [--budget MINUTES] [--history FILE] [--gpus N|all] [--mutate N] ...
+#     (--mutate N: a sampled mutate pass of N mutants after the benchmarks, its score in the
+#      ledger; MUTATE_TIMEOUT, default 600 s; docs/mutation.md)
 #
 # --nightly (docs/nightly.md) plans the night within --budget MINUTES (default 60) of wall time:
 # the tests and corpus replays, the sanitizer tier, the benchmarks, then fuzzing for the rest of
@@ -36,7 +38,7 @@ cd "$(dirname "$0")"
 HERE=$PWD
 FUZZ_SECONDS=0 SANITIZE=0 BENCH=0 FILTER='*' JOBS=4 PARALLEL=0
 GPUS=1 SHARD="" DURATIONS=$HERE/tools/shard_durations.json EXPECT="" MERGE=0 MERGE_DIRS=()
-NIGHTLY=0 BUDGET_MIN="" HISTORY="" FUZZ_SET=0 REBUILD=()
+NIGHTLY=0 BUDGET_MIN="" HISTORY="" FUZZ_SET=0 REBUILD=() MUTATE_N=0
 # A path the caller gave, relative to the caller's directory (OLDPWD: the cd above).
 caller_path() { case $1 in /*) echo "$1" ;; *) echo "${OLDPWD:-$HERE}/$1" ;; esac; }
 while [ $# -gt 0 ]; do
@@ -52,6 +54,7 @@ while [ $# -gt 0 ]; do
         --parallel) PARALLEL=1; shift ;;
         --gpus) GPUS=$2; shift 2 ;;
         --rebuild) REBUILD+=("$(caller_path "$2")"); shift 2 ;;
+        --mutate) MUTATE_N=$2; shift 2 ;;
         --shard) SHARD=$2; shift 2 ;;
         --durations) DURATIONS=$(caller_path "$2"); shift 2 ;;
         --expect) EXPECT=$2; shift 2 ;;
@@ -67,9 +70,10 @@ if [ "$NIGHTLY" -eq 1 ]; then # tests, sanitizer tier, benchmarks, fuzzing; then
     fi
     BUDGET_MIN=${BUDGET_MIN:-60} SANITIZE=1 BENCH=1 PARALLEL=1 # test binaries at once (H200 2026-12-01: serial took 201 s of a 9-minute night)
     case $BUDGET_MIN in '' | *[!0-9]* | 0) echo "--budget takes whole minutes >= 1" >&2; exit 2 ;; esac
-elif [ -n "$BUDGET_MIN$HISTORY" ]; then
-    echo "--budget and --history go with --nightly" >&2; exit 2
+elif [ -n "$BUDGET_MIN$HISTORY" ] || [ "$MUTATE_N" != 0 ]; then
+    echo "--budget, --history and --mutate go with --nightly" >&2; exit 2
 fi
+case $MUTATE_N in '' | *[!0-9]*) echo "--mutate takes a number of mutants" >&2; exit 2 ;; esac
 if [ "$MERGE" -eq 1 ]; then # one summary over the shards' out dirs; nothing runs here
     [ ${#MERGE_DIRS[@]} -gt 0 ] || { echo "--merge needs the shards' out dirs" >&2; exit 2; }
     exec python3 tools/shard.py merge --out "${OUT:-$HERE/out}" \
@@ -78,7 +82,7 @@ fi
 OUT=${OUT:-$HERE/out}
 if [ "$NIGHTLY" -eq 1 ]; then # tonight's reports only (the history stays)
     rm -rf "$OUT/xml" "$OUT/logs" "$OUT/repro" "$OUT/census" "$OUT"/fuzz-* "$OUT"/bench-*.json \
-        "$OUT"/summary-gpu.json "$OUT"/sanitize-report.* "$OUT/nightly-sections.tsv" \
+        "$OUT"/summary-gpu.json "$OUT"/sanitize-report.* "$OUT/nightly-sections.tsv" "$OUT/mutate" \
         "$OUT/ledger-record.json" "$OUT/ledger-report.md" "$OUT/ledger-report.html" "$OUT/corpus-delta"
 fi
 mkdir -p "$OUT/lib"
@@ -441,6 +445,13 @@ if [ "$NIGHTLY" -eq 1 ]; then # tests (above), the sanitizer tier, the benchmark
     sanitize_all
     night_section benchmarks
     bench_all
+    if [ "$MUTATE_N" -gt 0 ]; then # a sampled mutate pass (docs/mutation.md), seeded by the date
+        night_section mutation "$MUTATE_N mutants, seed $(date -u +%Y%m%d)"
+        [ -d relink ] || tar -xJf relink.tar.xz
+        step mutate timeout "${MUTATE_TIMEOUT:-600}" python3 tools/mutate.py run --bundle "$HERE" \
+            --libdir "$OUT/lib" --sample "$MUTATE_N" --seed "$(date -u +%Y%m%d)" \
+            --jobs "${MUTATE_JOBS:-$(nproc)}" --out "$OUT/mutate"
+    fi
     if [ "$FUZZ_SET" -eq 0 ]; then
         nightly_fuzz_seconds
     else
