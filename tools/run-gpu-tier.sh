@@ -158,6 +158,11 @@ night_jobs() { # every job of the night by its step name: the same list on every
         [ -e "$t" ] || continue
         case "$(basename "$t")" in $FILTER) basename "$t" ;; esac
     done
+    for t in regressions/*.json; do # the shrunk regression cases (step regression_<name>)
+        [ -e "$t" ] || continue
+        b=regression_$(basename "$t" .json)
+        case "$b" in $FILTER) echo "$b" ;; esac
+    done
     for f in bin/*_fuzzer; do
         [ -e "$f" ] || continue
         b=$(basename "$f" _fuzzer)
