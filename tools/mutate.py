@@ -56,6 +56,12 @@ def code_mask(text):
     out = list(text)
     i, n = 0, len(text)
     line_start = True
+
+    def blank(a, b):  # spaces over [a, b), newlines kept
+        for k in range(a, min(b, n)):
+            if out[k] != "\n":
+                out[k] = " "
+
     while i < n:
         c = text[i]
         if line_start and text[i:].lstrip(" \t").startswith("#"):
@@ -64,32 +70,21 @@ def code_mask(text):
             while j > 0 and text[j - 1] == "\\" and j < n:  # continued directive
                 j2 = text.find("\n", j + 1)
                 j = n if j2 < 0 else j2
-            for k in range(i, j):
-                out[k] = " "
+            blank(i, j)
             i = j
             continue
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            for k in range(i, j):
-                out[k] = " "
-            i = j
-            continue
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            for k in range(i, j):
-                if out[k] != "\n":
-                    out[k] = " "
+        if text.startswith("//", i) or text.startswith("/*", i):
+            line = text.startswith("//", i)
+            j = text.find("\n" if line else "*/", i + 2)
+            j = n if j < 0 else (j if line else j + 2)
+            blank(i, j)
             i = j
             continue
         if c in "\"'":
             j = i + 1
             while j < n and text[j] != c:
                 j += 2 if text[j] == "\\" else 1
-            for k in range(i, min(j + 1, n)):
-                if out[k] != "\n":
-                    out[k] = " "
+            blank(i, j + 1)
             i = j + 1
             continue
         line_start = c == "\n" or (line_start and c in " \t")

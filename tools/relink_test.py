@@ -82,14 +82,19 @@ def run(root, b):
     return sh(os.path.join(root, "bin", b)).strip()
 
 
+def patched_kernel(root, value):
+    """A patched copy of the kernel source with VALUE replaced; returns its path."""
+    path = os.path.join(root, "k.cu")
+    with open(path, "w") as f:
+        f.write(KERNEL.replace("VALUE", value))
+    return path
+
+
 @test
 def a_patched_kernel_is_recompiled_and_its_binaries_relinked():
     with tempfile.TemporaryDirectory() as root:
         planted(root)
-        patched = os.path.join(root, "k.cu")
-        with open(patched, "w") as f:
-            f.write(KERNEL.replace("VALUE", "7"))
-        rc, out, err = relink(root, patched)
+        rc, out, err = relink(root, patched_kernel(root, "7"))
         assert rc == 0, (out, err)
         assert "relink: nvcc kernels/k.cu (fastbuild) ok" in out, out
         assert "relink: link bin/app ok" in out and "bin/other" not in out, out
@@ -104,10 +109,7 @@ def a_patched_kernel_is_recompiled_and_its_binaries_relinked():
 def a_compile_error_keeps_the_old_binary():
     with tempfile.TemporaryDirectory() as root:
         planted(root)
-        bad = os.path.join(root, "k.cu")
-        with open(bad, "w") as f:
-            f.write(KERNEL.replace("VALUE", "undeclared_name"))
-        rc, out, err = relink(root, bad)
+        rc, out, err = relink(root, patched_kernel(root, "undeclared_name"))
         assert rc == 1 and "FAILED" in out and "undeclared_name" in err, (rc, out, err)
         assert run(root, "app") == "old"
 
