@@ -63,6 +63,7 @@
     X(glm5_smallint_verify, dense)                                                                 \
     X(glm5_peaked_verify, dense)                                                                   \
     X(glm5_next_large_latent, dense)                                                               \
+    X(glm5_next_subnormal_latent, dense)                                                           \
     X(glm5_tp8_nonfinite, dense)
 
 #define MLA_CASE_glm5_decode                                                                       \
@@ -174,6 +175,26 @@
              .rope_base = MLA_GLM5_NEXT_ROPE_BASE,                                                 \
              .scale = MLA_GLM5_NEXT_SCALE * 0x1p-100f,                                             \
              .latent_scale = 0x1p100f,                                                             \
+             .t_q = 2,                                                                             \
+             .t_kv = 512}
+
+/* Subnormal latents: kv and cache filled times 2^-128 (every |value| < 2^-126, on the 2^-149
+ * grid) and the softmax scale times 2^128, so the logits are glm5_next's while every product of
+ * a latent underflows: the copies must keep the subnormal bytes (no flush to zero), attention's
+ * products lose up to 2^-150 each (the underflow terms of class attn, docs/tolerances.md), and
+ * o_lat / out are subnormal. */
+#define MLA_CASE_glm5_next_subnormal_latent                                                        \
+    .model = "glm5_next",                                                                          \
+    .purpose = "subnormal latents: kv / cache x 2^-128, softmax scale x 2^128, nothing flushed",   \
+    .seed = 0x474c0653u,                                                                           \
+    .geom = {.n_head = MLA_GLM5_NEXT_N_HEAD,                                                       \
+             .kv_rank = MLA_GLM5_NEXT_KV_RANK,                                                     \
+             .d_rope = MLA_GLM5_NEXT_D_ROPE,                                                       \
+             .d_nope = MLA_GLM5_NEXT_D_NOPE,                                                       \
+             .d_v = MLA_GLM5_NEXT_D_V,                                                             \
+             .rope_base = MLA_GLM5_NEXT_ROPE_BASE,                                                 \
+             .scale = 0x1p124f, /* MLA_GLM5_NEXT_SCALE (2^-4) x 2^128 */                           \
+             .latent_scale = 0x1p-128f,                                                            \
              .t_q = 2,                                                                             \
              .t_kv = 512}
 

@@ -250,9 +250,15 @@ static void attn_one(const float *ql, const float *qp, const double *M, int32_t 
     if (walk) walk((int64_t)N, (int64_t)W, &R, &D);
     double Rr = (R <= 0 || (double)R > N + 1) ? N + 1 : (double)R;
     double Dd = (D <= 0 || (double)D > N + 1) ? N + 1 : (double)D;
-    double xi = (gamma_n(K) + 6 * U_F32) * lam + (4 * Rr + log(N) + 4) * U_F32;
+    /* underflow (docs/tolerances.md, class attn): each product of the logit dot may lose up to
+     * 2^-150 absolutely when it is subnormal (K of them, times |scale|); on o's path every
+     * product (N), rescale multiply and chunk-combine fma (each at most N) and the division,
+     * plus the oracle's own rounding, likewise: (3N + 3) 2^-150, whatever the walk */
+    double xi = (gamma_n(K) + 6 * U_F32) * lam + (4 * Rr + log(N) + 4) * U_F32 +
+                fabs((double)scale) * K * 0x1p-150;
     double tau = expm1(2 * xi) + 2 * gamma_n(2 * Dd) + 3 * U_F32;
-    for (int32_t r = 0; r < kv_rank; r++) atol[r] = tau * M[r];
+    double floor_abs = (3 * N + 3) * 0x1p-150;
+    for (int32_t r = 0; r < kv_rank; r++) atol[r] = tau * M[r] + floor_abs;
 }
 
 void mla_tol_attn_bounds(const float *q_lat, const float *q_pe, const float *cache, int32_t n_head,

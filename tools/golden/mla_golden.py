@@ -564,15 +564,18 @@ def rope_bounds(x_in):
     return out.reshape(np.shape(x_in))
 
 
-def _attn_tau(a, N, R, D):
-    """attn_one's tau = expm1(2 xi) + 2 gamma(2D) + 3u, xi = a + (4R + ln N + 4) u, where
-    a = (gamma(K) + 6u) Lambda (array) and N (array of lam's shape) the number of terms."""
+def _attn_tau(a, N, R, D, under=0.0):
+    """attn_one's (tau, floor): tau = expm1(2 xi) + 2 gamma(2D) + 3u, xi = a + (4R + ln N + 4) u
+    + under, where a = (gamma(K) + 6u) Lambda (array), N (array of lam's shape) the number of
+    terms, under = |scale| K 2^-150 (the logit dot's subnormal products); floor =
+    (3N + 3) 2^-150, the underflow of o's own path (docs/tolerances.md)."""
     R = np.asarray(R, dtype=np.float64)
     D = np.asarray(D, dtype=np.float64)
     Rr = np.where((R <= 0) | (R > N + 1), N + 1, R)
     Dd = np.where((D <= 0) | (D > N + 1), N + 1, D)
-    xi = a + (4 * Rr + _vmath(math.log, N) + 4) * U_F32
-    return _vmath(math.expm1, 2 * xi) + 2 * gamma_n(2 * Dd) + 3 * U_F32
+    xi = a + (4 * Rr + _vmath(math.log, N) + 4) * U_F32 + under
+    tau = _vmath(math.expm1, 2 * xi) + 2 * gamma_n(2 * Dd) + 3 * U_F32
+    return tau, (3 * N + 3) * 2.0 ** -150
 
 
 def _attn_from_m(ql, qp, M, N, scale, R, D):
@@ -593,8 +596,8 @@ def _attn_from_m(ql, qp, M, N, scale, R, D):
     R, D = np.asarray(R, dtype=np.float64), np.asarray(D, dtype=np.float64)
     if R.ndim == 1:  # per query (a stated walk): broadcast over the heads
         R, D = R[:, None], D[:, None]
-    tau = _attn_tau(lam, Nb, R, D)
-    return tau[..., None] * M[:, None, :kv_rank]
+    tau, floor = _attn_tau(lam, Nb, R, D, abs(float(np.float32(scale))) * K * 2.0 ** -150)
+    return tau[..., None] * M[:, None, :kv_rank] + floor[..., None]
 
 
 def _colmax(a):
