@@ -346,15 +346,17 @@ def default_files():
 
 
 # ------------------------------------------------------------------ run -----------------------
-CPU_CHECKS = [("contract_codes_test", []), ("status_messages_test", [])]
+CPU_CHECKS = [(b, [f"bin/{b}"], {}) for b in ("contract_codes_test", "status_messages_test")]
 GPU_BINARIES = ["dense_gpu_goldens_test", "kpool_gpu_goldens_test", "kpool_identities_gpu_test",
                 "decode_split_gpu_test", "tc_prefill_gpu_test", "decode_chain_gpu_test"]
 
 
 def gpu_checks(bundle):
-    """The GPU checks in order: first each binary on its small case set (tools/sanitize_set.tsv:
-    the san_* cases reach every kernel arm in seconds), then each binary whole (every fixture
-    case) for the mutants still alive."""
+    """The GPU checks in order, each (label, argv relative to the worker dir, extra env): each
+    GPU binary on its small case set (tools/sanitize_set.tsv: the san_* cases reach every kernel
+    arm in seconds); each binary whole (every fixture case); each GPU fuzzer's corpus replay;
+    10 s of fuzzing per target; racecheck on the small case sets (compute-sanitizer, when on
+    PATH) for the mutants still alive."""
     small = {}
     tsv = os.path.join(bundle, "tools", "sanitize_set.tsv")
     if os.path.exists(tsv):
@@ -363,19 +365,38 @@ def gpu_checks(bundle):
                 if line.strip() and not line.startswith("#"):
                     b, flt = line.rstrip("\n").split("\t")[:2]
                     small[b] = flt
-    first = [(b, [f"--filter={small[b]}"]) for b in GPU_BINARIES if b in small]
-    return first + [(b, []) for b in GPU_BINARIES]
+    asan = {"ASAN_OPTIONS": "protect_shadow_gap=0:detect_leaks=0"}
+    fuzzers = sorted(f[:-len("_fuzzer")] for f in os.listdir(os.path.join(bundle, "bin"))
+                     if f.endswith("_fuzzer"))
+    checks = [(f"{b} --filter={small[b]}", [f"bin/{b}", f"--filter={small[b]}"], {})
+              for b in GPU_BINARIES if b in small]
+    checks += [(b, [f"bin/{b}"], {}) for b in GPU_BINARIES]
+    checks += [(f"{t}_replay", [f"bin/{t}_fuzzer", "-runs=0", f"fuzz/corpus/{t}"], asan)
+               for t in fuzzers]
+    checks += [(f"fuzz_{t} 10 s", [f"bin/{t}_fuzzer", "-max_total_time=10", "{scratch}",
+                                   f"fuzz/corpus/{t}"], asan) for t in fuzzers]
+    if shutil.which("compute-sanitizer"):
+        checks += [(f"racecheck {b}", ["compute-sanitizer", "--tool", "racecheck",
+                                       "--error-exitcode", "1", f"bin/{b}",
+                                       f"--filter={small[b]}"], {})
+                   for b in GPU_BINARIES if b in small]
+    return checks
 
 
-def run_check(bdir, binary, args, timeout, env):
+def run_check(bdir, argv, extra_env, timeout, env):
     t0 = time.time()
+    scratch = tempfile.mkdtemp(dir=bdir)  # a fuzzer's new inputs, never the committed corpus
+    argv = [a.replace("{scratch}", scratch) for a in argv]
+    exe = argv[0] if not argv[0].startswith("bin/") else os.path.join(bdir, argv[0])
     try:
-        p = subprocess.run([os.path.join(bdir, "bin", binary), *args], cwd=bdir, env=env,
+        p = subprocess.run([exe, *argv[1:]], cwd=bdir, env=dict(env, **extra_env),
                            capture_output=True, text=True, timeout=timeout)
         rc = p.returncode
         skipped_all = "Tested: 0" in re.sub(r"\x1b\[[0-9;]*m", "", p.stdout + p.stderr)
     except subprocess.TimeoutExpired:
         return "timeout", time.time() - t0
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     if rc != 0:
         return "killed", time.time() - t0
     return ("skipped" if skipped_all else "survived"), time.time() - t0
@@ -405,7 +426,8 @@ def run_one(m, wdir, a, env, gpu):
     checks = CPU_CHECKS + (gpu_checks(wdir) if gpu else [])
     with open(os.path.join(rl, "links.json")) as f:
         relinkable = set(json.load(f))
-    only = ",".join(sorted({f"bin/{b}" for b, _ in checks if f"bin/{b}" in relinkable}))
+    only = ",".join(sorted({argv[i] for _, argv, _ in checks for i in range(len(argv))
+                            if argv[i] in relinkable}))
     p = subprocess.run([sys.executable, os.path.join(rl, "relink.py"), "--bundle", wdir,
                         "--libdir", a.libdir, "--jobs", "1", "--only", only, mutated],
                        capture_output=True, text=True)
@@ -416,14 +438,14 @@ def run_one(m, wdir, a, env, gpu):
             res.update(status="did not compile" if "nvcc" in p.stdout and "FAILED" in p.stdout
                        else "did not link", detail=(p.stdout + p.stderr)[-400:])
             return res
-        for binary, args in checks:
-            if not os.path.exists(os.path.join(wdir, "bin", binary)):
+        for label, argv, extra in checks:
+            binary = next((x for x in argv if x.startswith("bin/")), None)
+            if binary and not os.path.exists(os.path.join(wdir, binary)):
                 continue
-            verdict, dt = run_check(wdir, binary, args, a.timeout, env)
+            verdict, dt = run_check(wdir, argv, extra, a.timeout, env)
             if verdict in ("killed", "timeout"):
                 res.update(status="killed" if verdict == "killed" else "killed (timeout)",
-                           killer=binary + (" " + " ".join(args) if args else ""),
-                           seconds=round(dt, 1))
+                           killer=label, seconds=round(dt, 1))
                 return res
         res.update(status="survived" if gpu else "not killed by the CPU checks")
         return res
