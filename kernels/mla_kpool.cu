@@ -528,20 +528,22 @@ static __device__ __forceinline__ uint64_t kpool_key64(float x, int64_t p) {
     return ((uint64_t)kpool_desc32(x) << 32) | (uint64_t)(uint32_t)p;
 }
 
+/* The radix select's key of a score and its division by pool: kpool_desc32 and `/`, or a
+ * test-only bite (docs/fixtures-that-bite.md) when one is compiled in. Macros, so the default
+ * build's expressions (and its device code) are exactly the plain ones. */
 #if defined(MLA_BITE_SELECT_NAN_FIRST)
-/* BITE (test-only, docs/fixtures-that-bite.md): the radix select ranks NaN as the best score
- * (desc32 0, before +inf) instead of after -inf (glm5_kpool_select_special). */
-static __device__ __forceinline__ uint32_t sel_bite_desc32(float x) {
-    return x != x ? 0u : kpool_desc32(x);
-}
+/* BITE: NaN ranks as the best score (desc32 0, before +inf) instead of after -inf
+ * (glm5_kpool_select_special). */
+#define SEL_DESC32(x) ((x) != (x) ? 0u : kpool_desc32(x))
+#else
+#define SEL_DESC32(x) kpool_desc32(x)
 #endif
-
 #if defined(MLA_BITE_SELECT_POW2_POOL)
-/* BITE (test-only, docs/fixtures-that-bite.md): the radix select assumes pool is a power of two
- * and divides by shifting by floor(log2(pool)) (glm5_kpool_pool7_notail). */
-static __device__ __forceinline__ int64_t sel_bite_div_pool(int64_t a, int32_t pool) {
-    return a >> (31 - __clz(pool));
-}
+/* BITE: pool assumed a power of two, the division a shift by floor(log2(pool))
+ * (glm5_kpool_pool7_notail). */
+#define SEL_DIV_POOL(a, pool) ((a) >> (31 - __clz(pool)))
+#else
+#define SEL_DIV_POOL(a, pool) ((a) / (pool))
 #endif
 
 /* After the n_sel chosen pools' rows (positions < start): the tail rows (q+1)/pool*pool .. q if
@@ -762,14 +764,12 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
 
     const int tid = threadIdx.x;
     const int64_t i = blockIdx.x, q_row = (int64_t)first_pos + i;
-#if defined(MLA_BITE_SELECT_POW2_POOL)
-    int64_t n_vis = sel_bite_div_pool(q_row + 1, pool);
-#elif defined(MLA_BITE_SELECT_NO_MASK)
+#if defined(MLA_BITE_SELECT_NO_MASK)
     /* BITE (test-only, docs/fixtures-that-bite.md): every pool is a candidate, the visibility
      * mask ignored (glm5_next_kpool_mask, glm5_next_kpool_select_few). */
     int64_t n_vis = n_pools;
 #else
-    int64_t n_vis = (q_row + 1) / pool;
+    int64_t n_vis = SEL_DIV_POOL(q_row + 1, pool);
 #endif
     if (n_vis > n_pools) n_vis = n_pools;
     const int64_t n_sel = n_vis < select_k ? n_vis : select_k;
@@ -795,11 +795,7 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
         const int cons = consumed;
         const uint32_t pre = prefix;
         sel_for_each(row, n_vis, [&](float x, int64_t) {
-#if defined(MLA_BITE_SELECT_NAN_FIRST)
-            const uint32_t dk = sel_bite_desc32(x);
-#else
-            const uint32_t dk = kpool_desc32(x);
-#endif
+            const uint32_t dk = SEL_DESC32(x);
             if (cons == 0 || (dk >> (32 - cons)) == pre) atomicAdd(&hist[(dk >> shift) & mask], 1u);
         });
         __syncthreads();
@@ -823,11 +819,7 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
         const int shc = 32 - consumed;
         const uint32_t pre = prefix;
         sel_for_each(row, n_vis, [&](float x, int64_t p) {
-#if defined(MLA_BITE_SELECT_NAN_FIRST)
-            const uint32_t dk = sel_bite_desc32(x);
-#else
-            const uint32_t dk = kpool_desc32(x);
-#endif
+            const uint32_t dk = SEL_DESC32(x);
             if ((dk >> shc) <= pre) {
                 const uint32_t pos = atomicAdd(&s_count, 1u);
                 list[pos] = ((uint64_t)dk << 32) | (uint64_t)(uint32_t)p;
@@ -845,11 +837,7 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
         __syncthreads();
         sel_bitonic_sort(list, n3);
         for (int64_t e = tid; e < n_sel * pool; e += blockDim.x) {
-#if defined(MLA_BITE_SELECT_POW2_POOL)
-            const int64_t s = sel_bite_div_pool(e, pool), r = e - s * pool;
-#else
-            const int64_t s = e / pool, r = e - s * pool;
-#endif
+            const int64_t s = SEL_DIV_POOL(e, pool), r = e - s * pool;
             out[e] = (int32_t)((int64_t)list[s] * pool + r);
         }
     } else {
@@ -873,11 +861,7 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             uint32_t dk[4], n_tie = 0;
 #pragma unroll
             for (int j = 0; j < 4; j++) {
-#if defined(MLA_BITE_SELECT_NAN_FIRST)
-                dk[j] = sel_bite_desc32(v[j]);
-#else
-                dk[j] = kpool_desc32(v[j]);
-#endif
+                dk[j] = SEL_DESC32(v[j]);
                 n_tie += (p + j < n_vis && dk[j] == T) ? 1u : 0u;
             }
             uint32_t tie_total;

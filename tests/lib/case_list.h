@@ -148,14 +148,7 @@
     .purpose = "peaked / wide softmax: scale 48x, |logit| to ~90, weights 1 to f32 underflow, "    \
                "a late max",                                                                       \
     .seed = 0x474c0551u,                                                                           \
-    .geom = {.n_head = MLA_GLM5_N_HEAD,                                                            \
-             .kv_rank = MLA_GLM5_KV_RANK,                                                          \
-             .d_rope = MLA_GLM5_D_ROPE,                                                            \
-             .d_nope = MLA_GLM5_D_NOPE,                                                            \
-             .d_v = MLA_GLM5_D_V,                                                                  \
-             .rope_base = MLA_GLM5_ROPE_BASE,                                                      \
-             .scale = 48.0f * MLA_GLM5_SCALE,                                                      \
-             .t_q = 4,                                                                             \
+    .geom = {MLA_GEOM_GLM5_DIMS(MLA_GLM5_N_HEAD), .scale = 48.0f * MLA_GLM5_SCALE, .t_q = 4,       \
              .t_kv = 1024}
 
 /* Large-magnitude latents: kv and cache filled times 2^100 (|values| up to ~1.3e30) and the
@@ -167,15 +160,8 @@
     .purpose =                                                                                     \
         "large latents: kv / cache x 2^100, softmax scale / 2^100, exact power-of-two scaling",    \
     .seed = 0x474c0651u,                                                                           \
-    .geom = {.n_head = MLA_GLM5_NEXT_N_HEAD,                                                       \
-             .kv_rank = MLA_GLM5_NEXT_KV_RANK,                                                     \
-             .d_rope = MLA_GLM5_NEXT_D_ROPE,                                                       \
-             .d_nope = MLA_GLM5_NEXT_D_NOPE,                                                       \
-             .d_v = MLA_GLM5_NEXT_D_V,                                                             \
-             .rope_base = MLA_GLM5_NEXT_ROPE_BASE,                                                 \
-             .scale = MLA_GLM5_NEXT_SCALE * 0x1p-100f,                                             \
-             .latent_scale = 0x1p100f,                                                             \
-             .t_q = 2,                                                                             \
+    .geom = {MLA_GEOM_GLM5_NEXT_DIMS(MLA_GLM5_NEXT_N_HEAD),                                        \
+             .scale = MLA_GLM5_NEXT_SCALE * 0x1p-100f, .latent_scale = 0x1p100f, .t_q = 2,         \
              .t_kv = 512}
 
 /* Subnormal latents: kv and cache filled times 2^-128 (every |value| < 2^-126, on the 2^-149
@@ -187,16 +173,9 @@
     .model = "glm5_next",                                                                          \
     .purpose = "subnormal latents: kv / cache x 2^-128, softmax scale x 2^128, nothing flushed",   \
     .seed = 0x474c0653u,                                                                           \
-    .geom = {.n_head = MLA_GLM5_NEXT_N_HEAD,                                                       \
-             .kv_rank = MLA_GLM5_NEXT_KV_RANK,                                                     \
-             .d_rope = MLA_GLM5_NEXT_D_ROPE,                                                       \
-             .d_nope = MLA_GLM5_NEXT_D_NOPE,                                                       \
-             .d_v = MLA_GLM5_NEXT_D_V,                                                             \
-             .rope_base = MLA_GLM5_NEXT_ROPE_BASE,                                                 \
+    .geom = {MLA_GEOM_GLM5_NEXT_DIMS(MLA_GLM5_NEXT_N_HEAD),                                        \
              .scale = 0x1p124f, /* MLA_GLM5_NEXT_SCALE (2^-4) x 2^128 */                           \
-             .latent_scale = 0x1p-128f,                                                            \
-             .t_q = 2,                                                                             \
-             .t_kv = 512}
+             .latent_scale = 0x1p-128f, .t_q = 2, .t_kv = 512}
 
 /* NaN, +-inf, -0 and subnormal inputs at fixed elements (stages_dense.c dense_nonfinite_overlay):
  * the copies keep every byte, absorb / decompress propagate by IEEE rules in the oracle's fmaf

@@ -85,10 +85,5 @@ static const mla_case *custom_case(void) {
 }
 
 const mla_case *mla_case_find(const char *name) {
-    if (strcmp(name, "custom") == 0) return custom_case();
-    for (size_t i = 0; i < mla_case_count(); i++)
-        if (strcmp(k_cases[i].name, name) == 0) return &k_cases[i];
-    for (size_t i = 0; i < sizeof k_sanitize_cases / sizeof k_sanitize_cases[0]; i++)
-        if (strcmp(k_sanitize_cases[i].name, name) == 0) return &k_sanitize_cases[i];
-    return NULL;
+    return strcmp(name, "custom") == 0 ? custom_case() : find_listed(name);
 }

@@ -125,16 +125,19 @@ typedef struct {
 /* ---- designated-initializer lists (C static tables) ----------------------------------------- */
 #define MLA_GEOM_GLM5 MLA_GEOM_GLM5_HEADS(MLA_GLM5_N_HEAD)
 /* glm5 with H heads per GPU: tensor parallelism shards the 64 heads over 2, 4 or 8 ranks. */
-#define MLA_GEOM_GLM5_HEADS(H)                                                                     \
+#define MLA_GEOM_GLM5_HEADS(H) MLA_GEOM_GLM5_DIMS(H), .scale = MLA_GLM5_SCALE
+/* glm5's dimensions and rope base with H heads, the softmax scale left to the case (a case that
+ * scales it names it once: designated initializers must not repeat a field). */
+#define MLA_GEOM_GLM5_DIMS(H)                                                                      \
     .n_head = (H), .kv_rank = MLA_GLM5_KV_RANK, .d_rope = MLA_GLM5_D_ROPE,                         \
-    .d_nope = MLA_GLM5_D_NOPE, .d_v = MLA_GLM5_D_V, .rope_base = MLA_GLM5_ROPE_BASE,               \
-    .scale = MLA_GLM5_SCALE
+    .d_nope = MLA_GLM5_D_NOPE, .d_v = MLA_GLM5_D_V, .rope_base = MLA_GLM5_ROPE_BASE
 #define MLA_GEOM_GLM5_NEXT MLA_GEOM_GLM5_NEXT_HEADS(MLA_GLM5_NEXT_N_HEAD)
 /* glm5_next with H heads per GPU (tensor parallelism, as MLA_GEOM_GLM5_HEADS). */
-#define MLA_GEOM_GLM5_NEXT_HEADS(H)                                                                \
+#define MLA_GEOM_GLM5_NEXT_HEADS(H) MLA_GEOM_GLM5_NEXT_DIMS(H), .scale = MLA_GLM5_NEXT_SCALE
+/* glm5_next's dimensions and rope base with H heads, the softmax scale left to the case. */
+#define MLA_GEOM_GLM5_NEXT_DIMS(H)                                                                 \
     .n_head = (H), .kv_rank = MLA_GLM5_NEXT_KV_RANK, .d_rope = MLA_GLM5_NEXT_D_ROPE,               \
-    .d_nope = MLA_GLM5_NEXT_D_NOPE, .d_v = MLA_GLM5_NEXT_D_V,                                      \
-    .rope_base = MLA_GLM5_NEXT_ROPE_BASE, .scale = MLA_GLM5_NEXT_SCALE
+    .d_nope = MLA_GLM5_NEXT_D_NOPE, .d_v = MLA_GLM5_NEXT_D_V, .rope_base = MLA_GLM5_NEXT_ROPE_BASE
 /* The indexer of a k-pool case whose queries are the last t_q of t_kv rows;
  * n_pools = floor(t_kv / pool). */
 #define MLA_INDEXER_OF(TQ, TKV, POOL, SEL, WIDTH, TAIL)                                            \
