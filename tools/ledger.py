@@ -258,34 +258,25 @@ def _num(s):
 
 def read_mutation(out):
     """The sampled mutate pass of the night (OUT/mutate/mutation-report.json, tools/mutate.py):
-    {mutants, killed, survived, equivalent, no_compile, cpu_only, score, meta, survivors}, or
+    mutate.totals of its results against the equivalent ledger (mutants, killed, survived,
+    equivalent, no_compile, cpu_only, score) with the survivors as lines and the run's meta, or
     None when none ran."""
     path = os.path.join(out, "mutate", "mutation-report.json")
     if not os.path.exists(path):
         return None
     rep = _load_json(path, "mutation report")
+    import mutate  # tools/mutate.py, beside this file here and in the bundle
     try:
-        rows = rep["results"]
-        eq = set()
-        try:
-            import mutate  # the equivalent ledger, when beside this file
-            eq = set(mutate.read_equivalent())
-        except (ImportError, SystemExit):
-            pass
-        killed = sum(r["status"].startswith("killed") for r in rows)
-        surv = [r for r in rows if r["status"] == "survived"]
-        equiv = [r for r in surv if (r["file"], r["operator"], r["before"]) in eq]
-        live = [r for r in surv if r not in equiv]
-        denom = killed + len(live)
-        return {"mutants": len(rows), "killed": killed, "survived": len(live),
-                "equivalent": len(equiv),
-                "no_compile": sum(r["status"].startswith("did not") for r in rows),
-                "cpu_only": sum(r["status"] == "not killed by the CPU checks" for r in rows),
-                "score": round(killed / denom, 4) if denom else None, "meta": rep.get("meta"),
-                "survivors": [f"{r['file']}:{r['line']} {r['operator']}: {r['before']}"
-                              for r in live]}
+        t = mutate.totals(rep["results"], mutate.read_equivalent())
+        t["survivors"] = [f"{r['file']}:{r['line']} {r['operator']}: {r['before']}"
+                          for r in t["survivors"]]
     except (KeyError, TypeError, AttributeError) as e:
         raise Infra(f"mutation report {path}: unexpected form ({e!r})") from e
+    except SystemExit as e:  # a malformed equivalent ledger
+        raise Infra(str(e)) from e
+    if t["score"] is not None:
+        t["score"] = round(t["score"], 4)
+    return dict(t, meta=rep.get("meta"))
 
 
 def make_record(out, commit, gpu, budget_min=None, bundle=None):
@@ -327,8 +318,11 @@ def check_record(rec, where):
 
 
 # ---- report ---------------------------------------------------------------------------------
-def read_history(path):
-    """(last, previous or None) from a JSONL history; Infra on a missing or corrupt one."""
+def read_history(path, last=60):
+    """(records, skipped) from a JSONL history: up to the last LAST records, oldest first (the
+    last is tonight's, the one before it the previous night's), and how many older lines were
+    unreadable and left out (the report page's plots skip them). The last two lines are read
+    strictly: Infra on a missing, empty or corrupt history there."""
     try:
         with open(path) as f:
             lines = [(n, l) for n, l in enumerate(f, 1) if l.strip()]
@@ -336,27 +330,18 @@ def read_history(path):
         raise Infra(f"history {path}: {e}") from e
     if not lines:
         raise Infra(f"history {path}: no record")
-    recs = []
-    for n, line in lines[-2:]:
-        try:
-            rec = json.loads(line)
-        except ValueError as e:
-            raise Infra(f"history {path}:{n}: corrupt record ({e})") from e
-        recs.append(check_record(rec, f"history {path}:{n}"))
-    return (recs[-1], recs[0]) if len(recs) == 2 else (recs[0], None)
-
-
-def read_history_all(path, last=60):
-    """(records, skipped): up to the last LAST readable records of the history, oldest first,
-    for the report page's plots, and how many older lines were unreadable (the last two lines are
-    checked strictly by read_history)."""
+    window = lines[-last:]
     recs, skipped = [], 0
-    with open(path) as f:
-        lines = [l for l in f if l.strip()]
-    for line in lines[-last:]:
+    for k, (n, line) in enumerate(window):
         try:
-            recs.append(check_record(json.loads(line), "history"))
-        except (ValueError, Infra):
+            try:
+                rec = json.loads(line)
+            except ValueError as e:
+                raise Infra(f"history {path}:{n}: corrupt record ({e})") from e
+            recs.append(check_record(rec, f"history {path}:{n}"))
+        except Infra:
+            if k >= len(window) - 2:
+                raise
             skipped += 1
     return recs, skipped
 
@@ -397,7 +382,7 @@ def compare_bench(cur, prev):
 
 
 def build_report(cur, prev, known_file):
-    """(exit code, markdown lines)."""
+    """(exit code, verdict text, markdown lines)."""
     def known_of(f):
         if known_file is not None:
             return known_file.get(f["id"])
@@ -553,7 +538,7 @@ def build_report(cur, prev, known_file):
             else:
                 md.append("none")
         md += ["", f"{len(within)} kernels within noise."]
-    return code, md
+    return code, verdict, md
 
 
 def _fmt(x):
@@ -598,8 +583,9 @@ def main(argv=None):
                 f.write(json.dumps(rec, sort_keys=True, separators=(",", ":")) + "\n")
             print(f"ledger: appended to {args.history}")
             return 0
-        cur, prev = read_history(args.history)
-        code, md = build_report(cur, prev, read_known(args.known_failures))
+        recs, skipped = read_history(args.history)
+        cur, prev = recs[-1], (recs[-2] if len(recs) > 1 else None)
+        code, verdict, md = build_report(cur, prev, read_known(args.known_failures))
         text = "\n".join(md) + "\n"
         sys.stdout.write(text)
         if args.md:
@@ -607,9 +593,6 @@ def main(argv=None):
                 f.write(text)
         if args.html:
             import ledger_html
-            recs, skipped = read_history_all(args.history)
-            verdict = next((l.split("**Verdict: ", 1)[1].split("**", 1)[0] for l in md
-                            if l.startswith("**Verdict: ")), "?")
             with open(args.html, "w") as f:
                 f.write(ledger_html.render(recs, code, verdict, text, bench_key, compare_bench,
                                            skipped))

@@ -369,6 +369,15 @@ def corrupt_or_missing_inputs_exit_3():
         write(f"{t}/notrec.json", "[1, 2]")
         assert ledger("append", f"{t}/h5.jsonl", f"{t}/notrec.json")[0] == 3
         assert not os.path.exists(f"{t}/h5.jsonl")
+        # a corrupt line older than the last two is left out of the page's plots, not fatal
+        h6 = f"{t}/h6.jsonl"
+        write(h6, "{not json\n")
+        night(t, "n7", h6, "eeee", cases=BASE, known=["b_test/y"])
+        night(t, "n8", h6, "ffff", cases=BASE, known=["b_test/y"])
+        rc, md, err = ledger("report", h6, "--known-failures", f"{t}/n8/known.txt", "--html",
+                             f"{t}/p.html")
+        assert rc == 0 and "Against the previous record: eeee" in md, (rc, md, err)
+        assert "1 older history line(s) could not be read" in open(f"{t}/p.html").read()
 
 
 @test

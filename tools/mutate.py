@@ -454,14 +454,22 @@ def run_one(m, wdir, a, env, gpu):
             f.write(orig)
 
 
-def report(results, eq, out, meta):
-    def score(rows):
-        killed = sum(r["status"].startswith("killed") for r in rows)
-        surv = [r for r in rows if r["status"] == "survived"]
-        equiv = [r for r in surv if (r["file"], r["operator"], r["before"]) in eq]
-        denom = killed + len(surv) - len(equiv)
-        return killed, len(surv) - len(equiv), len(equiv), (killed / denom if denom else None)
+def totals(rows, eq):
+    """The counts of a set of results: mutants, killed, survived (not equivalent), equivalent,
+    no_compile, cpu_only, score = killed / (killed + survived) or None, and the survivors (the
+    result rows). The report's tables and the nightly ledger (tools/ledger.py) both use it."""
+    killed = sum(r["status"].startswith("killed") for r in rows)
+    surv = [r for r in rows if r["status"] == "survived"]
+    live = [r for r in surv if (r["file"], r["operator"], r["before"]) not in eq]
+    denom = killed + len(live)
+    return {"mutants": len(rows), "killed": killed, "survived": len(live),
+            "equivalent": len(surv) - len(live),
+            "no_compile": sum(r["status"].startswith("did not") for r in rows),
+            "cpu_only": sum(r["status"] == "not killed by the CPU checks" for r in rows),
+            "score": killed / denom if denom else None, "survivors": live}
 
+
+def report(results, eq, out, meta):
     md = ["# Mutation report", "", meta, ""]
     for key, title in (("file", "file"), ("kernel", "kernel")):
         md += [f"## Score per {title}", "",
@@ -472,24 +480,23 @@ def report(results, eq, out, meta):
             groups.setdefault(r["file"] if key == "file" else f"{r['file']}:{r['kernel']}",
                               []).append(r)
         for g, rows in sorted(groups.items()):
-            k, s, e, sc = score(rows)
-            nc = sum(r["status"].startswith("did not") for r in rows)
-            md.append(f"| {g} | {len(rows)} | {k} | {s} | {e} | {nc} | "
+            t = totals(rows, eq)
+            sc = t["score"]
+            md.append(f"| {g} | {t['mutants']} | {t['killed']} | {t['survived']} | "
+                      f"{t['equivalent']} | {t['no_compile']} | "
                       f"{'-' if sc is None else f'{sc:.0%}'} |")
         md.append("")
-    k, s, e, sc = score(results)
-    cpu_only = [r for r in results if r["status"] == "not killed by the CPU checks"]
-    md += [f"**Total: {k} killed, {s} survived, {e} equivalent; score "
-           f"{'-' if sc is None else f'{sc:.1%}'}.**"]
-    if cpu_only:
-        md += ["", f"**CPU only:** {len(cpu_only)} compiled mutants were not killed by the CPU "
+    t = totals(results, eq)
+    sc = t["score"]
+    md += [f"**Total: {t['killed']} killed, {t['survived']} survived, {t['equivalent']} "
+           f"equivalent; score {'-' if sc is None else f'{sc:.1%}'}.**"]
+    if t["cpu_only"]:
+        md += ["", f"**CPU only:** {t['cpu_only']} compiled mutants were not killed by the CPU "
                "checks and need the GPU checks (no device here); they are not counted as "
                "survivors and the score above covers only what could be decided."]
     md += ["", "## Survivors (not equivalent)", ""]
-    surv = [r for r in results if r["status"] == "survived" and
-            (r["file"], r["operator"], r["before"]) not in eq]
     md += [f"- `{r['file']}:{r['line']}` ({r['kernel']}) {r['operator']}: `{r['before']}` -> "
-           f"`{r['after']}`" for r in surv] or ["none"]
+           f"`{r['after']}`" for r in t["survivors"]] or ["none"]
     md += ["", "## Killed: by which check, in how long", "",
            "| mutant | where | operator | killer | s |", "| --- | --- | --- | --- | ---: |"]
     md += [f"| {r['id']} | {r['file']}:{r['line']} {r['kernel']} | {r['operator']} | "

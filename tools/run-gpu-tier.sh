@@ -224,40 +224,13 @@ for p in "${pids[@]}"; do wait "$p"; done
 # 1b. Shrunk regression cases (tools/shrink.py -> tests/regressions/*.json, bundled under
 #     regressions/): each runs its suite's custom case (<suite>/custom__<check>, $MLA_CUSTOM_CASE)
 #     as one step regression_<name>; a failing one fails the run like any test.
-regression_case() { # json: the suite binary on its custom case, its own JUnit report (so a
-    # skip without a GPU is reported as skipped, never as a pass)
-    local r=$1 name desc suite check case_json t0 rc
+regression_case() { # json: tools/shrink.py --replay (its own JUnit report, so a skip without
+    # a GPU is reported as skipped, never as a pass)
+    local r=$1 name t0 rc=0
     name=regression_$(basename "$r" .json)
     t0=$SECONDS
-    desc=$(python3 -c 'import json, sys
-r = json.load(open(sys.argv[1]))
-print(r["suite"], r["check"], json.dumps({"base": r["base"], "geom": r["geom"], "seed": r["seed"]}))' "$r" 2> "$OUT/logs/$name.log")
-    rc=$?
-    if [ "$rc" -eq 0 ]; then
-        read -r suite check case_json <<<"$desc"
-        MLA_CUSTOM_CASE=$case_json MLA_XML_OUTPUT="$OUT/xml/$name.xml" \
-            "bin/${suite}_goldens_test" --verbose --filter="$suite/custom__$check" \
-            >> "$OUT/logs/$name.log" 2>&1
-        rc=$?
-        # the report keeps the custom test only (Criterion lists the filtered-out ones as
-        # skipped), named regression_<name>
-        [ ! -s "$OUT/xml/$name.xml" ] || python3 - "$OUT/xml/$name.xml" "custom__$check" "$name" <<'PY' || rc=3
-import sys, xml.etree.ElementTree as ET
-path, keep, name = sys.argv[1:4]
-tree = ET.parse(path)
-for ts in tree.getroot().iter("testsuite"):
-    ts.set("name", name)
-    cases = [tc for tc in ts.findall("testcase") if tc.get("name") == keep]
-    for tc in ts.findall("testcase"):
-        if tc.get("name") != keep:
-            ts.remove(tc)
-    ts.set("tests", str(len(cases)))
-    for k, tag in (("failures", "failure"), ("errors", "error"), ("skipped", "skipped")):
-        ts.set(k, str(sum(tc.find(tag) is not None for tc in cases)))
-    ts.set("disabled", "0")
-tree.write(path, encoding="utf-8", xml_declaration=True)
-PY
-    fi
+    python3 tools/shrink.py --replay "$r" --bin bin --xml "$OUT/xml/$name.xml" \
+        > "$OUT/logs/$name.log" 2>&1 || rc=$?
     printf '%-48s %s (%ds)\n' "$name" "$([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)")" \
         $((SECONDS - t0))
     [ -s "$OUT/xml/$name.xml" ] || junit_step "$name" "${rc/#0/98}" $((SECONDS - t0)) "$OUT/logs/$name.log"

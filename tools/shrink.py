@@ -18,7 +18,11 @@ invalid geometry fails differently (a contract code, an oracle error) and counts
 Then the inputs: the small-integer fill (few distinct values), then the seed 1.
 
 Writes OUT/<name>.json (the regression input: base, geom, seed, check, signature), prints the
-one-line description (every field before -> after) and the replay command. Exit 0 when a failing
+one-line description (every field before -> after) and the replay command.
+
+  shrink.py --replay CASE.json [--bin DIR] --xml FILE
+      run a committed regression case (tests/regressions/) as its suite's custom case, the JUnit
+      report kept to that test and named regression_<name> (run-gpu-tier.sh's step). Exit 0 when a failing
 case was reduced (or was already minimal), 1 when the first run did not fail, 2 on bad arguments.
 """
 import argparse
@@ -115,7 +119,45 @@ def base_geometry(golden, base):
     raise SystemExit(f"shrink: case {base} is not in {path}")
 
 
+def replay(path, bin_dir, xml):
+    """A committed regression case (tests/regressions/*.json, written below): its suite binary
+    on the custom case, Criterion's JUnit report kept to that one test and named
+    regression_<name> (so a skip without a GPU counts as skipped). Returns the binary's exit."""
+    import xml.etree.ElementTree as ET
+    with open(path) as f:
+        r = json.load(f)
+    name = "regression_" + os.path.basename(path)[:-len(".json")]
+    keep = f"custom__{r['check']}"
+    env = dict(os.environ, MLA_XML_OUTPUT=xml, MLA_CUSTOM_CASE=json.dumps(
+        {"base": r["base"], "geom": r["geom"], "seed": r["seed"]}, sort_keys=True))
+    rc = subprocess.run([os.path.join(bin_dir, f"{r['suite']}_goldens_test"), "--verbose",
+                         f"--filter={r['suite']}/{keep}"], env=env).returncode
+    if os.path.exists(xml) and os.path.getsize(xml):
+        tree = ET.parse(xml)
+        for ts in tree.getroot().iter("testsuite"):
+            ts.set("name", name)
+            for tc in ts.findall("testcase"):
+                if tc.get("name") != keep:
+                    ts.remove(tc)
+            cases = ts.findall("testcase")
+            ts.set("tests", str(len(cases)))
+            for k, tag in (("failures", "failure"), ("errors", "error"), ("skipped", "skipped")):
+                ts.set(k, str(sum(tc.find(tag) is not None for tc in cases)))
+            ts.set("disabled", "0")
+        tree.write(xml, encoding="utf-8", xml_declaration=True)
+    return rc
+
+
 def main(argv=None):
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["--replay"]:  # shrink.py --replay CASE.json --bin DIR --xml FILE
+        rp = argparse.ArgumentParser(prog="shrink.py --replay")
+        rp.add_argument("--replay", required=True)
+        rp.add_argument("--bin", default="bin")
+        rp.add_argument("--xml", required=True)
+        a = rp.parse_args(argv)
+        return replay(a.replay, a.bin, a.xml)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--binary", required=True)
     ap.add_argument("--check", required=True, help="the GPU check, e.g. attn_absorbed, select")

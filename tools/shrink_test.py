@@ -28,7 +28,14 @@ g, bug = d["geom"], os.environ["BUG"]
 check = sys.argv[-1].split("custom__")[1]
 with open(os.environ["RUNS"], "a") as f:
     f.write(json.dumps(g, sort_keys=True) + "\n")
+def xml(status):  # Criterion's JUnit report: the filtered-out tests listed as skipped too
+    if "MLA_XML_OUTPUT" in os.environ:
+        with open(os.environ["MLA_XML_OUTPUT"], "w") as f:
+            f.write('<?xml version="1.0"?><testsuites><testsuite name="{SUITE}" tests="2">'
+                    f'<testcase name="custom__{check}">{status}</testcase>'
+                    '<testcase name="custom__other"><skipped/></testcase></testsuite></testsuites>')
 def fail(tensor):
+    xml('<failure message="x"/>')
     print(f"[----]   FAIL: case custom, tensor {tensor} (got = kernel, ref = oracle)")
     print(f"[FAIL] {SUITE}::custom__{check}: (0.10s)")
     print("[====] Synthesis: Tested: 1 | Passing: 0 | Failing: 1 | Crashing: 0")
@@ -45,6 +52,7 @@ if bug == "late_rows" and g["t_kv"] - g["t_q"] >= 300 and g.get("small_int", 0) 
     fail("o_lat")
 if bug == "pool_tail" and g["pool"] >= 33 and g["width"] >= g["pool"]:
     fail("idx")
+xml("")
 print(f"[PASS] {SUITE}::custom__{check}: (0.10s)")
 print("[====] Synthesis: Tested: 1 | Passing: 1 | Failing: 0 | Crashing: 0")
 '''
@@ -132,6 +140,30 @@ def a_passing_start_and_an_unknown_binary():
         assert rc == 1 and "does not fail" in err, (rc, err)
         rc, _, err = shrink(t, "/bin/true", "x", "--check", "c", "--base", "glm5_decode")
         assert rc == 2, (rc, err)
+
+
+@test
+def replay_runs_a_regression_case_with_its_own_report():
+    """shrink.py --replay (run-gpu-tier.sh's regression_<name> step): the suite binary on the
+    custom case; the JUnit report keeps that one test, named regression_<name>; the exit is the
+    binary's."""
+    import xml.etree.ElementTree as ET
+    with tempfile.TemporaryDirectory() as t:
+        setup(t, "kpool_gpu")
+        for name, geom, rc_want, fails in (("tail", {"pool": 40, "width": 40}, 1, 1),
+                                          ("ok", {"pool": 8, "width": 8}, 0, 0)):
+            with open(f"{t}/{name}.json", "w") as f:
+                json.dump({"base": "glm5_next_kpool_pool64", "suite": "kpool_gpu",
+                           "check": "select", "geom": geom, "seed": 1}, f)
+            env = dict(os.environ, BUG="pool_tail", RUNS=f"{t}/runs.jsonl")
+            p = subprocess.run([sys.executable, TOOL, "--replay", f"{t}/{name}.json", "--bin",
+                                f"{t}/bin", "--xml", f"{t}/{name}.xml"], env=env,
+                               capture_output=True, text=True)
+            assert p.returncode == rc_want, (name, p.returncode, p.stdout, p.stderr)
+            ts = ET.parse(f"{t}/{name}.xml").getroot().find("testsuite")
+            assert ts.get("name") == f"regression_{name}" and ts.get("tests") == "1", ts.attrib
+            assert [tc.get("name") for tc in ts] == ["custom__select"]
+            assert ts.get("failures") == str(fails) and ts.get("skipped") == "0", ts.attrib
 
 
 if __name__ == "__main__":
