@@ -21,13 +21,15 @@
 #define GOLDEN_STR_(x) #x
 #define GOLDEN_STR(x) GOLDEN_STR_(x)
 
+/* The body of one test: the case's check on the GPU (skipped without a usable GPU). */
+#define GOLDEN_CHECK(c, stage, check, variant)                                                     \
+    GPU_REQUIRE();                                                                                 \
+    tb t;                                                                                          \
+    TB_CRITERION_INIT(&t, GOLDEN_TARGET, GOLDEN_STR(GOLDEN_SUITE), #c "__" #check);                \
+    mla_golden_gpu_check(&t, #c, #stage, variant);
+
 #define GOLDEN_TEST(c, stage, check, variant)                                                      \
-    Test(GOLDEN_SUITE, c##__##check, .timeout = 300) {                                             \
-        GPU_REQUIRE();                                                                             \
-        tb t;                                                                                      \
-        TB_CRITERION_INIT(&t, GOLDEN_TARGET, GOLDEN_STR(GOLDEN_SUITE), #c "__" #check);            \
-        mla_golden_gpu_check(&t, #c, #stage, variant);                                             \
-    }
+    Test(GOLDEN_SUITE, c##__##check, .timeout = 300) { GOLDEN_CHECK(c, stage, check, variant) }
 #define GOLDEN_STAGE_TESTS(c, stage) MLA_CHECKS_##stage(GOLDEN_TEST, c)
 #define GOLDEN_CASE_TESTS(c, set) MLA_STAGE_SET_##set(GOLDEN_STAGE_TESTS, c)
 
@@ -35,16 +37,13 @@
  * tools/shrink.py). Skipped, with the reason, when it is unset or when the base case has no such
  * stage (a dense base has no bf16 stages); an invalid description fails with its reason. */
 #define GOLDEN_CUSTOM_TEST(c, stage, check, variant)                                               \
-    Test(GOLDEN_SUITE, custom__##check, .timeout = 300) {                                          \
+    Test(GOLDEN_SUITE, c##__##check, .timeout = 300) {                                             \
         if (!mla_custom_case_configured())                                                         \
             cr_skip_test("MLA_CUSTOM_CASE is not set (tools/shrink.py sets it)");                  \
-        const mla_case *cc_ = mla_case_find("custom");                                             \
+        const mla_case *cc_ = mla_case_find(#c);                                                   \
         if (cc_ && !mla_case_stage(cc_, #stage))                                                   \
             cr_skip_test("the custom case's base has no stage " #stage);                           \
-        GPU_REQUIRE();                                                                             \
-        tb t;                                                                                      \
-        TB_CRITERION_INIT(&t, GOLDEN_TARGET, GOLDEN_STR(GOLDEN_SUITE), "custom__" #check);         \
-        mla_golden_gpu_check(&t, "custom", #stage, variant);                                       \
+        GOLDEN_CHECK(c, stage, check, variant)                                                     \
     }
 #define GOLDEN_CUSTOM_STAGE_TESTS(c, stage) MLA_CHECKS_##stage(GOLDEN_CUSTOM_TEST, c)
 #define GOLDEN_CUSTOM_TESTS(set) MLA_STAGE_SET_##set(GOLDEN_CUSTOM_STAGE_TESTS, custom)
