@@ -92,7 +92,7 @@ def code_mask(text):
     return "".join(out)
 
 
-def functions(text, mask):
+def functions(mask):
     """[(name, start, end)] of the function bodies at file scope (descending into namespace and
     extern "C" blocks): the name is the identifier before the last parenthesised group of the
     header (so template heads and __launch_bounds__(...) are skipped)."""
@@ -271,7 +271,7 @@ def mutants_of(path, rel):
     with open(path) as f:
         text = f.read()
     mask = code_mask(text)
-    funcs = functions(text, mask)
+    funcs = functions(mask)
     res, seen = [], set()
     for op, s, e, rep in gen_ops(text, mask):
         if (s, e, rep) in seen or text[s:e] == rep:

@@ -104,10 +104,9 @@ def gcc_ld_args(args):
     return out
 
 
-def translate(ld, pack, obj_dir, rt_dir):
+def translate(ld, obj_dir, rt_dir):
     """ld-level args -> the relink form (see the module text); copies the objects it names."""
-    res, group, skip = [], None, False
-    it = iter(range(len(ld)))
+    res, group = [], None
     i = 0
     while i < len(ld):
         x = ld[i]
@@ -192,7 +191,7 @@ def main():
             args = acts[out[0]]
             ld = clang_ld_args(args) if "clang" in os.path.basename(args[0]) else \
                 gcc_ld_args(args)
-            form = translate(ld, None, os.path.join(rl, "objs"), os.path.join(rl, "rt"))
+            form = translate(ld, os.path.join(rl, "objs"), os.path.join(rl, "rt"))
             uses = sorted({t[3:] for t in _flat(form) if t.startswith("@K/")})
             if not uses:
                 continue  # links no kernel object: nothing to relink
