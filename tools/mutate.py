@@ -50,9 +50,15 @@ EQUIV_FILE = os.path.join(ROOT, "tools", "mutation_equivalent.txt")
 
 
 # ------------------------------------------------------------------ source masking ------------
+TEST_ONLY_IF = re.compile(r"^\s*#\s*(if|elif)\s+defined\s*\(\s*MLA_(BITE|SLOW)_")
+
+
 def code_mask(text):
     """text with comments, string / char literals and preprocessor lines blanked (same length,
-    newlines kept), so operators match code only."""
+    newlines kept), so operators match code only; so is the code of the test-only variants
+    (`#if defined(MLA_BITE_...)` / `MLA_SLOW_...` branches, up to their #else / #elif / #endif),
+    which the product build never compiles."""
+    text = _blank_test_only(text)
     out = list(text)
     i, n = 0, len(text)
     line_start = True
@@ -90,6 +96,28 @@ def code_mask(text):
         line_start = c == "\n" or (line_start and c in " \t")
         i += 1
     return "".join(out)
+
+
+def _blank_test_only(text):
+    """text with the lines of the test-only #if branches blanked (see code_mask)."""
+    lines = text.split("\n")
+    stack = []  # per open #if: is the current branch test-only?
+    for k, line in enumerate(lines):
+        d = re.match(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b", line)
+        if d:
+            kw = d.group(1)
+            if kw in ("if", "ifdef", "ifndef"):
+                stack.append(bool(TEST_ONLY_IF.match(line)))
+            elif kw == "elif" and stack:
+                stack[-1] = bool(TEST_ONLY_IF.match(line))
+            elif kw == "else" and stack:
+                stack[-1] = False
+            elif kw == "endif" and stack:
+                stack.pop()
+            continue
+        if any(stack):
+            lines[k] = " " * len(line)
+    return "\n".join(lines)
 
 
 def functions(mask):

@@ -41,6 +41,14 @@ static __device__ bool key_less(int a, int b, int ia, int ib) {
     return a < b || (a == b && ia < ib); /* ties: lower index first */
 }
 
+static __device__ int clampi(int a, int b) {
+#if defined(MLA_BITE_PLANTED)
+    return a < b ? a : b - 1; /* a test-only bite: never mutated */
+#else
+    return a <= b ? a : b;
+#endif
+}
+
 extern "C" int entry(const float *x, float *y, int n) {
     if (n < 1) return 40021;
     walk<32><<<1, 256>>>(x, y, n);
@@ -101,6 +109,18 @@ def comments_strings_preprocessor_and_templates_are_never_mutated():
     # the comment after the NaN test is kept verbatim
     nanz = find(ms, "NANZ", "if (v != v)", "if (0)")[0]
     assert nanz["after"].endswith("/* NaN special case */"), nanz
+
+
+@test
+def test_only_bite_branches_are_never_mutated():
+    with tempfile.TemporaryDirectory() as t:
+        ms = planted(t)
+    lines = PLANTED.splitlines()
+    inside = [m for m in ms if "test-only bite" in lines[m["line"] - 1]]
+    assert inside == [], inside
+    # the product branch after #else is mutated as any code
+    assert find(ms, "REL", "return a <= b ? a : b;", "return a < b ? a : b;"), \
+        [m["after"] for m in ms if m["kernel"] == "clampi"]
 
 
 @test
