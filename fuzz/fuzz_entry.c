@@ -1,5 +1,7 @@
 /* fuzz_entry.c: LLVMFuzzerTestOneInput for every target (records the input so a failing
- * FUZZ_ASSERT can write a reproducer), and the reproducer writer itself. */
+ * FUZZ_ASSERT can write a reproducer), the reproducer writer itself, and the draw log
+ * ($FUZZ_DRAW_LOG, fuzz_helpers.h). */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,9 +11,45 @@
 static const uint8_t *current_data;
 static size_t current_size;
 
+FILE *fuzz_draw_log;
+
+/* Opens $FUZZ_DRAW_LOG once, line-buffered (the lines of a failing input are written before it
+ * aborts). */
+static void draw_log_open(void) {
+    static int opened;
+    if (opened) return;
+    opened = 1;
+    const char *path = getenv("FUZZ_DRAW_LOG");
+    if (!path || !*path) return;
+    fuzz_draw_log = fopen(path, "w");
+    if (!fuzz_draw_log) {
+        fprintf(stderr, "fuzz: cannot open the draw log %s ($FUZZ_DRAW_LOG)\n", path);
+        return;
+    }
+    setvbuf(fuzz_draw_log, NULL, _IOLBF, 0);
+}
+
+void fuzz_draw_note(const char *kind, size_t off, size_t n, int64_t lo, int64_t hi, int64_t value) {
+    if (!fuzz_draw_log) return;
+    fprintf(fuzz_draw_log, "draw %s %zu %zu %lld %lld %lld\n", kind, off, n, (long long)lo,
+            (long long)hi, (long long)value);
+}
+
+void fuzz_log_case(const char *fmt, ...) {
+    if (!fuzz_draw_log) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("case ", fuzz_draw_log);
+    vfprintf(fuzz_draw_log, fmt, ap);
+    fputc('\n', fuzz_draw_log);
+    va_end(ap);
+}
+
 void fuzz_set_current_input(const uint8_t *data, size_t size) {
     current_data = data;
     current_size = size;
+    draw_log_open();
+    if (fuzz_draw_log) fprintf(fuzz_draw_log, "input %zu %s\n", size, fuzz_target_name);
 }
 
 void fuzz_reproducer_path(const char *target, char *buf, size_t n) {

@@ -62,6 +62,7 @@ void fuzz_tb_casef(tb *t, const char *fmt, ...) {
     vsnprintf(g_case, sizeof g_case, fmt, ap);
     va_end(ap);
     tb_set_case(t, g_case);
+    if (fuzz_draw_log) fuzz_log_case("%s", g_case); /* tools/shrink.py --repro reads it */
 }
 
 void fuzz_tb_assert_failed(tb *t, const char *cond, const char *file, int line, const char *fmt,

@@ -107,7 +107,8 @@ static inline int fuzz_no_device(void) { return !fuzz_device_present(); }
 tb *fuzz_tb_begin(const uint8_t *data, size_t size);
 
 /* tb_set_case with a printf format (the drawn tuple). A description longer than the testbed's
- * case_name field is kept in full here and printed in full by the sink and FUZZ_TB_ASSERT. */
+ * case_name field is kept in full here and printed in full by the sink and FUZZ_TB_ASSERT. With
+ * the draw log on ($FUZZ_DRAW_LOG) it is also written there as its "case" line. */
 void fuzz_tb_casef(tb *t, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -40,6 +40,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -379,12 +380,36 @@ GPU_BINARIES = ["dense_gpu_goldens_test", "kpool_gpu_goldens_test", "kpool_ident
                 "decode_split_gpu_test", "tc_prefill_gpu_test", "decode_chain_gpu_test"]
 
 
-def gpu_checks(bundle):
-    """The GPU checks in order, each (label, argv relative to the worker dir, extra env): each
-    GPU binary on its small case set (tools/sanitize_set.tsv: the san_* cases reach every kernel
-    arm in seconds); each binary whole (every fixture case); each GPU fuzzer's corpus replay;
-    10 s of fuzzing per target; racecheck on the small case sets (compute-sanitizer, when on
-    PATH) for the mutants still alive."""
+# Per kernel source, the golden checks (<case>__<check> of the golden suites) whose stages it
+# implements, and the other GPU binaries that exercise it: the second GPU stage runs those, not
+# every fixture of every suite (a whole golden suite recomputes every case's oracle on the CPU:
+# minutes per mutant with 16 mutants in flight).
+FILE_CHECKS = {
+    "kernels/mla_attn.cu": ["attn_absorbed", "attn_gathered"],
+    "kernels/mla_dense.cu": ["rope", "split_latent", "append_latent", "absorb_q", "decompress_v"],
+    "kernels/mla_gemm_bf16.cu": ["bf16_absorb_f32", "bf16_absorb_bf16", "bf16_decompress_f32",
+                                 "bf16_decompress_bf16"],
+    "kernels/mla_kpool.cu": ["index_append_ring", "pool_keys", "score", "select"],
+}
+FILE_BINARIES = {
+    "kernels/mla_attn.cu": ["decode_split_gpu_test", "decode_chain_gpu_test"],
+    "kernels/mla_dense.cu": ["decode_split_gpu_test", "decode_chain_gpu_test"],
+    "kernels/mla_gemm_bf16.cu": ["tc_prefill_gpu_test"],
+    "kernels/mla_kpool.cu": ["kpool_identities_gpu_test", "decode_chain_gpu_test"],
+}
+GOLDEN_SUITES = ["dense_gpu_goldens_test", "kpool_gpu_goldens_test"]
+
+
+def gpu_checks(bundle, file=None):
+    """The GPU checks in order, each (label, argv relative to the worker dir, extra env):
+    1. each GPU binary on its small case set (tools/sanitize_set.tsv: the san_* cases reach
+       every kernel arm in seconds);
+    2. the fixture cases of the mutated file's stages in the golden suites (FILE_CHECKS), and
+       the other GPU binaries that exercise it (FILE_BINARIES), whole; every GPU binary whole
+       when the file is not listed;
+    3. each GPU fuzzer's corpus replay;
+    4. 10 s of fuzzing per target;
+    5. racecheck on the small case sets (compute-sanitizer, when on PATH)."""
     small = {}
     tsv = os.path.join(bundle, "tools", "sanitize_set.tsv")
     if os.path.exists(tsv):
@@ -396,9 +421,18 @@ def gpu_checks(bundle):
     asan = {"ASAN_OPTIONS": "protect_shadow_gap=0:detect_leaks=0"}
     fuzzers = sorted(f[:-len("_fuzzer")] for f in os.listdir(os.path.join(bundle, "bin"))
                      if f.endswith("_fuzzer"))
-    checks = [(f"{b} --filter={small[b]}", [f"bin/{b}", f"--filter={small[b]}"], {})
+    # two Criterion workers per binary: the mutants run in parallel on one GPU, and each
+    # worker process holds a CUDA context
+    cj = ["--jobs=2"]
+    checks = [(f"{b} --filter={small[b]}", [f"bin/{b}", f"--filter={small[b]}", *cj], {})
               for b in GPU_BINARIES if b in small]
-    checks += [(b, [f"bin/{b}"], {}) for b in GPU_BINARIES]
+    if file in FILE_CHECKS:
+        flt = "*/*__@(" + "|".join(FILE_CHECKS[file]) + ")"
+        checks += [(f"{b} --filter={flt}", [f"bin/{b}", f"--filter={flt}", *cj], {})
+                   for b in GOLDEN_SUITES]
+        checks += [(b, [f"bin/{b}", *cj], {}) for b in FILE_BINARIES[file]]
+    else:
+        checks += [(b, [f"bin/{b}", *cj], {}) for b in GPU_BINARIES]
     checks += [(f"{t}_replay", [f"bin/{t}_fuzzer", "-runs=0", f"fuzz/corpus/{t}"], asan)
                for t in fuzzers]
     checks += [(f"fuzz_{t} 10 s", [f"bin/{t}_fuzzer", "-max_total_time=10", "{scratch}",
@@ -406,9 +440,34 @@ def gpu_checks(bundle):
     if shutil.which("compute-sanitizer"):
         checks += [(f"racecheck {b}", ["compute-sanitizer", "--tool", "racecheck",
                                        "--error-exitcode", "1", f"bin/{b}",
-                                       f"--filter={small[b]}"], {})
+                                       f"--filter={small[b]}", *cj], {})
                    for b in GPU_BINARIES if b in small]
     return checks
+
+
+class Unmutated:
+    """Each check's verdict on the unmutated bundle, run once per check and only when needed:
+    a mutant's kill counts only when the same check passes unmutated (a check that fails
+    without a mutant kills nothing), and a timeout counts as a hang only when the unmutated
+    binary finished the same check within the same timeout, under the same load."""
+
+    def __init__(self, bundle, a, env):
+        self.bundle, self.a, self.env = bundle, a, env
+        self.lock, self.seen = threading.Lock(), {}
+
+    def verdict(self, label, argv, extra):
+        with self.lock:
+            ev = self.seen.get(label)
+            if ev is None:
+                ev = self.seen[label] = [threading.Event(), None]
+                mine = True
+            else:
+                mine = False
+        if mine:
+            ev[1] = run_check(self.bundle, argv, extra, self.a.timeout, self.env)
+            ev[0].set()
+        ev[0].wait()
+        return ev[1]
 
 
 def run_check(bdir, argv, extra_env, timeout, env):
@@ -442,7 +501,7 @@ def worker_dir(bundle, base):
     return base
 
 
-def run_one(m, wdir, a, env, gpu):
+def run_one(m, wdir, a, env, gpu, unmutated=None):
     rl = os.path.join(wdir, "relink")
     src = os.path.join(rl, "src", m["file"])
     with open(src) as f:
@@ -451,7 +510,7 @@ def run_one(m, wdir, a, env, gpu):
     with open(mutated, "w") as f:
         f.write(apply(m, orig))
     t0 = time.time()
-    checks = CPU_CHECKS + (gpu_checks(wdir) if gpu else [])
+    checks = CPU_CHECKS + (gpu_checks(wdir, m["file"]) if gpu else [])
     with open(os.path.join(rl, "links.json")) as f:
         relinkable = set(json.load(f))
     only = ",".join(sorted({argv[i] for _, argv, _ in checks for i in range(len(argv))
@@ -467,10 +526,20 @@ def run_one(m, wdir, a, env, gpu):
                        else "did not link", detail=(p.stdout + p.stderr)[-400:])
             return res
         for label, argv, extra in checks:
+            if a.stop_at and time.time() > a.stop_at:  # the run's hard stop: no verdict
+                res.update(status="undecided (deadline)", detail=f"stopped before {label}")
+                return res
             binary = next((x for x in argv if x.startswith("bin/")), None)
             if binary and not os.path.exists(os.path.join(wdir, binary)):
                 continue
             verdict, dt = run_check(wdir, argv, extra, a.timeout, env)
+            if verdict in ("killed", "timeout") and unmutated is not None:
+                base, base_dt = unmutated.verdict(label, argv, extra)
+                if base != "survived" and base != "skipped":
+                    res.update(status="undecided (check fails unmutated)", killer=label,
+                               detail=f"the unmutated bundle: {base} in {base_dt:.0f} s",
+                               seconds=round(dt, 1))
+                    return res
             if verdict in ("killed", "timeout"):
                 res.update(status="killed" if verdict == "killed" else "killed (timeout)",
                            killer=label, seconds=round(dt, 1))
@@ -480,6 +549,16 @@ def run_one(m, wdir, a, env, gpu):
     finally:
         with open(src, "w") as f:  # the worker's copy back to the original for the next one
             f.write(orig)
+        # and its kernel objects and relinked binaries: the next mutant may be in another file,
+        # and its relink links this file's object (relink.py wrote the mutant's into kobj/)
+        obj = os.path.basename(m["file"])[:-3] + ".o"
+        for cfg in os.listdir(os.path.join(a.bundle_abs, "relink", "kobj")):
+            pristine = os.path.join(a.bundle_abs, "relink", "kobj", cfg, obj)
+            if os.path.exists(pristine):
+                shutil.copy2(pristine, os.path.join(rl, "kobj", cfg, obj))
+        for b in only.split(","):
+            if b and os.path.exists(os.path.join(a.bundle_abs, b)):
+                shutil.copy2(os.path.join(a.bundle_abs, b), os.path.join(wdir, b))
 
 
 def totals(rows, eq):
@@ -494,7 +573,12 @@ def totals(rows, eq):
             "equivalent": len(surv) - len(live),
             "no_compile": sum(r["status"].startswith("did not") for r in rows),
             "cpu_only": sum(r["status"] == "not killed by the CPU checks" for r in rows),
+            "undecided": sum(r["status"].startswith("undecided") for r in rows),
             "score": killed / denom if denom else None, "survivors": live}
+
+
+def rows_undecided(rows):
+    return [r for r in rows if r["status"].startswith("undecided")]
 
 
 def report(results, eq, out, meta):
@@ -518,6 +602,13 @@ def report(results, eq, out, meta):
     sc = t["score"]
     md += [f"**Total: {t['killed']} killed, {t['survived']} survived, {t['equivalent']} "
            f"equivalent; score {'-' if sc is None else f'{sc:.1%}'}.**"]
+    if t["undecided"]:
+        md += ["", f"**Undecided:** {t['undecided']} mutants are outside the score: still "
+               "running their checks at the run's hard stop (--deadline plus --grace), or "
+               "failed by a check that also fails (or times out) on the unmutated bundle."]
+        md += [f"- `{r['id']}` {r['file']}:{r['line']} {r['operator']}: {r['status']}"
+               + (f" ({r['detail']})" if r.get("detail") else "")
+               for r in rows_undecided(results)]
     if t["cpu_only"]:
         md += ["", f"**CPU only:** {t['cpu_only']} compiled mutants were not killed by the CPU "
                "checks and need the GPU checks (no device here); they are not counted as "
@@ -552,19 +643,27 @@ def cmd_run(a, ms):
     gpu = probe.returncode == 0 and "no device" not in probe.stdout
     eq = read_equivalent()
     t0 = time.time()
+    a.stop_at = t0 + a.deadline + a.grace if a.deadline else 0
+    a.bundle_abs = bundle
+    unmutated = Unmutated(bundle, a, env) if gpu else None
+    # run in a seeded random order across files, so a run cut by --deadline is still an
+    # unbiased sample (the report groups by file and kernel anyway)
+    ms = list(ms)
+    random.Random(a.seed).shuffle(ms)
     results = []
     import concurrent.futures as cf
     with tempfile.TemporaryDirectory() as tmp:
         wdirs = [worker_dir(bundle, os.path.join(tmp, f"w{i}")) for i in range(a.jobs)]
         free = list(wdirs)
-        import threading
         lock = threading.Lock()
 
         def task(m):
+            if a.deadline and time.time() - t0 > a.deadline:
+                return dict(m, status="not run (deadline)")
             with lock:
                 w = free.pop()
             try:
-                return run_one(m, w, a, env, gpu)
+                return run_one(m, w, a, env, gpu, unmutated)
             finally:
                 with lock:
                     free.append(w)
@@ -576,8 +675,12 @@ def cmd_run(a, ms):
                       f"{r['operator']}: {r['status']}"
                       + (f" by {r['killer']} in {r['seconds']} s" if "killer" in r else ""),
                       flush=True)
+    late = [r for r in results if r["status"] == "not run (deadline)"]
+    results = [r for r in results if r["status"] != "not run (deadline)"]
     meta = (f"{len(ms)} mutants ({'sampled: ' + str(a.sample) + ' with seed ' + str(a.seed) if a.sample else 'all generated'}"
-            f"), {'GPU' if gpu else 'CPU only (no device: ' + probe.stdout.strip() + ')'} checks,"
+            + (f"; {len(late)} of them not started by the {a.deadline:.0f} s deadline, so "
+               f"{len(results)} ran" if late else "")
+            + f"), {'GPU' if gpu else 'CPU only (no device: ' + probe.stdout.strip() + ')'} checks,"
             f" {a.jobs} workers, {time.time() - t0:.0f} s, bundle commit "
             f"{open(os.path.join(bundle, 'COMMIT')).read().strip()[:12]}")
     text = report(results, eq, a.out, meta)
@@ -603,6 +706,12 @@ def main(argv=None):
     r.add_argument("--libdir")
     r.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     r.add_argument("--timeout", type=float, default=120)
+    r.add_argument("--deadline", type=float, default=0,
+                   help="seconds after which no new mutant starts (those left are reported as "
+                        "not run, outside the score); 0: none")
+    r.add_argument("--grace", type=float, default=180,
+                   help="with --deadline: seconds after it at which running mutants stop "
+                        "before their next check (reported as undecided, outside the score)")
     r.add_argument("--out", default=os.path.join(ROOT, "out", "mutate"))
     s = sub.add_parser("show")
     s.add_argument("ids", nargs="+")

@@ -7,7 +7,9 @@ the report's arithmetic, on the CPU.
     "C" entries and anonymous namespaces included);
   - ids are stable across runs; --sample with a seed is reproducible;
   - the report's score per file / kernel, equivalents leaving the score, CPU-only mutants not
-    counted as survivors, killers and times listed.
+    counted as survivors, killers and times listed;
+  - the GPU checks run the mutated file's own fixture checks (not every suite whole), and a
+    kill or timeout counts only when the same check passes on the unmutated bundle.
 """
 import json
 import os
@@ -178,19 +180,22 @@ def the_report_scores_files_and_kernels():
          "after": "w", "status": "did not compile"},
         {"id": "f", "file": "k.cu", "kernel": "h", "line": 6, "operator": "REL", "before": "r",
          "after": "s", "status": "not killed by the CPU checks"},
+        {"id": "g", "file": "k.cu", "kernel": "h", "line": 7, "operator": "REL", "before": "u",
+         "after": "v", "status": "undecided (deadline)", "detail": "stopped before racecheck"},
     ]
     eq = {("k.cu", "MINMAX", "m = fmaxf(a, a);"): "both arguments equal"}
     with tempfile.TemporaryDirectory() as t:
         md = mu.report(rows, eq, t, "meta line")
         data = json.load(open(os.path.join(t, "mutation-report.json")))
-    assert len(data["results"]) == 6
-    # file: 2 killed, 1 survivor (b), 1 equivalent (c): 2 / 3
-    assert "| k.cu | 6 | 2 | 1 | 1 | 1 | 67% |" in md, md
+    assert len(data["results"]) == 7
+    # file: 2 killed, 1 survivor (b), 1 equivalent (c): 2 / 3; the undecided one (g) is outside
+    assert "| k.cu | 7 | 2 | 1 | 1 | 1 | 67% |" in md, md
     assert "| k.cu:g | 3 | 1 | 0 | 1 | 1 | 100% |" in md, md
     assert "`k.cu:2` (f) SYNC: `__syncthreads();` -> `;`" in md, md
     assert "m = fmaxf" not in md.split("## Survivors")[1].split("## Killed")[0], md
     assert "| d | k.cu:4 g | REL | t2 (timeout) | 120.0 |" in md, md
     assert "**CPU only:** 1 compiled mutants" in md, md
+    assert "**Undecided:** 1 mutants" in md, md
 
 
 @test
@@ -209,6 +214,62 @@ def the_equivalent_ledger_is_parsed_and_checked():
         except SystemExit as e:
             assert "reason" in str(e)
     assert isinstance(mu.read_equivalent(), dict)  # the committed ledger parses
+
+
+def fake_bundle(t):
+    os.makedirs(os.path.join(t, "bin"))
+    os.makedirs(os.path.join(t, "tools"))
+    for b in mu.GPU_BINARIES + ["select_order_fuzzer"]:
+        open(os.path.join(t, "bin", b), "w").close()
+    with open(os.path.join(t, "tools", "sanitize_set.tsv"), "w") as f:
+        f.write("# binary\tfilter\n" + "".join(f"{b}\t*/san_*\n" for b in mu.GPU_BINARIES))
+
+
+@test
+def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
+    with tempfile.TemporaryDirectory() as t:
+        fake_bundle(t)
+        labels = [c[0] for c in mu.gpu_checks(t, "kernels/mla_kpool.cu")]
+        small = [f"{b} --filter=*/san_*" for b in mu.GPU_BINARIES]
+        assert labels[:len(small)] == small, labels  # the small sets first, every binary
+        rest = labels[len(small):]
+        flt = "*/*__@(index_append_ring|pool_keys|score|select)"
+        assert rest[:4] == [f"dense_gpu_goldens_test --filter={flt}",
+                            f"kpool_gpu_goldens_test --filter={flt}",
+                            "kpool_identities_gpu_test", "decode_chain_gpu_test"], rest
+        assert rest[4:6] == ["select_order_replay", "fuzz_select_order 10 s"], rest
+        assert "dense_gpu_goldens_test" not in rest  # never a golden suite whole
+        # a file the table does not know: every binary whole
+        whole = [c[0] for c in mu.gpu_checks(t, "kernels/new.cu")][len(small):]
+        assert whole[:len(mu.GPU_BINARIES)] == mu.GPU_BINARIES, whole
+        for f in mu.FILE_CHECKS:  # the table covers every kernel source
+            assert os.path.exists(os.path.join(mu.ROOT, f)), f
+        mutated = sorted({m["file"] for m in mu.generate(mu.default_files())})
+        assert sorted(mu.FILE_CHECKS) == mutated, mutated
+
+
+@test
+def a_kill_counts_only_when_the_unmutated_bundle_passes_the_check():
+    calls = []
+
+    def fake_run_check(bdir, argv, extra, timeout, env):
+        calls.append((bdir, argv[0]))
+        return {"bin/ok": ("survived", 1.0), "bin/slow": ("timeout", 150.0),
+                "bin/broken": ("killed", 2.0)}[argv[0]]
+
+    saved = mu.run_check
+    mu.run_check = fake_run_check
+    try:
+        class A:
+            timeout = 150
+        u = mu.Unmutated("/pristine", A(), {})
+        assert u.verdict("ok", ["bin/ok"], {}) == ("survived", 1.0)
+        assert u.verdict("ok", ["bin/ok"], {}) == ("survived", 1.0)
+        assert calls == [("/pristine", "bin/ok")], calls  # once per check, in the bundle
+        assert u.verdict("slow", ["bin/slow"], {})[0] == "timeout"
+        assert u.verdict("broken", ["bin/broken"], {})[0] == "killed"
+    finally:
+        mu.run_check = saved
 
 
 if __name__ == "__main__":

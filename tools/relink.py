@@ -57,10 +57,13 @@ def libdir(bundle, tmp, extra):
             continue
         for f in os.listdir(lib_root):
             if ".so." in f:
-                base = f.split(".so.")[0] + ".so"
-                link = os.path.join(d, base)
-                if not os.path.lexists(link):
-                    os.symlink(os.path.join(lib_root, f), link)
+                # the unversioned name for -l, and the file's own name for the libraries'
+                # DT_NEEDED (libcriterion.so.3 needs libnanomsg.so.5, libgit2.so.1.5), which
+                # -rpath-link resolves here: a GPU host has none of them in /usr/lib
+                for name in (f.split(".so.")[0] + ".so", f):
+                    link = os.path.join(d, name)
+                    if not os.path.lexists(link):
+                        os.symlink(os.path.join(lib_root, f), link)
     return d
 
 
@@ -89,7 +92,7 @@ def link_one(rl, bundle, name, spec, tmp, dry, deps):
             cmd.append(tok(t))
         else:
             cmd.append("-Wl," + tok(t))
-    cmd += ["-L" + deps]
+    cmd += ["-L" + deps, "-Wl,-rpath-link," + deps]
     if dry:
         return name, 0.0, "\n".join(" ".join(c) for c in ar + [cmd]), 0
     t0 = time.time()
@@ -167,15 +170,18 @@ def main(argv=None):
     todo = [(n, s) for n, s in sorted(links.items()) if objs & set(s["kernel_objects"])]
     with tempfile.TemporaryDirectory() as tmp:
         deps = libdir(bundle, tmp, a.libdir)
+        failed = 0
         with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
             for name, dt, out, r in ex.map(
                     lambda j: link_one(rl, bundle, j[0], j[1], tmp, a.dry_run, deps), todo):
                 log(f"relink: link {name} {'ok' if r == 0 else 'FAILED'} {dt:.1f} s")
+                failed += 1 if r else 0
                 if r or a.dry_run:
                     print(out, file=sys.stderr if r else sys.stdout)
                     rc = rc or (1 if r else 0)
-    log(f"relink: {len(jobs)} sources compiled, {len(todo)} binaries relinked in "
-        f"{time.time() - t_all:.1f} s" + (" (dry run)" if a.dry_run else ""))
+    log(f"relink: {len(jobs)} sources compiled, {len(todo) - failed} binaries relinked"
+        + (f", {failed} links FAILED (their old binaries kept)" if failed else "")
+        + f" in {time.time() - t_all:.1f} s" + (" (dry run)" if a.dry_run else ""))
     return rc
 
 

@@ -6,7 +6,9 @@ in the relink_pack.py form. No GPU needed (the kernel's host function is what ru
     uses its object is relinked: the new binary prints the patched value;
   - a binary that does not use the object is not relinked;
   - a compile error exits 1, prints nvcc's message and leaves the old binary in place;
-  - an unknown source name exits 2; --dry-run prints the commands and changes nothing.
+  - an unknown source name exits 2; --dry-run prints the commands and changes nothing;
+  - a library of the bundle's lib/ whose own DT_NEEDED libraries exist only there (libcriterion
+    needs libnanomsg.so.5 and libgit2.so.1.5, which a GPU host lacks) still links.
 """
 import json
 import os
@@ -126,6 +128,46 @@ def unknown_sources_and_dry_run():
         rc, out, _ = relink(root, "--dry-run", "--all")
         assert rc == 0 and "(dry run)" in out and "ar rcs" in out and "g++ -o" in out, out
         assert run(root, "app") == "old"
+
+
+@test
+def a_bundle_library_needing_another_bundle_library_links():
+    # libtop.so.1 calls dep() from libdep.so.2; both only in the bundle's lib/ (as libcriterion
+    # and libnanomsg are on a GPU host). Without -rpath-link the executable's link fails with
+    # "libtop.so: undefined reference to `dep'" (the H200 run of 2026-12-01).
+    with tempfile.TemporaryDirectory() as root:
+        rl = planted(root)
+        lib = os.path.join(root, "lib")
+        os.makedirs(lib)
+        for name, text in (("dep", "int dep(void) { return 5; }\n"),
+                           ("top", "int dep(void);\nint top(void) { return dep() + 1; }\n")):
+            with open(os.path.join(root, name + ".c"), "w") as f:
+                f.write(text)
+        sh("gcc", "-shared", "-fPIC", "-Wl,-soname,libdep.so.2", "-o",
+           os.path.join(lib, "libdep.so.2"), os.path.join(root, "dep.c"))
+        sh("gcc", "-shared", "-fPIC", "-Wl,-soname,libtop.so.1", "-o",
+           os.path.join(lib, "libtop.so.1"), os.path.join(root, "top.c"),
+           os.path.join(lib, "libdep.so.2"))
+        src = os.path.join(root, "uses_top.c")  # a main that calls into libtop
+        with open(src, "w") as f:
+            f.write('#include <stdio.h>\nint k_value(void);\nint top(void);\n'
+                    'int main(void) { printf("%d\\n", top() + k_value()); return 0; }\n')
+        sh("gcc", "-fPIC", "-c", src, "-o", os.path.join(rl, "objs/bazel-out/uses_top.o"))
+        with open(os.path.join(rl, "links.json")) as f:
+            links = json.load(f)
+        links["bin/app_top"] = {"config": "fastbuild", "kernel_objects": ["k.o"],
+                                "args": ["@O/bazel-out/uses_top.o", ["@LIB", "@K/k.o"],
+                                         "-L/usr/local/cuda/lib64", "-lcudart", "-ltop"]}
+        with open(os.path.join(rl, "links.json"), "w") as f:
+            json.dump(links, f)
+        rc, out, err = relink(root, patched_kernel(root, "3"))
+        assert rc == 0 and "relink: link bin/app_top ok" in out, (rc, out, err)
+        assert "2 binaries relinked in" in out and "FAILED" not in out, out
+        assert "undefined reference" not in out + err, (out, err)
+        env = dict(os.environ, LD_LIBRARY_PATH=lib)
+        p = subprocess.run([os.path.join(root, "bin", "app_top")], env=env,
+                           capture_output=True, text=True)
+        assert p.stdout.strip() == "9", (p.stdout, p.stderr)  # top() = 6, k_value() = 3
 
 
 if __name__ == "__main__":
