@@ -397,16 +397,39 @@ FILE_BINARIES = {
     "kernels/mla_gemm_bf16.cu": ["tc_prefill_gpu_test"],
     "kernels/mla_kpool.cu": ["kpool_identities_gpu_test", "decode_chain_gpu_test"],
 }
+# Narrower still: the checks of the stage a kernel function serves (name prefix -> checks);
+# a function not listed (a shared helper) gets its file's checks.
+KERNEL_CHECKS = [
+    ("absorb_q", ["absorb_q"]), ("decompress_v", ["decompress_v"]), ("rope", ["rope"]),
+    ("memra_mla_rope", ["rope"]), ("split_latent", ["split_latent"]),
+    ("append_latent", ["append_latent"]), ("index_append_ring", ["index_append_ring"]),
+    ("kpool_pool_keys", ["pool_keys"]), ("memra_mla_kpool_pool_keys", ["pool_keys"]),
+    ("kpool_score", ["score"]), ("memra_mla_kpool_score", ["score"]), ("ks_plan", ["score"]),
+    ("kpool_head_term", ["score"]), ("kpool_select", ["select"]), ("sel_", ["select"]),
+    ("kpool_desc32", ["select"]), ("kpool_write_tail_pad", ["select"]),
+    ("block_excl_scan", ["select"]),
+]
 GOLDEN_SUITES = ["dense_gpu_goldens_test", "kpool_gpu_goldens_test"]
 
 
-def gpu_checks(bundle, file=None):
+def stage_checks(file, kernel):
+    """The golden checks a mutant of `kernel` in `file` must pass (KERNEL_CHECKS, else the
+    file's FILE_CHECKS); None for a file the tables do not know."""
+    if file not in FILE_CHECKS:
+        return None
+    for prefix, checks in KERNEL_CHECKS:
+        if kernel and kernel.startswith(prefix) and set(checks) <= set(FILE_CHECKS[file]):
+            return checks
+    return FILE_CHECKS[file]
+
+
+def gpu_checks(bundle, file=None, kernel=None):
     """The GPU checks in order, each (label, argv relative to the worker dir, extra env):
     1. each GPU binary on its small case set (tools/sanitize_set.tsv: the san_* cases reach
        every kernel arm in seconds);
-    2. the fixture cases of the mutated file's stages in the golden suites (FILE_CHECKS), and
-       the other GPU binaries that exercise it (FILE_BINARIES), whole; every GPU binary whole
-       when the file is not listed;
+    2. the fixture cases of the mutated kernel's stage in the golden suites (KERNEL_CHECKS,
+       else the file's FILE_CHECKS), and the other GPU binaries that exercise the file
+       (FILE_BINARIES), whole; every GPU binary whole when the file is not listed;
     3. each GPU fuzzer's corpus replay;
     4. 10 s of fuzzing per target;
     5. racecheck on the small case sets (compute-sanitizer, when on PATH)."""
@@ -427,7 +450,7 @@ def gpu_checks(bundle, file=None):
     checks = [(f"{b} --filter={small[b]}", [f"bin/{b}", f"--filter={small[b]}", *cj], {})
               for b in GPU_BINARIES if b in small]
     if file in FILE_CHECKS:
-        flt = "*/*__@(" + "|".join(FILE_CHECKS[file]) + ")"
+        flt = "*/*__@(" + "|".join(stage_checks(file, kernel)) + ")"
         checks += [(f"{b} --filter={flt}", [f"bin/{b}", f"--filter={flt}", *cj], {})
                    for b in GOLDEN_SUITES]
         checks += [(b, [f"bin/{b}", *cj], {}) for b in FILE_BINARIES[file]]
@@ -510,7 +533,7 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
     with open(mutated, "w") as f:
         f.write(apply(m, orig))
     t0 = time.time()
-    checks = CPU_CHECKS + (gpu_checks(wdir, m["file"]) if gpu else [])
+    checks = CPU_CHECKS + (gpu_checks(wdir, m["file"], m.get("kernel")) if gpu else [])
     with open(os.path.join(rl, "links.json")) as f:
         relinkable = set(json.load(f))
     only = ",".join(sorted({argv[i] for _, argv, _ in checks for i in range(len(argv))

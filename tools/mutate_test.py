@@ -239,6 +239,14 @@ def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
                             "kpool_identities_gpu_test", "decode_chain_gpu_test"], rest
         assert rest[4:6] == ["select_order_replay", "fuzz_select_order 10 s"], rest
         assert "dense_gpu_goldens_test" not in rest  # never a golden suite whole
+        # a kernel of a listed stage: that stage's checks only; a shared helper: the file's
+        sel = [c[0] for c in mu.gpu_checks(t, "kernels/mla_kpool.cu", "kpool_select_radix_f32")]
+        assert "kpool_gpu_goldens_test --filter=*/*__@(select)" in sel, sel
+        assr = [c[0] for c in mu.gpu_checks(t, "kernels/mla_dense.cu", "dense_slab_plan")]
+        assert any("@(rope|split_latent|append_latent|absorb_q|decompress_v)" in x
+                   for x in assr), assr
+        for m in mu.generate(mu.default_files()):  # every mutant gets checks of its own file
+            assert set(mu.stage_checks(m["file"], m["kernel"])) <= set(mu.FILE_CHECKS[m["file"]])
         # a file the table does not know: every binary whole
         whole = [c[0] for c in mu.gpu_checks(t, "kernels/new.cu")][len(small):]
         assert whole[:len(mu.GPU_BINARIES)] == mu.GPU_BINARIES, whole

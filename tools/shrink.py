@@ -96,11 +96,18 @@ def golden_signature(out, check, rc):
     Criterion --verbose also lists every filtered-out test ("[SKIP] ...: Test is disabled"),
     which says nothing about this failure. Numbers in a message are replaced by N, so a count
     that scales with the geometry ("left 17 idx entries") keeps the signature."""
-    lines = [ln for ln in out.splitlines() if "Test is disabled" not in ln]
+    lines = [ln for ln in out.splitlines()
+             if "Test is disabled" not in ln and "reproducer written" not in ln]
     text = "\n".join(lines)
     m = re.search(r"FAIL: case custom, tensor (\w+)", text)
     if m:
         return f"tensor {m.group(1)}"
+    # int32 outputs (testbed.c compare_i32): "case custom, tensor idx [3 x 9] int32: 2
+    # element(s) differ (radix vs oracle); ..." -- which pair disagreed is part of the failure
+    m = re.search(r"case custom, tensor (\w+) \[[^\]]*\] int32: \d+ element\(s\) differ "
+                  r"\(([^)]*)\)", text)
+    if m:
+        return f"tensor {m.group(1)} ({m.group(2)})"
     if re.search(r"CRASH|signal|crash", text):
         return "crash"
     own = re.compile(rf"custom__{re.escape(check)}\b:?\s*(.*)")

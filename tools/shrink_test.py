@@ -64,6 +64,12 @@ if bug == "late_rows" and g["t_kv"] - g["t_q"] >= 300 and g.get("small_int", 0) 
     fail("o_lat")
 if bug == "pool_tail" and g["pool"] >= 33 and g["width"] >= g["pool"]:
     fail("idx")
+if bug == "int32" and g["pool"] >= 3:  # the select check: a reproducer line, then the verdict
+    print(f"kpool_gpu/custom__{check}: reproducer written: /tmp/repro-kpool_gpu-custom__{check}-idx.safetensors")
+    print(f"[----]   kpool_gpu/custom__{check}: case custom, tensor idx [{g['t_q']} x {g['width']}] "
+          f"int32: {g['pool']} element(s) differ (radix vs oracle); first at [0][0]")
+    print(f"[FAIL] {SUITE}::custom__{check}: (0.10s)")
+    sys.exit(1)
 if bug == "unwritten" and g["pool"] >= 5:  # a testbed message whose count scales with the shape
     print(f"[----]   kpool_gpu/custom__{check}: radix run 1 left {g['width'] * g['t_q']} idx "
           "entries equal to GPU_POISON_WORD")
@@ -163,6 +169,19 @@ def a_message_failure_keeps_its_own_signature():
                                   "GPU_POISON_WORD"), r
         assert "disabled" not in r["signature"]
         assert r["geom"]["pool"] == 5 and r["geom"]["t_q"] == 1, r["geom"]
+
+
+@test
+def an_int32_failure_is_named_by_its_tensor_and_pair():
+    # the H200 run of 2026-12-01 (call 3): the signature was the "reproducer written" line
+    with tempfile.TemporaryDirectory() as t:
+        b = setup(t, "kpool_gpu")
+        rc, out, err = shrink(t, b, "int32", "--check", "select", "--base",
+                              "glm5_next_kpool_pool64", "--name", "i32")
+        assert rc == 0, (out, err)
+        r = json.load(open(f"{t}/out/i32.json"))
+        assert r["signature"] == "tensor idx (radix vs oracle)", r
+        assert r["geom"]["pool"] == 3, r["geom"]
 
 
 @test

@@ -65,9 +65,9 @@ typedef struct mla_ctx mla_ctx;
 typedef struct {
     const char *name;
     mla_tol_class tol;
-    /* exact class only: 1 when the comparison with the oracle is NaN-payload-free (any NaN
-     * equals any NaN: the k-pool kernels write the canonical NaN), 0 for bytes (-0 and NaN
-     * payloads count). */
+    /* exact class only: 1 when the comparison with the oracle is the exact class alone (-0
+     * equals +0, any NaN equals any NaN: the k-pool kernels write the canonical NaN), 0 for
+     * bytes as well (-0 vs +0 counts; NaN payloads never do: TB_BYTES_NAN_ANY). */
     int nan_any;
 } mla_stage_output;
 

@@ -384,7 +384,7 @@ static int judge(tb *t, const char *tname, int nd, const int64_t *shape, st_dtyp
                  const void *got, const void *ref, const char *ref_name, mla_tol_class cls,
                  int nan_any, const double *atol) {
     return tb_compare(t, tname, dt, nd, shape, got, "gpu", ref, ref_name, cls, atol,
-                      cls == MLA_TOL_EXACT && !nan_any);
+                      cls == MLA_TOL_EXACT && !nan_any ? TB_BYTES_NAN_ANY : 0);
 }
 
 static void note_fail(dc_verdict *v, int ok, int32_t s, dc_tensor_id id) {

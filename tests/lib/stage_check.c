@@ -91,9 +91,19 @@ int tb_against_oracle(tb *t, const mla_ctx *ctx, const mla_tensor *ref, const vo
     const mla_stage_output *o = output_spec(ctx, ref);
     int bytes = ref->tol == MLA_TOL_EXACT && !(o && o->nan_any);
     if (!tb_compare(t, ref->name, ref->dtype, ref->ndim, ref->shape, got, got_name, ref->data,
-                    "oracle", ref->tol, ref->tol == MLA_TOL_EXACT ? NULL : atol, bytes))
+                    "oracle", ref->tol, ref->tol == MLA_TOL_EXACT ? NULL : atol,
+                    bytes ? TB_BYTES_NAN_ANY : 0))
         return 0;
     if (!bytes) return 1;
+    /* the manifest's SHA-256 hashes the oracle's NaN payloads, which are not part of the
+     * contract: with a NaN in the oracle output, the element-wise bytes above (NaN == NaN) are
+     * the whole check */
+    if (ref->dtype == ST_F32)
+        for (size_t i = 0; i < ref->nbytes / 4; i++) {
+            uint32_t w;
+            memcpy(&w, (const uint8_t *)ref->data + 4 * i, 4);
+            if ((w & 0x7FFFFFFFu) > 0x7F800000u) return 1;
+        }
     uint8_t sha[32];
     char h1[65], h2[65];
     mla_sha256(got, ref->nbytes, sha);

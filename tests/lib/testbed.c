@@ -160,6 +160,31 @@ static int compare_i32(tb *t, const char *tensor, int ndim, const int64_t *shape
     return 0;
 }
 
+/* The first element whose bytes differ; n when none. nan_any: two NaNs count as equal whatever
+ * their payload or sign (a kernel against the oracle, docs/tolerances.md class exact: a kernel
+ * writes the canonical NaN where the CPU oracle propagates an input's payload); -0 vs +0
+ * always differs. */
+static size_t first_byte_diff(const void *got, const void *ref, size_t n, st_dtype dt,
+                              int nan_any) {
+    size_t es = st_dtype_size(dt);
+    const uint8_t *g = got, *r = ref;
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp(g + i * es, r + i * es, es) == 0) continue;
+        if (!nan_any) return i;
+        if (dt == ST_F32) {
+            uint32_t a, b;
+            memcpy(&a, g + i * 4, 4), memcpy(&b, r + i * 4, 4);
+            if ((a & 0x7FFFFFFFu) > 0x7F800000u && (b & 0x7FFFFFFFu) > 0x7F800000u) continue;
+        } else if (dt == ST_BF16) {
+            uint16_t a, b;
+            memcpy(&a, g + i * 2, 2), memcpy(&b, r + i * 2, 2);
+            if ((a & 0x7FFFu) > 0x7F80u && (b & 0x7FFFu) > 0x7F80u) continue;
+        }
+        return i;
+    }
+    return n;
+}
+
 int tb_compare(tb *t, const char *tensor, st_dtype dt, int ndim, const int64_t *shape,
                const void *got, const char *got_name, const void *ref, const char *ref_name,
                mla_tol_class cls, const double *atol, int bytes_exact) {
@@ -171,7 +196,9 @@ int tb_compare(tb *t, const char *tensor, st_dtype dt, int ndim, const int64_t *
     tol.atol_elem = atol;
     mla_cmp_result r =
         dt == ST_BF16 ? mla_compare_bf16(got, ref, n, &tol) : mla_compare_f32(got, ref, n, &tol);
-    if (bytes_exact && memcmp(got, ref, n * st_dtype_size(dt)) != 0) r.pass = 0;
+    size_t diff =
+        bytes_exact ? first_byte_diff(got, ref, n, dt, bytes_exact == TB_BYTES_NAN_ANY) : n;
+    if (diff < n) r.pass = 0;
     if (cls != MLA_TOL_EXACT && r.n_nan_mismatch) r.pass = 0; /* NaN never passes a number */
     if (r.pass) return 1;
     char *buf = NULL;
@@ -184,8 +211,18 @@ int tb_compare(tb *t, const char *tensor, st_dtype dt, int ndim, const int64_t *
         fclose(fp);
     }
     tb_write_repro(t, tensor, dt, ndim, shape, got, got_name, ref, ref_name);
-    tb_failf(t, 0, "%s: %s vs %s (%s%s)\n%s", tensor, got_name, ref_name, mla_tol_class_name(cls),
-             bytes_exact ? ", bytes" : "", buf ? buf : "");
+    char first[160] = "";
+    if (diff < n) { /* the element report cannot show it (e.g. -0 vs +0): name the bytes */
+        uint32_t a = 0, b = 0;
+        size_t es = st_dtype_size(dt);
+        memcpy(&a, (const uint8_t *)got + diff * es, es);
+        memcpy(&b, (const uint8_t *)ref + diff * es, es);
+        snprintf(first, sizeof first,
+                 "  first byte difference at element %zu: %s 0x%0*X, %s 0x%0*X\n", diff, got_name,
+                 (int)(2 * es), a, ref_name, (int)(2 * es), b);
+    }
+    tb_failf(t, 0, "%s: %s vs %s (%s%s)\n%s%s", tensor, got_name, ref_name, mla_tol_class_name(cls),
+             bytes_exact ? ", bytes" : "", first, buf ? buf : "");
     free(buf);
     return 0;
 }

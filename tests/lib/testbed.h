@@ -89,10 +89,13 @@ void tb_write_repro(tb *t, const char *tensor, st_dtype dt, int ndim, const int6
                     const void *got, const char *got_name, const void *ref, const char *ref_name);
 
 /* got vs ref (f32, bf16 or int32; ndim dims of shape). f32 / bf16: cls MLA_TOL_EXACT is bitwise
- * with any NaN equal to any NaN, bytes_exact additionally demands identical bytes (GPU vs GPU,
- * or an exact stage whose -0 and NaN payloads count); other classes use the per-element bounds
+ * with any NaN equal to any NaN and -0 equal to +0; bytes_exact additionally demands identical
+ * bytes: TB_BYTES (1) every byte (GPU vs GPU: NaN payloads too), TB_BYTES_NAN_ANY (2) every
+ * byte except that two NaNs are equal (a kernel against the oracle in class exact: -0 vs +0
+ * counts, NaN payloads do not, docs/tolerances.md); other classes use the per-element bounds
  * atol (docs/tolerances.md), a NaN never passing against a number. int32: bytes, the first
  * difference with its neighbourhood. On failure: the report, a reproducer, returns 0. */
+enum { TB_BYTES = 1, TB_BYTES_NAN_ANY = 2 };
 int tb_compare(tb *t, const char *tensor, st_dtype dt, int ndim, const int64_t *shape,
                const void *got, const char *got_name, const void *ref, const char *ref_name,
                mla_tol_class cls, const double *atol, int bytes_exact);

@@ -373,6 +373,15 @@ class Verdict(unittest.TestCase):
         got2[1] = -0.0
         self.assertFalse(mg.compare(got2, ref, "exact").passed)
 
+    def test_bytes_exact_ignores_nan_payloads_only(self):
+        ref = np.array([1.0, np.nan, 0.0], dtype=np.float32)
+        ref.view(np.uint32)[1] = 0x7FC0DEAD  # the oracle propagates an input's payload
+        got = ref.copy()
+        got.view(np.uint32)[1] = 0x7FFFFFFF  # a kernel writes the canonical NaN
+        self.assertTrue(mg.compare(got, ref, "exact", bytes_exact=True).passed)
+        got[2] = -0.0
+        self.assertFalse(mg.compare(got, ref, "exact", bytes_exact=True).passed)
+
     def test_bounded_classes(self):
         ref = np.float32([1.0, -np.inf, 2.0])
         bound = np.array([1e-3, 1e-3, 1e-3])
