@@ -432,7 +432,7 @@ def gpu_checks(bundle, file=None, kernel=None):
        (FILE_BINARIES), whole; every GPU binary whole when the file is not listed;
     3. each GPU fuzzer's corpus replay;
     4. 10 s of fuzzing per target;
-    5. racecheck on the small case sets (compute-sanitizer, when on PATH)."""
+    5. racecheck, then memcheck, on the small case sets (compute-sanitizer, when on PATH)."""
     small = {}
     tsv = os.path.join(bundle, "tools", "sanitize_set.tsv")
     if os.path.exists(tsv):
@@ -461,10 +461,13 @@ def gpu_checks(bundle, file=None, kernel=None):
     checks += [(f"fuzz_{t} 10 s", [f"bin/{t}_fuzzer", "-max_total_time=10", "{scratch}",
                                    f"fuzz/corpus/{t}"], asan) for t in fuzzers]
     if shutil.which("compute-sanitizer"):
-        checks += [(f"racecheck {b}", ["compute-sanitizer", "--tool", "racecheck",
-                                       "--error-exitcode", "1", f"bin/{b}",
-                                       f"--filter={small[b]}", *cj], {})
-                   for b in GPU_BINARIES if b in small]
+        # racecheck, then memcheck: a mutant that only reads or writes out of bounds (an
+        # off-by-one on a guard whose extra element is never used) changes no value
+        for tool in ("racecheck", "memcheck"):
+            checks += [(f"{tool} {b}", ["compute-sanitizer", "--tool", tool,
+                                        "--error-exitcode", "1", f"bin/{b}",
+                                        f"--filter={small[b]}", *cj], {})
+                       for b in GPU_BINARIES if b in small]
     return checks
 
 
@@ -536,17 +539,30 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
     checks = CPU_CHECKS + (gpu_checks(wdir, m["file"], m.get("kernel")) if gpu else [])
     with open(os.path.join(rl, "links.json")) as f:
         relinkable = set(json.load(f))
-    only = ",".join(sorted({argv[i] for _, argv, _ in checks for i in range(len(argv))
-                            if argv[i] in relinkable}))
-    p = subprocess.run([sys.executable, os.path.join(rl, "relink.py"), "--bundle", wdir,
-                        "--libdir", a.libdir, "--jobs", "1", "--only", only, mutated],
-                       capture_output=True, text=True)
+    used = sorted({x for _, argv, _ in checks for x in argv if x in relinkable})
+    # two builds: the test binaries first; the fuzzers (their own config, a second nvcc
+    # compile) only when the mutant lives long enough to reach a fuzzer check
+    phases = [[b for b in used if not b.endswith("_fuzzer")], [b for b in used if b.endswith("_fuzzer")]]
+    built = []
+
+    def build(binaries):
+        if not binaries:
+            return None
+        built.extend(binaries)
+        return subprocess.run([sys.executable, os.path.join(rl, "relink.py"), "--bundle", wdir,
+                               "--libdir", a.libdir, "--jobs", "1", "--only", ",".join(binaries),
+                               mutated], capture_output=True, text=True)
+
+    def failed_build(p):
+        return dict(status="did not compile" if "nvcc" in p.stdout and "FAILED" in p.stdout
+                    else "did not link", detail=(p.stdout + p.stderr)[-400:])
+
+    p = build(phases[0])
     build_s = time.time() - t0
     res = dict(m, build_seconds=round(build_s, 1))
     try:
-        if p.returncode != 0:
-            res.update(status="did not compile" if "nvcc" in p.stdout and "FAILED" in p.stdout
-                       else "did not link", detail=(p.stdout + p.stderr)[-400:])
+        if p is not None and p.returncode != 0:
+            res.update(failed_build(p))
             return res
         for label, argv, extra in checks:
             if a.stop_at and time.time() > a.stop_at:  # the run's hard stop: no verdict
@@ -555,6 +571,13 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
             binary = next((x for x in argv if x.startswith("bin/")), None)
             if binary and not os.path.exists(os.path.join(wdir, binary)):
                 continue
+            if binary in phases[1] and binary not in built:
+                t1 = time.time()
+                p = build(phases[1])
+                res["build_seconds"] = round(res["build_seconds"] + time.time() - t1, 1)
+                if p.returncode != 0:
+                    res.update(failed_build(p))
+                    return res
             verdict, dt = run_check(wdir, argv, extra, a.timeout, env)
             if verdict in ("killed", "timeout") and unmutated is not None:
                 base, base_dt = unmutated.verdict(label, argv, extra)
@@ -579,8 +602,8 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
             pristine = os.path.join(a.bundle_abs, "relink", "kobj", cfg, obj)
             if os.path.exists(pristine):
                 shutil.copy2(pristine, os.path.join(rl, "kobj", cfg, obj))
-        for b in only.split(","):
-            if b and os.path.exists(os.path.join(a.bundle_abs, b)):
+        for b in built:
+            if os.path.exists(os.path.join(a.bundle_abs, b)):
                 shutil.copy2(os.path.join(a.bundle_abs, b), os.path.join(wdir, b))
 
 

@@ -342,6 +342,9 @@
  *  san_dense_d   41 heads, kv_rank 520 + d_rope 8: HT 8 float4 rows (528), a partial 8-head tile.
  *  san_rope_max  rope only, d_rope 128 (the maximum) at positions 0 and 1048575.
  *  san_prefill   the TC prefill door's threshold shape at 2 heads: t_q = t_kv = 64, bf16 GEMMs.
+ *  san_dense_e   one decode query over 4224 rows at 2 heads: the split walk's most chunks (132,
+ *                one wave), more than attn_combine's 128 threads, so its chunk loops take a
+ *                second step (a mutant striding past chunks 128..131 survived every other case).
  *  san_kpool_a   pool 1, t_q 3: score arm 1 x 256 with the key tile resident and float4 (d 128).
  *  san_kpool_b   pool 3 (not a power of two), t_q 6, always_tail: score arm 8 x 128, d 7
  *                (resident, scalar); gathered HT 8 scalar rows (526).
@@ -351,14 +354,18 @@
  *                candidates than SEL_CAP (8192), so the radix select takes its ordered
  *                fallback (a small select_k keeps select_ref's rounds cheap under racecheck);
  *                score d 130 (streamed, scalar).
- *  san_kpool_ring pool 4 through a 128-row ring (wraps), incremental pool keys; tail pool. */
+ *  san_kpool_ring pool 4 through a 128-row ring (wraps), incremental pool keys; tail pool.
+ *  san_kpool_e   8200 pools (over SEL_REF_SORT_CAP: select_ref takes rounds, with no shared
+ *                sort buffer) and a chunk at the start of the cache (first_pos 0): queries
+ *                that see 1 and 2 pools (memcheck: the sort path must not be entered). */
 #define MLA_SANITIZE_DENSE_CASES(X)                                                                \
     X(san_dense_a, dense_bf16)                                                                     \
     X(san_dense_b, dense)                                                                          \
     X(san_dense_c, dense)                                                                          \
     X(san_dense_d, dense)                                                                          \
     X(san_rope_max, rope_only)                                                                     \
-    X(san_prefill, dense_bf16)
+    X(san_prefill, dense_bf16)                                                                     \
+    X(san_dense_e, dense)
 
 #define MLA_CASE_san_dense_a                                                                       \
     .model = "glm5", .seed = 0x5A4E0001u,                                                          \
@@ -405,6 +412,17 @@
              .t_kv = 64,                                                                           \
              .rope_base = 1e4f,                                                                    \
              .scale = 0.05f}
+#define MLA_CASE_san_dense_e                                                                       \
+    .model = "synthetic", .seed = 0x5A4E0007u,                                                     \
+    .geom = {.n_head = 2,                                                                          \
+             .kv_rank = 64,                                                                        \
+             .d_rope = 0,                                                                          \
+             .d_nope = 8,                                                                          \
+             .d_v = 8,                                                                             \
+             .t_q = 1,                                                                             \
+             .t_kv = 4224,                                                                         \
+             .rope_base = 1e4f,                                                                    \
+             .scale = 0.1f}
 #define MLA_CASE_san_rope_max                                                                      \
     .model = "synthetic", .seed = 0x5A4E0005u,                                                     \
     .geom = {.n_head = 1,                                                                          \
@@ -431,7 +449,8 @@
     X(san_kpool_b, kpool)                                                                          \
     X(san_kpool_c, kpool)                                                                          \
     X(san_kpool_d, kpool)                                                                          \
-    X(san_kpool_ring, kpool)
+    X(san_kpool_ring, kpool)                                                                       \
+    X(san_kpool_e, kpool)
 
 /* The indexer of a sanitizer case: heads H x dim D, queries at the last t_q of t_kv rows. */
 #define MLA_SAN_INDEXER_QK(TQ, TKV, H, D, POOL, SEL, WIDTH, TAIL, QK)                              \
@@ -488,6 +507,27 @@
              .rope_base = 1e4f,                                                                    \
              .scale = 0.1f,                                                                        \
              MLA_SAN_INDEXER_QK(1, 9100, 1, 130, 1, 16, 16, 0, 0.0f)}
+#define MLA_CASE_san_kpool_e                                                                       \
+    .model = "synthetic", .seed = 0x5A4E0106u,                                                     \
+    .geom = {.n_head = 2,                                                                          \
+             .kv_rank = 32,                                                                        \
+             .d_rope = 0,                                                                          \
+             .d_nope = 8,                                                                          \
+             .d_v = 8,                                                                             \
+             .t_q = 2,                                                                             \
+             .t_kv = 8200,                                                                         \
+             .rope_base = 1e4f,                                                                    \
+             .scale = 0.1f,                                                                        \
+             .idx_heads = 1,                                                                       \
+             .idx_dim = 8,                                                                         \
+             .pool = 1,                                                                            \
+             .select_k = 4,                                                                        \
+             .width = 4,                                                                           \
+             .always_tail = 0,                                                                     \
+             .first_pos = 0,                                                                       \
+             .n_pools = 8200,                                                                      \
+             .qk_scale = MLA_INDEXER_QK_SCALE,                                                     \
+             .head_scale = MLA_INDEXER_HEAD_SCALE}
 #define MLA_CASE_san_kpool_ring                                                                    \
     .model = "glm5_next", .seed = 0x5A4E0105u,                                                     \
     .geom = {.n_head = 2,                                                                          \
