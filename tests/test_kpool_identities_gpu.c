@@ -26,7 +26,13 @@
  *  gathered_nan_unselected   every cache row the query does not select is NaN: the output is
  *                            finite and bytes-equal to the same walk with those rows zeroed;
  *  select_tie_heavy          tie-heavy score planes (all equal, equal high bits, -inf, NaN,
- *                            +0/-0): radix == reference == oracle, int32 bytes.
+ *                            +0/-0): radix == reference == oracle, int32 bytes;
+ *  san_score_exact_alloc     the fast and reference scorers on buffers of exactly their size
+ *                            (plain cudaMalloc, no guard bands) at d 132 (streamed float4), 68
+ *                            (resident float4) and 7 (scalar), t_q 1 and 64: fast == reference
+ *                            bytes; under memcheck (the sanitizer tier) a read past the last
+ *                            pool's channels is out of bounds, which a guard band would hide
+ *                            (the H200 mutate survivor at mla_kpool.cu:297).
  * Everything runs on the GPU testbed (tests/lib/testbed.h): guarded, poisoned buffers, one
  * comparator whose report names the case, the tensor, the worst / first differing element
  * (unravelled) with both values and the re-run command, and writes a reproducer
@@ -37,6 +43,7 @@
  * Without a usable GPU every test reports SKIPPED (GPU_REQUIRE), never passed.
  */
 #include <criterion/criterion.h>
+#include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -544,4 +551,55 @@ Test(kpool_identities, select_tie_heavy, .timeout = 300) {
             free(s), free(orc), free(ix[0]), free(ix[1]);
             gpu_buf_free(&bs), gpu_buf_free(&bi);
         }
+}
+
+/* ---- san_score_exact_alloc ---- */
+static void *exact_upload(tb *t, const void *host, size_t bytes) {
+    void *d = NULL;
+    if (cudaMalloc(&d, bytes) != cudaSuccess) tb_failf(t, 1, "cudaMalloc(%zu) failed", bytes);
+    if (host && cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
+        tb_failf(t, 1, "cudaMemcpy(%zu) failed", bytes);
+    return d;
+}
+
+static float *exact_download(tb *t, const void *d, size_t bytes) {
+    float *h = tb_xmalloc(t, bytes);
+    if (cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
+        tb_failf(t, 1, "cudaMemcpy back (%zu) failed", bytes);
+    return h;
+}
+
+static void score_exact_alloc(tb *t, int32_t tq, int32_t D) {
+    const int32_t H = 2, NP = 300, pool = 1, first_pos = NP - tq;
+    char name[64];
+    snprintf(name, sizeof name, "t_q %d, d %d, %d pools", tq, D, NP);
+    tb_set_case(t, name);
+    size_t nq = (size_t)tq * H * D, nk = (size_t)NP * D, nh = (size_t)tq * H, ns = (size_t)tq * NP;
+    float *q = host_fill(t, "exact/idx_q", nq, 1.0f), *keys = host_fill(t, "exact/keys", nk, 0.5f),
+          *hw = host_fill(t, "exact/idx_hw", nh, 1.0f);
+    void *dq = exact_upload(t, q, nq * 4), *dk = exact_upload(t, keys, nk * 4),
+         *dh = exact_upload(t, hw, nh * 4), *ds = exact_upload(t, NULL, ns * 4);
+    float *out[2];
+    for (int r = 0; r < 2; r++) {
+        int rc = (r == 0 ? memra_mla_kpool_score_f32 : memra_mla_kpool_score_ref_f32)(
+            dq, dk, dh, ds, tq, H, D, NP, pool, first_pos, MLA_INDEXER_QK_SCALE,
+            MLA_INDEXER_HEAD_SCALE, NULL);
+        tb_launched(t, rc, r == 0 ? "memra_mla_kpool_score_f32" : "memra_mla_kpool_score_ref_f32");
+        out[r] = exact_download(t, ds, ns * 4);
+    }
+    const int64_t shape[2] = {tq, NP};
+    tb_compare(t, "score", ST_F32, 2, shape, out[0], "fast", out[1], "reference", MLA_TOL_EXACT,
+               NULL, TB_BYTES);
+    cudaFree(dq), cudaFree(dk), cudaFree(dh), cudaFree(ds);
+    free(out[0]), free(out[1]), free(q), free(keys), free(hw);
+}
+
+Test(kpool_identities, san_score_exact_alloc, .timeout = 300) {
+    GPU_REQUIRE();
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, "san_score_exact_alloc");
+    static const int32_t dims[] = {132, 68, 7}, tqs[] = {1, 64};
+    for (size_t i = 0; i < sizeof dims / sizeof *dims; i++)
+        for (size_t j = 0; j < sizeof tqs / sizeof *tqs; j++)
+            score_exact_alloc(&t, tqs[j], dims[i]);
 }
