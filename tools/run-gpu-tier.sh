@@ -422,6 +422,16 @@ bench_all() {
             run_on_gpu "$(basename "$b")" step "$(basename "$b")" "$b"
         cp "$OUT/logs/$(basename "$b").log" "$OUT/"
     done
+    # The PyTorch peer in the same run (tools/bench/torch_peer.py): measured when the host's
+    # python3 has torch and sees the device, else it says so ("peer: not measured (...)"); its
+    # composites are first checked against golden cases. OUT/peer-torch.json, not bench-*.json:
+    # the ledger compares this project's kernels night over night, not the peer.
+    if [ -f tools/bench/torch_peer.py ] && in_shard torch_peer; then
+        run_on_gpu torch_peer step torch_peer python3 tools/bench/torch_peer.py \
+            --json "$OUT/peer-torch.json" --self-check golden --ours "$OUT"/bench-*.json
+        cp "$OUT/logs/torch_peer.log" "$OUT/"
+        tail -n 30 "$OUT/logs/torch_peer.log"
+    fi
 }
 # --nightly: the fuzzers get what is left of the budget after the benchmarks, an equal share per
 # target of the layout's rounds (serial on one GPU: one target after another), less a reserve for
