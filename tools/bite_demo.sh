@@ -38,6 +38,17 @@ bite_new() {
     *) return 1 ;;
     esac
 }
+# bite -> the GPU checks whose kernel code it changes (the run filters on them: the other checks
+# run product code, identical with and without the bite; BITE_ALL_CHECKS=1 runs every check)
+bite_checks() {
+    case "$1" in
+    ATTN_* | GATHER_*) echo "attn_absorbed attn_gathered" ;; # mla_attn.cu's walk and combine
+    SELECT_*) echo "select" ;;                               # mla_kpool.cu's selects
+    SPLIT_FTZ) echo "split_latent" ;;                        # mla_dense.cu's split copy
+    *) return 1 ;;
+    esac
+}
+check_suite() { case "$1" in attn_absorbed | split_latent | absorb_q | decompress_v | rope | append_latent) echo dense_gpu ;; *) echo kpool_gpu ;; esac; }
 ALL_BITES=(ATTN_NO_MAX GATHER_STOP_AT_PAD GATHER_EMPTY_NAN SELECT_NAN_FIRST SELECT_POW2_POOL
     SELECT_NO_MASK SELECT_TAIL_WARP ATTN_NAN_AS_MASK ATTN_SATURATE_F16 SPLIT_FTZ)
 
@@ -135,13 +146,39 @@ for c in json.load(open(sys.argv[1]))["cases"]: print(c["name"])' "$MLA_GOLDEN_D
     # `<suite>/@(a|b|...)__*` (the cases of the other suite match nothing); the verdict per case
     # comes from its [PASS] / [FAIL] lines. BITE_JOBS runs at a time (default 6), each with
     # BITE_CRITERION_JOBS Criterion workers (default 4): one GPU, the host's cores.
+    # suite_checks BITE SUITE: the bite's checks in that suite, '|'-separated ('*' with
+    # BITE_ALL_CHECKS=1; empty: the bite changes no kernel that suite checks)
+    suite_checks() {
+        if [ "${BITE_ALL_CHECKS:-0}" = 1 ]; then
+            echo '*'
+            return
+        fi
+        local c out=()
+        for c in $(bite_checks "$1"); do [ "$(check_suite "$c")" = "$2" ] && out+=("$c"); done
+        (
+            IFS='|'
+            echo "${out[*]}"
+        )
+    }
+    # affected SUITE CHECKS: the stored cases with a stage among CHECKS ('|'-separated; '*': all)
+    affected() {
+        python3 -c 'import json, sys
+checks = set(sys.argv[2].split("|"))
+for c in json.load(open(sys.argv[1]))["cases"]:
+    stages = {o.get("stage") for o in c["outputs"].values()}
+    if "*" in checks or stages & checks: print(c["name"])' "$MLA_GOLDEN_DIR/manifest.json" "$2"
+    }
     run_bin() { # bite binary-basename suite
-        local pat
+        local pat checks
+        checks=$(suite_checks "$1" "$3")
+        [ -n "$checks" ] || return 0 # no kernel of this suite's checks changed: product code
         pat=$(
             IFS='|'
             echo "${ALL_CASES[*]}"
         )
-        "$BIN/${2}__$1" --verbose --jobs="${BITE_CRITERION_JOBS:-4}" --filter="$3/@($pat)__*" \
+        local flt="$3/@($pat)__@($checks)"
+        [ "$checks" = '*' ] && flt="$3/@($pat)__*"
+        "$BIN/${2}__$1" --verbose --jobs="${BITE_CRITERION_JOBS:-4}" --filter="$flt" \
             >"$LOG/${1}__$2.log" 2>&1
         echo $? >"$LOG/${1}__$2.rc"
     }
@@ -169,7 +206,8 @@ for c in json.load(open(sys.argv[1]))["cases"]: print(c["name"])' "$MLA_GOLDEN_D
         for b in "${BITES[@]}"; do
             [ -x "$BIN/dense_gpu_goldens_test__$b" ] && [ -x "$BIN/kpool_gpu_goldens_test__$b" ] ||
                 continue
-            echo "== bite $b: running ${TESTS[*]} on every stored case" >&2
+            echo "== bite $b: running ${TESTS[*]} on the stored cases of its checks" \
+                "($(bite_checks "$b"); BITE_ALL_CHECKS=1: every check)" >&2
             for t in "${TESTS[@]}"; do
                 run_bin "$b" "$t" "$(suite_of "$t")" &
                 running=$((running + 1))
@@ -195,8 +233,12 @@ for c in json.load(open(sys.argv[1]))["cases"]: print(c["name"])' "$MLA_GOLDEN_D
         n_old=0 n_pass=0 bad_old="" also=""
         for t in "${TESTS[@]}"; do
             s=$(suite_of "$t")
+            checks=$(suite_checks "$b" "$s")
+            [ -n "$checks" ] || continue # this suite ran product code only: not part of the bite
+            mapfile -t aff < <(affected "$s" "$checks")
             if [ "$s" = dense_gpu ]; then olds=("${OLD_DENSE[@]}"); else olds=("${OLD_KPOOL[@]}"); fi
             for c in "${olds[@]}"; do
+                [[ " ${aff[*]} " == *" $c "* ]] || continue # no stage of the bite's checks
                 n_old=$((n_old + 1))
                 g=$(case_verdict "$LOG/${b}__$t.log" "$s" "$c")
                 if [ "$g" = PASS ]; then
@@ -226,7 +268,7 @@ for c in json.load(open(sys.argv[1]))["cases"]: print(c["name"])' "$MLA_GOLDEN_D
         rows+=("$b | new case $case_: expected FAIL got $got_new | old cases: expected PASS got $got_old | other new cases failing:${also:- none} | $verdict")
     done
     echo
-    echo "bite | new case: expected FAIL got ... | old cases (the 11 at 636aebb): expected PASS got ... | other new cases failing | verdict"
+    echo "bite | new case: expected FAIL got ... | old cases (those of the 11 at 636aebb with a stage among the bite's checks): expected PASS got ... | other new cases failing | verdict"
     for r in "${rows[@]}"; do echo "$r"; done
     echo "(logs: $LOG)"
     exit $all_ok
