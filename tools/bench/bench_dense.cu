@@ -69,6 +69,33 @@ static __global__ void fma_chains(float *out, int iters, float a, float b) {
         out[0] = s;
 }
 
+/* The TF32 tensor-core ceiling of mma.sync (the instruction a tensor-core attention arm would
+ * use, docs/performance.md): every warp runs 4 independent m16n8k8 accumulators, iters times;
+ * 2 * 16 * 8 * 8 FLOPs per instruction. */
+static __device__ __forceinline__ uint32_t to_tf32(float v) {
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+    return r;
+}
+static __global__ void tf32_mma_chains(float *out, int iters) {
+    const uint32_t a0 = to_tf32(1.0f + threadIdx.x * 1e-3f), a1 = to_tf32(0.5f),
+                   a2 = to_tf32(0.25f), a3 = to_tf32(0.125f), b0 = to_tf32(1e-3f),
+                   b1 = to_tf32(-1e-3f);
+    float c[4][4] = {};
+    for (int i = 0; i < iters; i++) {
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
+                         "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                         : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])
+                         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    }
+    float s = 0.0f;
+    for (int k = 0; k < 4; k++) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
+    if (s == 12345.678f) /* never true; keeps the chains live */
+        out[0] = s;
+}
+
 /* L2 flush buffer (twice the L2 size): read before every timed kernel launch so each launch
  * reads its operands from HBM, as a decode step does after the other layers' weights went
  * through the cache. Without it the 25-34 MB decode weight planes would sit in the 60 MB L2
@@ -162,7 +189,7 @@ struct row {
  * compared with, so one run shows per case whether the door changed any byte. */
 static std::vector<std::pair<std::string, std::vector<float>>> g_base;
 static std::vector<row> g_rows;
-static double g_copy_gbs, g_fma_gflops;
+static double g_copy_gbs, g_fma_gflops, g_tf32_mma_gflops;
 
 static void bench(const char *kernel, const char *width, const char *note, double bytes,
                   double flops, const float *out, int64_t out_n, const std::function<int()> &fn) {
@@ -244,7 +271,17 @@ int main(int argc, char **argv) {
         g_fma_gflops = 2.0 * 8 * iters * (double)blocks * 256 / (ms * 1e6);
         CK(cudaFree(o));
     }
-    fprintf(stderr, "copy %.1f GB/s, fma %.1f GFLOP/s\n", g_copy_gbs, g_fma_gflops);
+    { /* TF32 mma.sync ceiling (no arm uses tensor cores for attention yet: the floor a
+       * tensor-core arm would be measured against) */
+        float *o;
+        CK(cudaMalloc(&o, 4));
+        int blocks = prop.multiProcessorCount * 8, iters = 4096;
+        float ms = median_ms([&] { tf32_mma_chains<<<blocks, 256>>>(o, iters); }, 2, 20, false);
+        g_tf32_mma_gflops = 2.0 * 16 * 8 * 8 * 4 * (double)iters * blocks * (256 / 32) / (ms * 1e6);
+        CK(cudaFree(o));
+    }
+    fprintf(stderr, "copy %.1f GB/s, fma %.1f GFLOP/s, tf32 mma.sync %.1f GFLOP/s\n", g_copy_gbs,
+            g_fma_gflops, g_tf32_mma_gflops);
     g_flush_bytes = 2 * (size_t)prop.l2CacheSize;
     CK(cudaMalloc(&g_flush, g_flush_bytes));
     CK(cudaMemset(g_flush, 0, g_flush_bytes));
@@ -368,9 +405,10 @@ int main(int argc, char **argv) {
     }
 
     printf("\n**Ceilings** (%s): copy %.1f GB/s (1 GiB D2D, read + write), f32 FMA %.1f "
-           "GFLOP/s. Kernel times: median of %d launches, each after reading %zu MB (an L2 of "
-           "clean lines, the operands in HBM), CUDA events.\n\n",
-           prop.name, g_copy_gbs, g_fma_gflops, g_reps, g_flush_bytes >> 20);
+           "GFLOP/s, TF32 mma.sync %.1f GFLOP/s (m16n8k8, f32 accumulate). Kernel times: median "
+           "of %d launches, each after reading %zu MB (an L2 of clean lines, the operands in "
+           "HBM), CUDA events.\n\n",
+           prop.name, g_copy_gbs, g_fma_gflops, g_tf32_mma_gflops, g_reps, g_flush_bytes >> 20);
     printf("| kernel | width | arm | median us | MB moved | GB/s | %% copy | GFLOP/s | %% FMA | "
            "finite | vs first arm |\n");
     printf("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
