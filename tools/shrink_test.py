@@ -154,34 +154,33 @@ def planted_pool_tail_bug_in_the_kpool_family():
         assert g["t_q"] == 1 and g["idx_heads"] == 1 and g["first_pos"] == 0, g
 
 
+def shrink_select(bug):
+    """The planted kpool select bug shrunk from glm5_next_kpool_pool64; its regression JSON."""
+    with tempfile.TemporaryDirectory() as t:
+        b = setup(t, "kpool_gpu")
+        rc, out, err = shrink(t, b, bug, "--check", "select", "--base",
+                              "glm5_next_kpool_pool64", "--name", bug)
+        assert rc == 0, (out, err)
+        return json.load(open(f"{t}/out/{bug}.json"))
+
+
 @test
 def a_message_failure_keeps_its_own_signature():
     # the H200 run of 2026-12-01: the select check failed with a testbed message, and the
     # signature was read from a filtered-out test's "Test is disabled" line, so every run
     # (invalid geometries included) "failed the same way" and the case shrank to nonsense
-    with tempfile.TemporaryDirectory() as t:
-        b = setup(t, "kpool_gpu")
-        rc, out, err = shrink(t, b, "unwritten", "--check", "select", "--base",
-                              "glm5_next_kpool_pool64", "--name", "unw")
-        assert rc == 0, (out, err)
-        r = json.load(open(f"{t}/out/unw.json"))
-        assert r["signature"] == ("other: radix run N left N idx entries equal to "
-                                  "GPU_POISON_WORD"), r
-        assert "disabled" not in r["signature"]
-        assert r["geom"]["pool"] == 5 and r["geom"]["t_q"] == 1, r["geom"]
+    r = shrink_select("unwritten")
+    assert r["signature"] == ("other: radix run N left N idx entries equal to "
+                              "GPU_POISON_WORD"), r
+    assert r["geom"]["pool"] == 5 and r["geom"]["t_q"] == 1, r["geom"]
 
 
 @test
 def an_int32_failure_is_named_by_its_tensor_and_pair():
     # the H200 run of 2026-12-01 (call 3): the signature was the "reproducer written" line
-    with tempfile.TemporaryDirectory() as t:
-        b = setup(t, "kpool_gpu")
-        rc, out, err = shrink(t, b, "int32", "--check", "select", "--base",
-                              "glm5_next_kpool_pool64", "--name", "i32")
-        assert rc == 0, (out, err)
-        r = json.load(open(f"{t}/out/i32.json"))
-        assert r["signature"] == "tensor idx (radix vs oracle)", r
-        assert r["geom"]["pool"] == 3, r["geom"]
+    r = shrink_select("int32")
+    assert r["signature"] == "tensor idx (radix vs oracle)", r
+    assert r["geom"]["pool"] == 3, r["geom"]
 
 
 @test
