@@ -121,6 +121,12 @@ static __global__ void kpool_pool_keys_f32(const float *state, const float *ape,
             float l = __fadd_rn(gc[s * w2], ac[(int64_t)s * d]);
             if (l > m) m = l;
         }
+#if defined(MLA_BITE_POOL_KEYS_NO_MAX)
+        /* BITE (test-only, docs/fixtures-that-bite.md): the pool softmax without its max, exp(l)
+         * directly: exact enough for gates within +-88, inf / NaN keys beyond
+         * (glm5_next_kpool_gate). */
+        m = 0.0f;
+#endif
         float sum = 0.0f;
         for (int s = 0; s < pool; s++) {
             float l = __fadd_rn(gc[s * w2], ac[(int64_t)s * d]);
