@@ -85,6 +85,7 @@
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_check.h"
 #include "kernels/mla_cuda_util.cuh"
+#include "kernels/mla_door.h"
 #include "kernels/mla_validate.h"
 
 /* ------------------------------------------------------------------ device helpers -------- */
@@ -122,6 +123,42 @@ template <int HT> struct at_cfg {
     static_assert(HT % 8 == 0 && HT % HV == 0 && HV % 4 == 0, "head tile");
     static_assert(AT_NT % HT == 0 && TR * 4 == AT_JT, "thread layouts");
 };
+
+/* ---- tensor-core arms (the MEMRA_MLA_TC_ATTN door, kernels/mla_door.h; docs/performance.md) ----
+ * TC = 1: single-pass TF32 operands; TC = 3: 3xTF32 (x = hi + lo, hi = tf32(x), lo = tf32(x - hi);
+ * hi*lo + lo*hi + hi*hi, the small terms first). One mma.sync.m16n8k8 (f32 accumulate) per pass.
+ * Only the two dot-product steps change; the walk, tiles, softmax and combine are the f32 arm's. */
+static __device__ __forceinline__ uint32_t at_tf32(float x) {
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
+static __device__ __forceinline__ void at_mma(float c[4], const uint32_t a[4],
+                                              const uint32_t b[2]) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+/* c += a . b for one m16n8k8 fragment set (a: A's 4 elements, b: B's 2), in TC passes. */
+template <int TC>
+static __device__ __forceinline__ void at_mma_tc(float c[4], const float a[4], const float b[2]) {
+    uint32_t ah[4], bh[2];
+#pragma unroll
+    for (int x = 0; x < 4; x++) ah[x] = at_tf32(a[x]);
+    bh[0] = at_tf32(b[0]), bh[1] = at_tf32(b[1]);
+    if constexpr (TC == 3) {
+        uint32_t al[4], bl[2];
+#pragma unroll
+        for (int x = 0; x < 4; x++) al[x] = at_tf32(a[x] - __uint_as_float(ah[x]));
+        bl[0] = at_tf32(b[0] - __uint_as_float(bh[0]));
+        bl[1] = at_tf32(b[1] - __uint_as_float(bh[1]));
+        at_mma(c, al, bh);
+        at_mma(c, ah, bl);
+    }
+    at_mma(c, ah, bh);
+}
+#define AT_TC_MAX_NT 8 /* P . V n-tiles of 8 columns per warp: kv_rank <= 8 warps x 64 */
 
 /* Row stride (floats) of the shared query / cache tiles: the row padded to whole float4s, plus
  * one float4 when that count is even, so consecutive rows start in different float4 banks. */
@@ -175,7 +212,7 @@ struct walk_list {
 /* ---------------------------------------------------------------------- the kernel -------- */
 
 /* See the file comment. Block b = chunk * n_tiles + tile, tile = i * n_hg + g. */
-template <int HT, class Walk, bool VEC>
+template <int HT, class Walk, bool VEC, int TC = 0>
 static __global__ void __launch_bounds__(AT_NT, 1)
     attn_walk_f32(const float *__restrict__ q_lat, const float *__restrict__ q_pe,
                   const float *__restrict__ cache, Walk walk, float *__restrict__ o_lat,
@@ -293,6 +330,19 @@ static __global__ void __launch_bounds__(AT_NT, 1)
     float acc[C::HV][4];
 #pragma unroll
     for (int hh = 0; hh < C::HV; hh++) acc[hh][0] = acc[hh][1] = acc[hh][2] = acc[hh][3] = 0.0f;
+    /* TC arms: fragment lane coordinates, and O[HT heads][this warp's kv_rank / 8 columns] as
+     * m16n8 accumulators (kv_rank % 64 == 0: the door's eligibility) */
+    const int fg = lane >> 2, ft = lane & 3;
+    const int32_t tc_cols = kv_rank / AT_NW, tc_nnt = tc_cols / 8, tc_c0 = warp * tc_cols;
+    float acc_tc[TC ? HT / 16 : 1][TC ? AT_TC_MAX_NT : 1][4];
+    if constexpr (TC != 0) {
+#pragma unroll
+        for (int mt = 0; mt < HT / 16; mt++)
+#pragma unroll
+            for (int nt = 0; nt < AT_TC_MAX_NT; nt++)
+                acc_tc[mt][nt][0] = acc_tc[mt][nt][1] = acc_tc[mt][nt][2] = acc_tc[mt][nt][3] =
+                    0.0f;
+    }
     float m_run = -INFINITY, l_run = 0.0f; /* head sh's running stats (same in every row group) */
     bool poison = false;                   /* head sh saw a NaN logit on a valid row */
     bool any_valid = false;                /* this thread saw a valid slot */
@@ -311,7 +361,43 @@ static __global__ void __launch_bounds__(AT_NT, 1)
         const int32_t *rt = rows_s + (k % 3) * JT;
 
         /* 1. partial logits of this warp's k-slice */
-        {
+        if constexpr (TC != 0) {
+            /* S[16 rows][HT heads] = K tile (A, 16 x 8) . Q^T (B, 8 x 8 heads), this warp's
+             * k8 steps; a fresh accumulator per 16 columns (docs/tolerances.md, 3xTF32), the
+             * chunk sums added in f32 RN */
+            const int32_t nks = width >> 3, ka = warp * nks / AT_NW, kb = (warp + 1) * nks / AT_NW;
+            float tot[HT / 8][4];
+#pragma unroll
+            for (int n = 0; n < HT / 8; n++) tot[n][0] = tot[n][1] = tot[n][2] = tot[n][3] = 0.0f;
+            for (int32_t k0 = ka; k0 < kb; k0 += 2) {
+                float ch[HT / 8][4];
+#pragma unroll
+                for (int n = 0; n < HT / 8; n++) ch[n][0] = ch[n][1] = ch[n][2] = ch[n][3] = 0.0f;
+                for (int32_t kk = k0; kk < k0 + 2 && kk < kb; kk++) {
+                    const int32_t c = kk * 8 + ft;
+                    const float a[4] = {buf[fg * ld + c], buf[(fg + 8) * ld + c],
+                                        buf[fg * ld + c + 4], buf[(fg + 8) * ld + c + 4]};
+#pragma unroll
+                    for (int n = 0; n < HT / 8; n++) {
+                        const float b[2] = {qs[(size_t)(n * 8 + fg) * ld + c],
+                                            qs[(size_t)(n * 8 + fg) * ld + c + 4]};
+                        at_mma_tc<TC>(ch[n], a, b);
+                    }
+                }
+#pragma unroll
+                for (int n = 0; n < HT / 8; n++)
+#pragma unroll
+                    for (int x = 0; x < 4; x++) tot[n][x] = __fadd_rn(tot[n][x], ch[n][x]);
+            }
+            float *spw = sp + (size_t)warp * JT * C::HTP;
+#pragma unroll
+            for (int n = 0; n < HT / 8; n++) {
+                spw[fg * C::HTP + n * 8 + 2 * ft] = tot[n][0];
+                spw[fg * C::HTP + n * 8 + 2 * ft + 1] = tot[n][1];
+                spw[(fg + 8) * C::HTP + n * 8 + 2 * ft] = tot[n][2];
+                spw[(fg + 8) * C::HTP + n * 8 + 2 * ft + 1] = tot[n][3];
+            }
+        } else {
             float s[C::TR][C::TH];
 #pragma unroll
             for (int t = 0; t < C::TR; t++)
@@ -434,7 +520,35 @@ static __global__ void __launch_bounds__(AT_NT, 1)
         }
 
         /* 3. O = fmaf(O, alpha, P . c_kv) */
-        if (v_on) {
+        if constexpr (TC != 0) {
+            /* O[HT heads][cols] += P^T (A: heads x 16 rows) . V (B: 16 rows x 8 cols): a fresh
+             * accumulator per row tile (2 k8 steps), merged with one fmaf as in the f32 arm */
+#pragma unroll
+            for (int mt = 0; mt < HT / 16; mt++) {
+                const int hm = mt * 16 + fg;
+                const float al0 = alpha_s[hm], al1 = alpha_s[hm + 8];
+#pragma unroll
+                for (int nt = 0; nt < AT_TC_MAX_NT; nt++) {
+                    if (nt >= tc_nnt) break;
+                    const int32_t col = tc_c0 + nt * 8 + fg;
+                    float tl[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+                    for (int kk = 0; kk < JT / 8; kk++) {
+                        const int j = kk * 8 + ft;
+                        const float a[4] = {ps[j * C::HTP + hm], ps[j * C::HTP + hm + 8],
+                                            ps[(j + 4) * C::HTP + hm],
+                                            ps[(j + 4) * C::HTP + hm + 8]};
+                        const float b[2] = {buf[(size_t)j * ld + col],
+                                            buf[(size_t)(j + 4) * ld + col]};
+                        at_mma_tc<TC>(tl, a, b);
+                    }
+                    acc_tc[mt][nt][0] = __fmaf_rn(acc_tc[mt][nt][0], al0, tl[0]);
+                    acc_tc[mt][nt][1] = __fmaf_rn(acc_tc[mt][nt][1], al0, tl[1]);
+                    acc_tc[mt][nt][2] = __fmaf_rn(acc_tc[mt][nt][2], al1, tl[2]);
+                    acc_tc[mt][nt][3] = __fmaf_rn(acc_tc[mt][nt][3], al1, tl[3]);
+                }
+            }
+        } else if (v_on) {
             float ta[C::HV][4];
 #pragma unroll
             for (int hh = 0; hh < C::HV; hh++) ta[hh][0] = ta[hh][1] = ta[hh][2] = ta[hh][3] = 0.0f;
@@ -476,7 +590,34 @@ static __global__ void __launch_bounds__(AT_NT, 1)
     }
     const bool nonempty = __syncthreads_or(any_valid) != 0; /* also orders fin_* */
 
-    if (v_on) {
+    if constexpr (TC != 0) {
+#pragma unroll
+        for (int mt = 0; mt < HT / 16; mt++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int hh = mt * 16 + fg + 8 * half;
+                const int32_t h = h0 + hh;
+                if (h >= n_head) continue;
+                const int64_t qh = i * n_head + h;
+                const float m = fin_m[hh], l = fin_l[hh];
+                const bool nan_out = fin_p[hh] != 0.0f || fabsf(m) == INFINITY;
+#pragma unroll
+                for (int nt = 0; nt < AT_TC_MAX_NT; nt++) {
+                    if (nt >= tc_nnt) break;
+                    const int32_t r = tc_c0 + nt * 8 + 2 * ft;
+                    const float v0 = acc_tc[mt][nt][2 * half], v1 = acc_tc[mt][nt][2 * half + 1];
+                    if (n_chunks == 1) {
+                        float *dst = o_lat + qh * kv_rank + r;
+                        dst[0] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(v0, l);
+                        dst[1] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(v1, l);
+                    } else {
+                        float *dst = ws_o + ((int64_t)chunk * n_qh + qh) * kv_rank + r;
+                        dst[0] = v0;
+                        dst[1] = v1;
+                    }
+                }
+            }
+    } else if (v_on) {
 #pragma unroll
         for (int hh = 0; hh < C::HV; hh++) {
             const int32_t h = h0 + hv0 + hh;
@@ -625,7 +766,14 @@ template <int HT, class Walk> static cudaError_t at_set_attrs(void) {
     cudaError_t e = cudaFuncSetAttribute(attn_walk_f32<HT, Walk, true>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     if (e != cudaSuccess) return e;
-    return cudaFuncSetAttribute(attn_walk_f32<HT, Walk, false>,
+    e = cudaFuncSetAttribute(attn_walk_f32<HT, Walk, false>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if (e != cudaSuccess || HT != 32) return e;
+    /* the tensor-core arms (HT 32, float4 rows only) */
+    e = cudaFuncSetAttribute(attn_walk_f32<32, Walk, true, 1>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if (e != cudaSuccess) return e;
+    return cudaFuncSetAttribute(attn_walk_f32<32, Walk, true, 3>,
                                 cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
 
@@ -640,19 +788,32 @@ static int at_ensure_attrs(void) {
     });
 }
 
-/* ws: the plan's workspace (NULL with one chunk). */
+/* The tensor-core arms' shapes (the door falls back to the f32 arm otherwise): the HT 32 plan,
+ * float4 rows whose width is a whole number of k8 steps, and kv_rank a multiple of 64 (eight
+ * warps of whole 8-column P . V tiles). */
+static bool at_tc_eligible(const at_launch_plan &p, int32_t kv_rank, int32_t d_rope,
+                           const float *cache) {
+    const int32_t width = kv_rank + d_rope;
+    return p.ht == 32 && (width & 7) == 0 && kv_rank % (8 * AT_NW) == 0 &&
+           kv_rank / AT_NW <= 8 * AT_TC_MAX_NT && (((uintptr_t)cache) & 15) == 0;
+}
+
+/* ws: the plan's workspace (NULL with one chunk). tc: 0 the f32 arm, 1 / 3 a tensor-core arm
+ * (only where at_tc_eligible). */
 template <class Walk>
 static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, const float *q_pe,
                                  const float *cache, Walk walk, float *o_lat, float *ws,
                                  int32_t n_head, int32_t kv_rank, int32_t d_rope, int32_t t_q,
-                                 float scale, cudaStream_t st) {
+                                 float scale, cudaStream_t st, int tc = 0) {
     const int32_t width = kv_rank + d_rope;
     const bool vec = (width & 3) == 0 && (((uintptr_t)cache) & 15) == 0;
     float *ws_ml = ws ? ws + p.o_floats : NULL;
     const unsigned blocks = (unsigned)(p.n_tiles * p.n_chunks);
     const bool ht32 = p.ht == 32;
-    auto kern = ht32 ? (vec ? attn_walk_f32<32, Walk, true> : attn_walk_f32<32, Walk, false>)
-                     : (vec ? attn_walk_f32<8, Walk, true> : attn_walk_f32<8, Walk, false>);
+    auto kern = tc == 3   ? attn_walk_f32<32, Walk, true, 3>
+                : tc == 1 ? attn_walk_f32<32, Walk, true, 1>
+                : ht32    ? (vec ? attn_walk_f32<32, Walk, true> : attn_walk_f32<32, Walk, false>)
+                          : (vec ? attn_walk_f32<8, Walk, true> : attn_walk_f32<8, Walk, false>);
     const size_t smem = ht32 ? at_smem_bytes<32>(at_ld(width)) : at_smem_bytes<8>(at_ld(width));
     kern<<<blocks, AT_NT, smem, st>>>(q_lat, q_pe, cache, walk, o_lat, ws, ws_ml, n_head, kv_rank,
                                       d_rope, t_q, scale, p.n_hg, p.chunk_slots, p.n_chunks);
@@ -670,12 +831,13 @@ static void attn_combine_f32_launch(const at_launch_plan &p, const float *ws, fl
 template <class Walk>
 static int attn_walk_run(const float *q_lat, const float *q_pe, const float *cache, Walk walk,
                          int64_t w_max, float *o_lat, int32_t n_head, int32_t kv_rank,
-                         int32_t d_rope, int32_t t_q, float scale, cudaStream_t st) {
+                         int32_t d_rope, int32_t t_q, float scale, cudaStream_t st, int tc = 0) {
     const at_launch_plan p = at_plan(n_head, kv_rank, t_q, w_max);
+    if (tc && !at_tc_eligible(p, kv_rank, d_rope, cache)) return MLA_TC_ATTN_DECLINED;
     float *ws = NULL;
     if (p.n_chunks > 1) MLA_CUDA_CHECK(cudaMallocAsync((void **)&ws, p.ws_bytes, st));
     attn_walk_f32_launch(p, q_lat, q_pe, cache, walk, o_lat, ws, n_head, kv_rank, d_rope, t_q,
-                         scale, st);
+                         scale, st, tc);
     cudaError_t launch = cudaGetLastError();
     if (launch == cudaSuccess && p.n_chunks > 1) {
         attn_combine_f32_launch(p, ws, o_lat, kv_rank, st);
@@ -713,4 +875,37 @@ extern "C" int memra_mla_attn_gathered_f32(const float *q_lat, const float *q_pe
     walk_list walk = {idx, n_slots};
     return attn_walk_run(q_lat, q_pe, cache, walk, n_slots, o_lat, n_head, kv_rank, d_rope, t_q,
                          scale, (cudaStream_t)stream);
+}
+
+/* ---- the tensor-core arms, through the MEMRA_MLA_TC_ATTN door (kernels/mla_door.h) ---------
+ * Same validation and codes as the launchers above; MLA_TC_ATTN_DECLINED (nothing launched)
+ * where the shape is not one the arms cover, so the door falls back to the f32 arm. */
+extern "C" int mla_attn_absorbed_tc_f32(const float *q_lat, const float *q_pe, const float *cache,
+                                        float *o_lat, int32_t n_head, int32_t kv_rank,
+                                        int32_t d_rope, int32_t t_q, int32_t t_kv, float scale,
+                                        int tc, void *stream) {
+    int rc = mla_validate_attn_absorbed(q_lat, q_pe, cache, o_lat, n_head, kv_rank, d_rope, t_q,
+                                        t_kv, scale);
+    if (rc) return rc;
+    if (tc != 1 && tc != 3) return MLA_TC_ATTN_DECLINED;
+    rc = at_ensure_attrs();
+    if (rc) return rc;
+    walk_causal walk = {t_kv, t_q};
+    return attn_walk_run(q_lat, q_pe, cache, walk, t_kv, o_lat, n_head, kv_rank, d_rope, t_q, scale,
+                         (cudaStream_t)stream, tc);
+}
+
+extern "C" int mla_attn_gathered_tc_f32(const float *q_lat, const float *q_pe, const float *cache,
+                                        const int32_t *idx, float *o_lat, int32_t n_head,
+                                        int32_t kv_rank, int32_t d_rope, int32_t t_q,
+                                        int32_t n_slots, float scale, int tc, void *stream) {
+    int rc = mla_validate_attn_gathered(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank, d_rope,
+                                        t_q, n_slots, scale);
+    if (rc) return rc;
+    if (tc != 1 && tc != 3) return MLA_TC_ATTN_DECLINED;
+    rc = at_ensure_attrs();
+    if (rc) return rc;
+    walk_list walk = {idx, n_slots};
+    return attn_walk_run(q_lat, q_pe, cache, walk, n_slots, o_lat, n_head, kv_rank, d_rope, t_q,
+                         scale, (cudaStream_t)stream, tc);
 }

@@ -126,3 +126,64 @@ int mla_door_tc_decompress_v(const float *o_lat, const float *wv_b, const uint16
     }
     return mla_door_decompress_v_f32(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, stream);
 }
+
+/* --------------------------------------------------------- tensor-core attention -------- */
+
+static atomic_uint_fast64_t tc_attn_dispatches;
+
+int mla_tc_attn_mode(void) {
+    const char *v = getenv("MEMRA_MLA_TC_ATTN");
+    if (v == NULL) return 0;
+    if (strcmp(v, "tf32") == 0) return 1;
+    if (strcmp(v, "3xtf32") == 0) return 3;
+    return 0;
+}
+
+uint64_t mla_tc_attn_dispatches(void) { return (uint64_t)atomic_load(&tc_attn_dispatches); }
+
+static void tc_attn_announce(const char *kind, int mode, int32_t t_q, int32_t n_head) {
+    if (atomic_fetch_add(&tc_attn_dispatches, 1) == 0)
+        fprintf(stderr,
+                "[mla-tc-attn] engaged %s t=%d heads=%d (%s tensor-core dot products; "
+                "MEMRA_MLA_TC_ATTN)\n",
+                kind, t_q, n_head, mode == 3 ? "3xTF32" : "TF32");
+}
+
+int mla_door_attn_absorbed_f32(const float *q_lat, const float *q_pe, const float *cache,
+                               float *o_lat, int32_t n_head, int32_t kv_rank, int32_t d_rope,
+                               int32_t t_q, int32_t t_kv, float scale, void *stream) {
+    int rc = mla_validate_attn_absorbed(q_lat, q_pe, cache, o_lat, n_head, kv_rank, d_rope, t_q,
+                                        t_kv, scale);
+    if (rc) return rc;
+    int mode = mla_tc_attn_mode();
+    if (mode) {
+        rc = mla_attn_absorbed_tc_f32(q_lat, q_pe, cache, o_lat, n_head, kv_rank, d_rope, t_q, t_kv,
+                                      scale, mode, stream);
+        if (rc != MLA_TC_ATTN_DECLINED) {
+            if (rc == 0) tc_attn_announce("attn_absorbed", mode, t_q, n_head);
+            return rc;
+        }
+    }
+    return memra_mla_attn_absorbed_f32(q_lat, q_pe, cache, o_lat, n_head, kv_rank, d_rope, t_q,
+                                       t_kv, scale, stream);
+}
+
+int mla_door_attn_gathered_f32(const float *q_lat, const float *q_pe, const float *cache,
+                               const int32_t *idx, float *o_lat, int32_t n_head, int32_t kv_rank,
+                               int32_t d_rope, int32_t t_q, int32_t n_slots, float scale,
+                               void *stream) {
+    int rc = mla_validate_attn_gathered(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank, d_rope,
+                                        t_q, n_slots, scale);
+    if (rc) return rc;
+    int mode = mla_tc_attn_mode();
+    if (mode) {
+        rc = mla_attn_gathered_tc_f32(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank, d_rope, t_q,
+                                      n_slots, scale, mode, stream);
+        if (rc != MLA_TC_ATTN_DECLINED) {
+            if (rc == 0) tc_attn_announce("attn_gathered", mode, t_q, n_head);
+            return rc;
+        }
+    }
+    return memra_mla_attn_gathered_f32(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank, d_rope, t_q,
+                                       n_slots, scale, stream);
+}

@@ -87,6 +87,45 @@ int mla_f32_to_bf16(const float *src, uint16_t *dst, int64_t n, void *stream);
 int mla_bf16_transpose_heads(const float *src, uint16_t *dst, int32_t batch, int32_t rows,
                              int32_t cols, void *stream);
 
+/* --------------------------------------------------------- tensor-core attention -------- */
+
+/* MEMRA_MLA_TC_ATTN, read per call, default off: "tf32" runs attn_absorbed / attn_gathered with
+ * their two dot-product steps on tensor cores with single-pass TF32 operands, "3xtf32" with the
+ * error-compensated 3xTF32 split (kernels/mla_attn.cu; docs/performance.md). The walk, row tiles,
+ * online softmax and combine are the f32 arm's; the arithmetic is not, so the outputs are NOT
+ * the f32 arm's bytes. Their tolerance: docs/tolerances.md (3xTF32 in class attn under the
+ * accumulator model (H), measured by //tests:tf32_mma_model_gpu_test; single-pass TF32 its own
+ * bound). EXPERIMENTAL: neither arm has run on a GPU yet (2026-12-01). */
+#define MLA_TC_ATTN_DECLINED (-1) /* internal: the TC arm does not cover the shape */
+
+/* 1 ("tf32"), 3 ("3xtf32") or 0 (unset, anything else), read per call. */
+int mla_tc_attn_mode(void);
+
+/* Number of attention calls the TC arms ran (declines that fell back are not counted). The
+ * first prints one "[mla-tc-attn] engaged ..." line on stderr. */
+uint64_t mla_tc_attn_dispatches(void);
+
+/* attn_absorbed / attn_gathered through the door: the launchers' arguments and validation
+ * (same codes); the TC arm when mla_tc_attn_mode() and the shape is covered (head tile 32,
+ * (kv_rank + d_rope) % 8 == 0, kv_rank % 64 == 0, 16-byte aligned cache), else the launcher. */
+int mla_door_attn_absorbed_f32(const float *q_lat, const float *q_pe, const float *cache,
+                               float *o_lat, int32_t n_head, int32_t kv_rank, int32_t d_rope,
+                               int32_t t_q, int32_t t_kv, float scale, void *stream);
+int mla_door_attn_gathered_f32(const float *q_lat, const float *q_pe, const float *cache,
+                               const int32_t *idx, float *o_lat, int32_t n_head, int32_t kv_rank,
+                               int32_t d_rope, int32_t t_q, int32_t n_slots, float scale,
+                               void *stream);
+
+/* The TC arms themselves (kernels/mla_attn.cu; tc 1 or 3): the launchers' validation, then
+ * MLA_TC_ATTN_DECLINED without launching where the shape is not covered. */
+int mla_attn_absorbed_tc_f32(const float *q_lat, const float *q_pe, const float *cache,
+                             float *o_lat, int32_t n_head, int32_t kv_rank, int32_t d_rope,
+                             int32_t t_q, int32_t t_kv, float scale, int tc, void *stream);
+int mla_attn_gathered_tc_f32(const float *q_lat, const float *q_pe, const float *cache,
+                             const int32_t *idx, float *o_lat, int32_t n_head, int32_t kv_rank,
+                             int32_t d_rope, int32_t t_q, int32_t n_slots, float scale, int tc,
+                             void *stream);
+
 #ifdef __cplusplus
 }
 #endif
