@@ -377,7 +377,8 @@ def default_files():
 # ------------------------------------------------------------------ run -----------------------
 CPU_CHECKS = [(b, [f"bin/{b}"], {}) for b in ("contract_codes_test", "status_messages_test")]
 GPU_BINARIES = ["dense_gpu_goldens_test", "kpool_gpu_goldens_test", "kpool_identities_gpu_test",
-                "decode_split_gpu_test", "tc_prefill_gpu_test", "decode_chain_gpu_test"]
+                "decode_split_gpu_test", "tc_prefill_gpu_test", "decode_chain_gpu_test",
+                "tc_attn_gpu_test"]
 
 
 # Per kernel source, the golden checks (<case>__<check> of the golden suites) whose stages it
@@ -392,7 +393,7 @@ FILE_CHECKS = {
     "kernels/mla_kpool.cu": ["index_append_ring", "pool_keys", "score", "select"],
 }
 FILE_BINARIES = {
-    "kernels/mla_attn.cu": ["decode_split_gpu_test", "decode_chain_gpu_test"],
+    "kernels/mla_attn.cu": ["decode_split_gpu_test", "decode_chain_gpu_test", "tc_attn_gpu_test"],
     "kernels/mla_dense.cu": ["decode_split_gpu_test", "decode_chain_gpu_test"],
     "kernels/mla_gemm_bf16.cu": ["tc_prefill_gpu_test"],
     "kernels/mla_kpool.cu": ["kpool_identities_gpu_test", "decode_chain_gpu_test"],

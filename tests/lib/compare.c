@@ -229,6 +229,15 @@ void mla_perturb_ulp_bf16(uint16_t *x, size_t i, int ulps) {
 
 static double gamma_n(double n) { return n * U_F32 / (1.0 - n * U_F32); }
 
+/* The tensor-core attention arms' arithmetic (docs/tolerances.md, under the accumulator model
+ * (H): eps_m = 18u per mma.sync k8 instruction; //tests:tf32_mma_model_gpu_test measures it).
+ * 3xTF32: 12u per product for the split plus 6 instructions x 18u per 16-column logit chunk and
+ * per 16-row P . V tile. TF32: 2^-10 + 2^-22 per product (both operands rounded to 11 bits)
+ * plus 2 instructions x 18u. */
+const mla_attn_arith MLA_ATTN_ARITH_3XTF32 = {120 * 0x1p-24, 120 * 0x1p-24};
+const mla_attn_arith MLA_ATTN_ARITH_TF32 = {0x1p-10 + 0x1p-22 + 36 * 0x1p-24,
+                                            0x1p-10 + 0x1p-22 + 36 * 0x1p-24};
+
 void mla_tol_rope_bounds(const float *x_in, size_t n, double *atol) {
     for (size_t i = 0; i + 1 < n; i += 2) {
         double b = 0x1p-21 * (fabs((double)x_in[i]) + fabs((double)x_in[i + 1])) + 0x1p-148;
@@ -240,7 +249,7 @@ void mla_tol_rope_bounds(const float *x_in, size_t n, double *atol) {
 /* One (query, head): M[K] column maxima over the N rows, N terms over W walk slots. */
 static void attn_one(const float *ql, const float *qp, const double *M, int32_t kv_rank,
                      int32_t d_rope, double N, double W, float scale, mla_attn_walk_fn walk,
-                     double *atol) {
+                     const mla_attn_arith *ar, double *atol) {
     int32_t K = kv_rank + d_rope;
     double lam = 0.0;
     for (int32_t c = 0; c < kv_rank; c++) lam += fabs((double)ql[c]) * M[c];
@@ -254,9 +263,10 @@ static void attn_one(const float *ql, const float *qp, const double *M, int32_t 
      * 2^-150 absolutely when it is subnormal (K of them, times |scale|); on o's path every
      * product (N), rescale multiply and chunk-combine fma (each at most N) and the division,
      * plus the oracle's own rounding, likewise: (3N + 3) 2^-150, whatever the walk */
-    double xi = (gamma_n(K) + 6 * U_F32) * lam + (4 * Rr + log(N) + 4) * U_F32 +
+    const double dot_rel = ar ? ar->dot_rel : 0.0, pv_rel = ar ? ar->pv_rel : 0.0;
+    double xi = (gamma_n(K) + 6 * U_F32 + dot_rel) * lam + (4 * Rr + log(N) + 4) * U_F32 +
                 fabs((double)scale) * K * 0x1p-150;
-    double tau = expm1(2 * xi) + 2 * gamma_n(2 * Dd) + 3 * U_F32;
+    double tau = expm1(2 * xi) + 2 * gamma_n(2 * Dd) + pv_rel + 3 * U_F32;
     double floor_abs = (3 * N + 3) * 0x1p-150;
     for (int32_t r = 0; r < kv_rank; r++) atol[r] = tau * M[r] + floor_abs;
 }
@@ -264,6 +274,14 @@ static void attn_one(const float *ql, const float *qp, const double *M, int32_t 
 void mla_tol_attn_bounds(const float *q_lat, const float *q_pe, const float *cache, int32_t n_head,
                          int32_t kv_rank, int32_t d_rope, int32_t t_q, int32_t t_kv, float scale,
                          mla_attn_walk_fn walk, double *atol) {
+    mla_tol_attn_bounds_arith(q_lat, q_pe, cache, n_head, kv_rank, d_rope, t_q, t_kv, scale, walk,
+                              NULL, atol);
+}
+
+void mla_tol_attn_bounds_arith(const float *q_lat, const float *q_pe, const float *cache,
+                               int32_t n_head, int32_t kv_rank, int32_t d_rope, int32_t t_q,
+                               int32_t t_kv, float scale, mla_attn_walk_fn walk,
+                               const mla_attn_arith *ar, double *atol) {
     int32_t K = kv_rank + d_rope;
     double *M = calloc((size_t)K, sizeof *M);
     if (!M) return;
@@ -278,7 +296,7 @@ void mla_tol_attn_bounds(const float *q_lat, const float *q_pe, const float *cac
         for (int32_t h = 0; h < n_head; h++) {
             size_t qh = (size_t)i * n_head + h;
             attn_one(q_lat + qh * kv_rank, d_rope ? q_pe + qh * d_rope : NULL, M, kv_rank, d_rope,
-                     (double)(last + 1), (double)(last + 1), scale, walk, atol + qh * kv_rank);
+                     (double)(last + 1), (double)(last + 1), scale, walk, ar, atol + qh * kv_rank);
         }
     }
     free(M);
@@ -288,6 +306,15 @@ void mla_tol_attn_gathered_bounds(const float *q_lat, const float *q_pe, const f
                                   const int32_t *idx, int32_t n_head, int32_t kv_rank,
                                   int32_t d_rope, int32_t t_q, int32_t n_slots, float scale,
                                   mla_attn_walk_fn walk, double *atol) {
+    mla_tol_attn_gathered_bounds_arith(q_lat, q_pe, cache, idx, n_head, kv_rank, d_rope, t_q,
+                                       n_slots, scale, walk, NULL, atol);
+}
+
+void mla_tol_attn_gathered_bounds_arith(const float *q_lat, const float *q_pe, const float *cache,
+                                        const int32_t *idx, int32_t n_head, int32_t kv_rank,
+                                        int32_t d_rope, int32_t t_q, int32_t n_slots, float scale,
+                                        mla_attn_walk_fn walk, const mla_attn_arith *ar,
+                                        double *atol) {
     int32_t K = kv_rank + d_rope;
     double *M = malloc((size_t)K * sizeof *M);
     if (!M) return;
@@ -310,7 +337,7 @@ void mla_tol_attn_gathered_bounds(const float *q_lat, const float *q_pe, const f
                 continue;
             }
             attn_one(q_lat + qh * kv_rank, d_rope ? q_pe + qh * d_rope : NULL, M, kv_rank, d_rope,
-                     (double)N, (double)n_slots, scale, walk, atol + qh * kv_rank);
+                     (double)N, (double)n_slots, scale, walk, ar, atol + qh * kv_rank);
         }
     }
     free(M);

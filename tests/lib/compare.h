@@ -93,6 +93,22 @@ void mla_tol_attn_gathered_bounds(const float *q_lat, const float *q_pe, const f
                                   const int32_t *idx, int32_t n_head, int32_t kv_rank,
                                   int32_t d_rope, int32_t t_q, int32_t n_slots, float scale,
                                   mla_attn_walk_fn walk, double *atol);
+/* An attention arm whose dot products are not f32 FMA chains (the tensor-core arms of the
+ * MEMRA_MLA_TC_ATTN door): relative errors added to class attn's logit term (dot_rel, times
+ * Lambda) and accumulation term (pv_rel, of sum w |c|). NULL or zeros: class attn itself. */
+typedef struct {
+    double dot_rel, pv_rel;
+} mla_attn_arith;
+extern const mla_attn_arith MLA_ATTN_ARITH_3XTF32, MLA_ATTN_ARITH_TF32;
+void mla_tol_attn_bounds_arith(const float *q_lat, const float *q_pe, const float *cache,
+                               int32_t n_head, int32_t kv_rank, int32_t d_rope, int32_t t_q,
+                               int32_t t_kv, float scale, mla_attn_walk_fn walk,
+                               const mla_attn_arith *ar, double *atol);
+void mla_tol_attn_gathered_bounds_arith(const float *q_lat, const float *q_pe, const float *cache,
+                                        const int32_t *idx, int32_t n_head, int32_t kv_rank,
+                                        int32_t d_rope, int32_t t_q, int32_t n_slots, float scale,
+                                        mla_attn_walk_fn walk, const mla_attn_arith *ar,
+                                        double *atol);
 /* pool_key: atol[n_pools][d]; pools below pool_begin get 0 (untouched: exact). */
 void mla_tol_pool_key_bounds(const float *state, const float *ape, int32_t pool_begin,
                              int32_t n_pools, int32_t pool, int32_t d, int32_t state_rows,

@@ -402,6 +402,23 @@ int main(int argc, char **argv) {
             return memra_mla_attn_absorbed_f32(q_lat, q_pe, cache, o_lat, H, R, DR, t, w.t_kv,
                                                scale, NULL);
         });
+        /* the tensor-core arms through their door (EXPERIMENTAL; not the f32 arm's bytes: the
+         * "vs first arm" column says so), with the receipt */
+        for (const char *mode : {"tf32", "3xtf32"}) {
+            setenv("MEMRA_MLA_TC_ATTN", mode, 1);
+            uint64_t before = mla_tc_attn_dispatches();
+            char note[32];
+            snprintf(note, sizeof note, "TC door: %s", mode);
+            bench("attn_absorbed", w.name, note, at_bytes, at_flops, o_lat, (int64_t)t * H * R,
+                  [&] {
+                      return mla_door_attn_absorbed_f32(q_lat, q_pe, cache, o_lat, H, R, DR, t,
+                                                        w.t_kv, scale, NULL);
+                  });
+            fprintf(stderr, "receipt: MEMRA_MLA_TC_ATTN=%s at %s: %llu TC dispatches%s\n", mode,
+                    w.name, (unsigned long long)(mla_tc_attn_dispatches() - before),
+                    mla_tc_attn_dispatches() == before ? " (declined: the f32 arm ran)" : "");
+            unsetenv("MEMRA_MLA_TC_ATTN");
+        }
     }
 
     printf("\n**Ceilings** (%s): copy %.1f GB/s (1 GiB D2D, read + write), f32 FMA %.1f "

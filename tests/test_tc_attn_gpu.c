@@ -1,0 +1,197 @@
+/* test_tc_attn_gpu.c: the MEMRA_MLA_TC_ATTN door (kernels/mla_door.h): tensor-core arms of
+ * attn_absorbed / attn_gathered ("tf32": single-pass TF32 operands; "3xtf32": the 3xTF32 split),
+ * EXPERIMENTAL until these tests have passed on the GPU.
+ *
+ *  - tc_attn_gpu/<geometry>__<arm>, absorbed and gathered: the receipt moves by one per call,
+ *    every output word is written, guards intact, inputs unchanged, two runs give identical
+ *    bytes, and the output is within class attn of the oracle (the stated walk mla_attn_walk:
+ *    the arms keep the f32 arm's tiles, chunks and combine) widened only by the arm's documented
+ *    arithmetic (MLA_ATTN_ARITH_3XTF32 / _TF32, tests/lib/compare.h; docs/tolerances.md, under
+ *    the accumulator model that //tests:tf32_mma_model_gpu_test measures).
+ *  - tc_attn_gpu/door_off: the flag unset: no engagement, the f32 launcher's bytes.
+ *  - tc_attn_gpu/declines_uncovered: "tf32" on a shape the arms do not cover (kv_rank 522, head
+ *    tile 8): no engagement, the f32 launcher's bytes.
+ *  - tc_attn_gpu/bad_arguments: "tf32" and a bad call: the launcher's code, nothing written.
+ * Geometries: glm5 decode (t_q 1, 64 heads, t_kv 4096: a split walk), glm5 verify (t_q 4 over
+ * 1040 rows), glm5_next decode (NoPE, 512 columns), a partial head tile (3 heads), and gathered
+ * lists (2048 slots with -1 between entries and repeats). Inputs: the Philox fill (mla_fill.h).
+ * Without a usable GPU every test reports SKIPPED. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/mla.h"
+#include "kernels/mla_door.h"
+#include "oracle/mla_oracle.h"
+#include "tests/lib/compare.h"
+#include "tests/lib/geometry.h"
+#include "tests/lib/gpu_util.h"
+#include "tests/lib/mla_fill.h"
+#include "tests/lib/testbed_criterion.h"
+
+#define TARGET "tc_attn_gpu_test"
+#define SUITE "tc_attn_gpu"
+#define SEED 0x7CA77Eu
+
+typedef struct {
+    const char *name;
+    int32_t n_head, kv_rank, d_rope, t_q, t_kv, n_slots; /* n_slots > 0: gathered */
+    float scale;
+} geom;
+
+static float *fill(tb *t, const char *name, size_t n, float scale) {
+    float *v = tb_xmalloc(t, n * sizeof *v);
+    mla_fill_host_f32(v, n, MLA_FILL_REALISTIC, SEED, name, scale);
+    return v;
+}
+
+/* idx[t_q][n_slots]: rows of query i's visible range, with -1 between entries and repeats. */
+static int32_t *gather_list(tb *t, const geom *g) {
+    int32_t *idx = tb_xmalloc(t, (size_t)g->t_q * g->n_slots * sizeof *idx);
+    mla_fill_stream s = mla_fill_stream_init(SEED, "tc_attn_idx");
+    for (int32_t i = 0; i < g->t_q; i++) {
+        int64_t vis = (int64_t)g->t_kv - g->t_q + i + 1;
+        for (int32_t e = 0; e < g->n_slots; e++) {
+            uint32_t w = mla_fill_stream_u32(&s);
+            idx[(size_t)i * g->n_slots + e] =
+                w % 7u == 0 ? -1 : (int32_t)(mla_fill_stream_u32(&s) % (uint32_t)vis);
+        }
+    }
+    return idx;
+}
+
+static int launch(const geom *g, const gpu_buf *ql, const gpu_buf *qp, const gpu_buf *ca,
+                  const gpu_buf *ix, const gpu_buf *out, int door) {
+    const float *qpe = g->d_rope ? qp->ptr : NULL;
+    if (g->n_slots > 0)
+        return door ? mla_door_attn_gathered_f32(ql->ptr, qpe, ca->ptr, ix->ptr, out->ptr,
+                                                 g->n_head, g->kv_rank, g->d_rope, g->t_q,
+                                                 g->n_slots, g->scale, NULL)
+                    : memra_mla_attn_gathered_f32(ql->ptr, qpe, ca->ptr, ix->ptr, out->ptr,
+                                                  g->n_head, g->kv_rank, g->d_rope, g->t_q,
+                                                  g->n_slots, g->scale, NULL);
+    return door
+               ? mla_door_attn_absorbed_f32(ql->ptr, qpe, ca->ptr, out->ptr, g->n_head, g->kv_rank,
+                                            g->d_rope, g->t_q, g->t_kv, g->scale, NULL)
+               : memra_mla_attn_absorbed_f32(ql->ptr, qpe, ca->ptr, out->ptr, g->n_head, g->kv_rank,
+                                             g->d_rope, g->t_q, g->t_kv, g->scale, NULL);
+}
+
+/* mode: the flag's value (NULL: unset). expect_tc: the door must engage (1) or not (0). */
+static void run(const char *test, const geom *g, const char *mode, int expect_tc) {
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, test);
+    tb_set_case(&t, g->name);
+    const int32_t K = g->kv_rank + g->d_rope;
+    const size_t nq = (size_t)g->t_q * g->n_head, no = nq * g->kv_rank;
+    float *q_lat = fill(&t, "q_lat", no, 1.0f),
+          *q_pe = fill(&t, "q_pe", nq * (g->d_rope + 1), 1.0f),
+          *cache = fill(&t, "cache", (size_t)g->t_kv * K, 1.0f);
+    int32_t *idx = g->n_slots > 0 ? gather_list(&t, g) : NULL;
+    gpu_buf bql = gpu_buf_from_host(q_lat, no * 4),
+            bqp = gpu_buf_from_host(q_pe, nq * (g->d_rope + 1) * 4),
+            bca = gpu_buf_from_host(cache, (size_t)g->t_kv * K * 4),
+            bix = gpu_buf_from_host(idx ? (void *)idx : (void *)q_lat,
+                                    idx ? (size_t)g->t_q * g->n_slots * 4 : 4),
+            bo = gpu_buf_alloc(no * 4);
+    if (mode)
+        setenv("MEMRA_MLA_TC_ATTN", mode, 1);
+    else
+        unsetenv("MEMRA_MLA_TC_ATTN");
+    float *got[2];
+    for (int r = 0; r < 2; r++) {
+        uint64_t before = mla_tc_attn_dispatches();
+        gpu_buf_poison(&bo);
+        tb_launched(&t, launch(g, &bql, &bqp, &bca, &bix, &bo, 1), "the MEMRA_MLA_TC_ATTN door");
+        tb_expectf(&t, mla_tc_attn_dispatches() - before == (uint64_t)expect_tc,
+                   "receipt moved by %llu, expected %d (flag %s)",
+                   (unsigned long long)(mla_tc_attn_dispatches() - before), expect_tc,
+                   mode ? mode : "unset");
+        got[r] = tb_output(&t, &bo, "o_lat", r ? "door run 2" : "door run 1", 1);
+    }
+    unsetenv("MEMRA_MLA_TC_ATTN");
+    const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
+    tb_compare(&t, "o_lat", ST_F32, 3, shape, got[1], "door_run2", got[0], "door_run1",
+               MLA_TOL_EXACT, NULL, TB_BYTES);
+    tb_input_untouched(&t, &bca, cache, "cache");
+    tb_input_untouched(&t, &bql, q_lat, "q_lat");
+    if (!expect_tc) { /* not engaged: the f32 launcher's bytes */
+        gpu_buf_poison(&bo);
+        tb_launched(&t, launch(g, &bql, &bqp, &bca, &bix, &bo, 0), "the f32 launcher");
+        float *f32 = tb_output(&t, &bo, "o_lat", "the f32 launcher", 1);
+        tb_compare(&t, "o_lat", ST_F32, 3, shape, got[0], "door", f32, "f32_launcher",
+                   MLA_TOL_EXACT, NULL, TB_BYTES);
+        free(f32);
+    } else { /* engaged: the oracle within class attn plus the arm's arithmetic */
+        float *ref = tb_xmalloc(&t, no * 4);
+        double *atol = tb_xmalloc(&t, no * sizeof *atol);
+        const mla_attn_arith *ar =
+            strcmp(mode, "3xtf32") == 0 ? &MLA_ATTN_ARITH_3XTF32 : &MLA_ATTN_ARITH_TF32;
+        const float *qpe = g->d_rope ? q_pe : NULL;
+        if (g->n_slots > 0) {
+            oracle_attn_gathered_f32(q_lat, qpe, cache, idx, ref, g->n_head, g->kv_rank, g->d_rope,
+                                     g->t_q, g->n_slots, g->scale);
+            mla_tol_attn_gathered_bounds_arith(q_lat, qpe, cache, idx, g->n_head, g->kv_rank,
+                                               g->d_rope, g->t_q, g->n_slots, g->scale,
+                                               mla_attn_walk, ar, atol);
+        } else {
+            oracle_attn_absorbed_f32(q_lat, qpe, cache, ref, g->n_head, g->kv_rank, g->d_rope,
+                                     g->t_q, g->t_kv, g->scale);
+            mla_tol_attn_bounds_arith(q_lat, qpe, cache, g->n_head, g->kv_rank, g->d_rope, g->t_q,
+                                      g->t_kv, g->scale, mla_attn_walk, ar, atol);
+        }
+        tb_compare(&t, "o_lat", ST_F32, 3, shape, got[0], "tc_arm", ref, "oracle", MLA_TOL_ATTN,
+                   atol, 0);
+        free(ref), free(atol);
+    }
+    free(got[0]), free(got[1]), free(q_lat), free(q_pe), free(cache), free(idx);
+    gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bca), gpu_buf_free(&bix),
+        gpu_buf_free(&bo);
+}
+
+static const geom G_DECODE = {"glm5 decode, t_kv 4096", 64, 512, 64, 1, 4096, 0, MLA_GLM5_SCALE};
+static const geom G_VERIFY = {"glm5 verify, t_kv 1040", 64, 512, 64, 4, 1040, 0, MLA_GLM5_SCALE};
+static const geom G_NEXT = {
+    "glm5_next decode (NoPE), t_kv 2048", 64, 512, 0, 1, 2048, 0, MLA_GLM5_NEXT_SCALE};
+static const geom G_PARTIAL = {"3 heads, t_q 2, t_kv 100", 3, 512, 64, 2, 100, 0, MLA_GLM5_SCALE};
+static const geom G_GATHER = {
+    "glm5 gathered, 2048 slots", 64, 512, 64, 2, 4096, 2048, MLA_GLM5_SCALE};
+static const geom G_UNCOVERED = {"kv_rank 522, NoPE (head tile 8)", 9, 522, 0, 1, 40, 0, 0.1f};
+
+#define ARM_TESTS(g, G)                                                                            \
+    Test(tc_attn_gpu, g##__tf32, .timeout = 300) {                                                 \
+        GPU_REQUIRE();                                                                             \
+        run(#g "__tf32", &G, "tf32", 1);                                                           \
+    }                                                                                              \
+    Test(tc_attn_gpu, g##__3xtf32, .timeout = 300) {                                               \
+        GPU_REQUIRE();                                                                             \
+        run(#g "__3xtf32", &G, "3xtf32", 1);                                                       \
+    }
+ARM_TESTS(glm5_decode, G_DECODE)
+ARM_TESTS(glm5_verify, G_VERIFY)
+ARM_TESTS(glm5_next_decode, G_NEXT)
+ARM_TESTS(partial_heads, G_PARTIAL)
+ARM_TESTS(gathered, G_GATHER)
+
+Test(tc_attn_gpu, door_off, .timeout = 300) {
+    GPU_REQUIRE();
+    run("door_off", &G_DECODE, NULL, 0);
+}
+
+Test(tc_attn_gpu, declines_uncovered, .timeout = 300) {
+    GPU_REQUIRE();
+    run("declines_uncovered", &G_UNCOVERED, "tf32", 0);
+}
+
+Test(tc_attn_gpu, bad_arguments, .timeout = 120) {
+    GPU_REQUIRE();
+    setenv("MEMRA_MLA_TC_ATTN", "tf32", 1);
+    uint64_t before = mla_tc_attn_dispatches();
+    int door = mla_door_attn_absorbed_f32(NULL, NULL, NULL, NULL, 64, 512, 64, 1, 16, 0.1f, NULL);
+    int plain = memra_mla_attn_absorbed_f32(NULL, NULL, NULL, NULL, 64, 512, 64, 1, 16, 0.1f, NULL);
+    unsetenv("MEMRA_MLA_TC_ATTN");
+    cr_expect(door != 0 && door == plain, "door %d, launcher %d", door, plain);
+    cr_expect(mla_tc_attn_dispatches() == before);
+}
