@@ -126,6 +126,27 @@ int mla_attn_gathered_tc_f32(const float *q_lat, const float *q_pe, const float 
                              int32_t d_rope, int32_t t_q, int32_t n_slots, float scale, int tc,
                              void *stream);
 
+/* ------------------------------------------------------ sampled radix selection -------- */
+
+/* MEMRA_MLA_SELECT_SAMPLED=1 (read per call, default off): kpool_select through the radix
+ * kernel's sampled route (kernels/mla_kpool.cu; docs/performance.md): a threshold from 1/16 of
+ * the row, then one collecting pass, for rows of at least 65,536 visible pools; the same bytes as
+ * memra_mla_kpool_select_f32 by construction, rows the route cannot settle taking the full passes
+ * in the same kernel. EXPERIMENTAL: not yet run on a GPU (2026-12-01). */
+int mla_select_sampled_enabled(void);
+
+/* kpool_select through the door: the launcher's arguments, validation and bytes. */
+int mla_door_kpool_select_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
+                              int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
+                              int32_t always_tail, void *stream);
+
+/* The sampled route itself (kernels/mla_kpool.cu), and its device receipts since process start:
+ * rows it settled, rows it handed to the full passes (@return 0 or 10000 + cudaError_t). */
+int mla_kpool_select_sampled_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
+                                 int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
+                                 int32_t always_tail, void *stream);
+int mla_select_sampled_counts(uint64_t *hits, uint64_t *fallbacks);
+
 #ifdef __cplusplus
 }
 #endif

@@ -758,6 +758,17 @@ static __device__ __forceinline__ uint32_t sel_pow2_ceil(uint32_t n) {
     return n <= 1 ? 1u : 1u << (32 - __clz(n - 1));
 }
 
+/* The sampled route (SAMPLED, the MEMRA_MLA_SELECT_SAMPLED door, kernels/mla_door.h;
+ * docs/performance.md): for rows of at least SEL_SAMPLE_MIN visible pools, a 12-bit histogram of
+ * every 16th 128-byte segment of the row (1/16 of a read) gives a threshold bin expected to hold
+ * about 1.5 x n_sel keys at or below it; one pass collects every key whose top 12 bits are at or
+ * below that bin. When n_sel <= count <= SEL_CAP the collected set holds every winner (all keys
+ * below the threshold are in it), and the sorts below give exactly the bytes of the full passes;
+ * otherwise the row falls back to them. Receipts: sel_sampled_hits / _fallbacks. */
+#define SEL_SAMPLE_MIN 65536
+__device__ unsigned long long sel_sampled_hits, sel_sampled_fallbacks;
+
+template <bool SAMPLED>
 static __global__ void __launch_bounds__(SEL_NT, 2)
     kpool_select_radix_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
                            int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
@@ -789,10 +800,41 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
 
     /* n_sel < n_vis <= 2^31 - 1 from here. */
     const float *row = score + i * (int64_t)n_pools;
+    bool collected = false; /* the sampled route filled list[0 .. s_count) */
+    if constexpr (SAMPLED) {
+        if (n_vis >= SEL_SAMPLE_MIN) {
+            for (int j = tid; j < SEL_BINS; j += blockDim.x) hist[j] = 0u;
+            if (tid == 0) s_bin = SEL_BINS - 1; /* a sample short of ks keys: take every bin */
+            __syncthreads();
+            const int64_t n_seg = (n_vis + 31) / 32, n_samp = (n_seg + 15) / 16 * 32;
+            for (int64_t e = tid; e < n_samp; e += blockDim.x) {
+                const int64_t p = (e / 32) * 16 * 32 + (e % 32);
+                if (p < n_vis) atomicAdd(&hist[SEL_DESC32(__ldg(row + p)) >> 20], 1u);
+            }
+            __syncthreads();
+            const uint32_t ks = (uint32_t)((3 * n_sel + 31) / 32) + 16; /* 1.5 n_sel / 16 + 16 */
+            sel_find_bin(hist, SEL_BINS, ks, warp_sums, &s_bin, &s_before);
+            const uint32_t tb = s_bin;
+            if (tid == 0) s_count = 0u;
+            __syncthreads();
+            sel_for_each(row, n_vis, [&](float x, int64_t p) {
+                const uint32_t dk = SEL_DESC32(x);
+                if ((dk >> 20) <= tb) {
+                    const uint32_t pos = atomicAdd(&s_count, 1u);
+                    if (pos < SEL_CAP) list[pos] = ((uint64_t)dk << 32) | (uint64_t)(uint32_t)p;
+                }
+            });
+            __syncthreads();
+            const uint32_t n_got = s_count;
+            collected = n_got >= (uint32_t)n_sel && n_got <= SEL_CAP;
+            if (tid == 0) atomicAdd(collected ? &sel_sampled_hits : &sel_sampled_fallbacks, 1ull);
+            __syncthreads(); /* s_count read by all before the fallback resets it */
+        }
+    }
     uint32_t prefix = 0, k = (uint32_t)n_sel, c_less = 0, cnt = 0;
     int consumed = 0;
     bool collect = false;
-    for (int level = 0; level < 3; level++) {
+    for (int level = 0; level < 3 && !collected; level++) {
         const int bits = level < 2 ? 12 : 8;
         const int shift = 32 - consumed - bits;
         const uint32_t mask = (1u << bits) - 1u;
@@ -819,19 +861,21 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
         }
     }
 
-    if (collect) {
-        if (tid == 0) s_count = 0u;
-        __syncthreads();
-        const int shc = 32 - consumed;
-        const uint32_t pre = prefix;
-        sel_for_each(row, n_vis, [&](float x, int64_t p) {
-            const uint32_t dk = SEL_DESC32(x);
-            if ((dk >> shc) <= pre) {
-                const uint32_t pos = atomicAdd(&s_count, 1u);
-                list[pos] = ((uint64_t)dk << 32) | (uint64_t)(uint32_t)p;
-            }
-        });
-        __syncthreads();
+    if (collect || collected) {
+        if (!collected) {
+            if (tid == 0) s_count = 0u;
+            __syncthreads();
+            const int shc = 32 - consumed;
+            const uint32_t pre = prefix;
+            sel_for_each(row, n_vis, [&](float x, int64_t p) {
+                const uint32_t dk = SEL_DESC32(x);
+                if ((dk >> shc) <= pre) {
+                    const uint32_t pos = atomicAdd(&s_count, 1u);
+                    list[pos] = ((uint64_t)dk << 32) | (uint64_t)(uint32_t)p;
+                }
+            });
+            __syncthreads();
+        }
         const uint32_t n_c = s_count; /* == c_less + cnt, >= n_sel */
         const uint32_t n2 = sel_pow2_ceil(n_c);
         for (uint32_t e = n_c + tid; e < n2; e += blockDim.x) list[e] = ~0ull;
@@ -901,8 +945,9 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
 static void kpool_select_radix_f32_launch(const float *score, int32_t *idx, int32_t t_q,
                                           int32_t n_pools, int32_t pool, int32_t select_k,
                                           int32_t width, int32_t first_pos, int32_t always_tail,
-                                          cudaStream_t st) {
-    kpool_select_radix_f32<<<(unsigned)t_q, SEL_NT, SEL_SMEM, st>>>(
+                                          cudaStream_t st, bool sampled = false) {
+    (sampled ? kpool_select_radix_f32<true>
+             : kpool_select_radix_f32<false>)<<<(unsigned)t_q, SEL_NT, SEL_SMEM, st>>>(
         score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail);
 }
 
@@ -933,7 +978,7 @@ extern "C" int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int3
                                        always_tail);
     if (rc) return rc;
     MLA_CUDA_CHECK(cudaFuncSetAttribute(
-        kpool_select_radix_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SEL_SMEM));
+        kpool_select_radix_f32<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SEL_SMEM));
     kpool_select_radix_f32_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
                                   always_tail, (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
@@ -953,5 +998,34 @@ extern "C" int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, 
     kpool_select_ref_f32_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
                                 always_tail, (cudaStream_t)stream);
     MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+/* The radix select's sampled route through the MEMRA_MLA_SELECT_SAMPLED door
+ * (kernels/mla_door.h): the launcher's validation and bytes; rows that the route cannot settle
+ * take the full passes inside the same kernel. */
+extern "C" int mla_kpool_select_sampled_f32(const float *score, int32_t *idx, int32_t t_q,
+                                            int32_t n_pools, int32_t pool, int32_t select_k,
+                                            int32_t width, int32_t first_pos, int32_t always_tail,
+                                            void *stream) {
+    int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
+                                       always_tail);
+    if (rc) return rc;
+    MLA_CUDA_CHECK(cudaFuncSetAttribute(
+        kpool_select_radix_f32<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SEL_SMEM));
+    kpool_select_radix_f32_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
+                                  always_tail, (cudaStream_t)stream, true);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+/* The sampled route's device receipts since process start: rows it settled, rows it handed to
+ * the full passes. @return 0 or 10000 + cudaError_t. */
+extern "C" int mla_select_sampled_counts(uint64_t *hits, uint64_t *fallbacks) {
+    unsigned long long h = 0, f = 0;
+    MLA_CUDA_CHECK(cudaMemcpyFromSymbol(&h, sel_sampled_hits, sizeof h));
+    MLA_CUDA_CHECK(cudaMemcpyFromSymbol(&f, sel_sampled_fallbacks, sizeof f));
+    if (hits) *hits = h;
+    if (fallbacks) *fallbacks = f;
     return 0;
 }

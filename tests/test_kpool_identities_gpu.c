@@ -27,6 +27,12 @@
  *                            finite and bytes-equal to the same walk with those rows zeroed;
  *  select_tie_heavy          tie-heavy score planes (all equal, equal high bits, -inf, NaN,
  *                            +0/-0): radix == reference == oracle, int32 bytes;
+ *  select_sampled_door       the radix select's sampled route (MEMRA_MLA_SELECT_SAMPLED=1,
+ *                            kernels/mla_door.h) on 16 queries x 70,000 pools (pool 4, select_k
+ *                            512, tail) with realistic, tie-heavy, equal-high-bit and special
+ *                            rows: the door's bytes == the launcher's == the reference's; the
+ *                            receipts count every row (settled or handed back), and the
+ *                            realistic rows settle;
  *  san_score_exact_alloc     the fast and reference scorers on buffers of exactly their size
  *                            (plain cudaMalloc, no guard bands) at d 132 (streamed float4), 68
  *                            (resident float4) and 7 (scalar), t_q 1 and 64: fast == reference
@@ -43,6 +49,7 @@
  * Without a usable GPU every test reports SKIPPED (GPU_REQUIRE), never passed.
  */
 #include <criterion/criterion.h>
+#include <criterion/logging.h>
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
@@ -50,6 +57,7 @@
 #include <string.h>
 
 #include "kernels/mla.h"
+#include "kernels/mla_door.h"
 #include "kernels/mla_status.h"
 #include "oracle/mla_oracle.h"
 #include "tests/lib/case.h"
@@ -602,4 +610,52 @@ Test(kpool_identities, san_score_exact_alloc, .timeout = 300) {
     for (size_t i = 0; i < sizeof dims / sizeof *dims; i++)
         for (size_t j = 0; j < sizeof tqs / sizeof *tqs; j++)
             score_exact_alloc(&t, tqs[j], dims[i]);
+}
+
+/* ---- select_sampled_door ---- */
+Test(kpool_identities, select_sampled_door, .timeout = 300) {
+    GPU_REQUIRE();
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, "select_sampled_door");
+    const int32_t TQ = 16, NP = 70000, POOL = 4, K = 512, W = 2051, FP = NP * POOL - TQ;
+    tb_set_case(&t, "16 queries x 70000 pools, pool 4, select_k 512, tail");
+    float *s = tb_xmalloc(&t, (size_t)TQ * NP * sizeof *s);
+    mla_fill_stream st = mla_fill_stream_init(SEED, "sampled/score");
+    for (int32_t i = 0; i < TQ; i++)
+        for (int32_t p = 0; p < NP; p++) s[(size_t)i * NP + p] = tie_value(i % 4, &st);
+    gpu_buf bs = gpu_buf_from_host(s, (size_t)TQ * NP * 4), bi = gpu_buf_alloc((size_t)TQ * W * 4);
+    uint64_t h0 = 0, f0 = 0, h1 = 0, f1 = 0;
+    tb_launched(&t, mla_select_sampled_counts(&h0, &f0), "mla_select_sampled_counts");
+    int32_t *ix[3];
+    for (int r = 0; r < 3; r++) { /* door (sampled), launcher, reference */
+        gpu_buf_poison(&bi);
+        if (r == 0) setenv("MEMRA_MLA_SELECT_SAMPLED", "1", 1);
+        int rc =
+            r == 0 ? mla_door_kpool_select_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL)
+            : r == 1
+                ? memra_mla_kpool_select_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL)
+                : memra_mla_kpool_select_ref_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL);
+        unsetenv("MEMRA_MLA_SELECT_SAMPLED");
+        tb_launched(&t, rc,
+                    r == 0   ? "the sampled door"
+                    : r == 1 ? "the launcher"
+                             : "the reference");
+        ix[r] = tb_output(&t, &bi, "idx", r == 0 ? "sampled" : r == 1 ? "radix" : "reference", 1);
+    }
+    tb_launched(&t, mla_select_sampled_counts(&h1, &f1), "mla_select_sampled_counts");
+    const int64_t ishape[2] = {TQ, W};
+    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "sampled", ix[1], "radix", MLA_TOL_EXACT, NULL,
+               1);
+    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "sampled", ix[2], "reference", MLA_TOL_EXACT,
+               NULL, 1);
+    tb_expectf(&t, (h1 - h0) + (f1 - f0) == (uint64_t)TQ,
+               "receipts: %llu settled + %llu handed back, expected %d rows",
+               (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0), TQ);
+    tb_expectf(&t, h1 - h0 >= (uint64_t)TQ / 4,
+               "only %llu rows settled by the sampled route (the %d realistic rows should)",
+               (unsigned long long)(h1 - h0), TQ / 4);
+    cr_log_info("sampled route: %llu rows settled, %llu handed to the full passes",
+                (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0));
+    free(ix[0]), free(ix[1]), free(ix[2]), free(s);
+    gpu_buf_free(&bs), gpu_buf_free(&bi);
 }
