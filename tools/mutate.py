@@ -386,7 +386,8 @@ GPU_BINARIES = ["dense_gpu_goldens_test", "kpool_gpu_goldens_test", "kpool_ident
 # every fixture of every suite (a whole golden suite recomputes every case's oracle on the CPU:
 # minutes per mutant with 16 mutants in flight).
 FILE_CHECKS = {
-    "kernels/mla_attn.cu": ["attn_absorbed", "attn_gathered"],
+    "kernels/mla_attn.cu": ["attn_absorbed", "attn_gathered", "attn_absorbed_tc3xtf32",
+                            "attn_gathered_tc3xtf32"],
     "kernels/mla_dense.cu": ["rope", "split_latent", "append_latent", "absorb_q", "decompress_v"],
     "kernels/mla_gemm_bf16.cu": ["bf16_absorb_f32", "bf16_absorb_bf16", "bf16_decompress_f32",
                                  "bf16_decompress_bf16"],

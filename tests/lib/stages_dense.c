@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/mla.h"
+#include "kernels/mla_door.h"
 #include "oracle/mla_oracle.h"
 #include "tests/lib/case.h"
 #include "tests/lib/stage_util.h"
@@ -386,8 +387,17 @@ static void decompress_v_gpu(tb *t, mla_ctx *ctx, int variant) {
                "memra_mla_decompress_v_f32", ctx->c->geom.d_v);
 }
 
+/* The tensor-core attention checks (variants 1 / 2, tests/lib/case_list.h): the door's flag, the
+ * arm's arithmetic for the bound, and whether the arm covers the shape (kernels/mla_door.h). */
+static const char *tc_attn_flag(int variant) { return variant == 1 ? "3xtf32" : "tf32"; }
+static const mla_attn_arith *tc_attn_arith(int variant) {
+    return variant == 0 ? NULL : variant == 1 ? &MLA_ATTN_ARITH_3XTF32 : &MLA_ATTN_ARITH_TF32;
+}
+static int tc_attn_covers(const mla_geom *g) {
+    return g->kv_rank % 64 == 0 && g->kv_rank <= 512 && (g->kv_rank + g->d_rope) % 8 == 0;
+}
+
 static void attn_absorbed_gpu(tb *t, mla_ctx *ctx, int variant) {
-    (void)variant;
     const mla_geom *g = &ctx->c->geom;
     const mla_tensor *ql = tb_tensor(t, ctx, "q_lat"), *cache = tb_tensor(t, ctx, "cache"),
                      *o = tb_tensor(t, ctx, "o_lat");
@@ -398,10 +408,23 @@ static void attn_absorbed_gpu(tb *t, mla_ctx *ctx, int variant) {
     void *got[2];
     for (int run = 0; run < 2; run++) {
         gpu_buf bo = gpu_buf_alloc(o->nbytes);
-        int rc =
-            memra_mla_attn_absorbed_f32(bq.ptr, qp ? bp.ptr : NULL, bc.ptr, bo.ptr, g->n_head,
-                                        g->kv_rank, g->d_rope, g->t_q, g->t_kv, g->scale, NULL);
-        tb_launched(t, rc, "memra_mla_attn_absorbed_f32");
+        int rc;
+        if (variant == 0) {
+            rc =
+                memra_mla_attn_absorbed_f32(bq.ptr, qp ? bp.ptr : NULL, bc.ptr, bo.ptr, g->n_head,
+                                            g->kv_rank, g->d_rope, g->t_q, g->t_kv, g->scale, NULL);
+        } else {
+            setenv("MEMRA_MLA_TC_ATTN", tc_attn_flag(variant), 1);
+            const uint64_t before = mla_tc_attn_dispatches();
+            rc = mla_door_attn_absorbed_f32(bq.ptr, qp ? bp.ptr : NULL, bc.ptr, bo.ptr, g->n_head,
+                                            g->kv_rank, g->d_rope, g->t_q, g->t_kv, g->scale, NULL);
+            unsetenv("MEMRA_MLA_TC_ATTN");
+            tb_expectf(t, mla_tc_attn_dispatches() - before == (uint64_t)tc_attn_covers(g),
+                       "MEMRA_MLA_TC_ATTN=%s: the receipt moved by %llu, expected %d",
+                       tc_attn_flag(variant),
+                       (unsigned long long)(mla_tc_attn_dispatches() - before), tc_attn_covers(g));
+        }
+        tb_launched(t, rc, variant ? "mla_door_attn_absorbed_f32" : "memra_mla_attn_absorbed_f32");
         got[run] = tb_output(t, &bo, "o_lat", run ? "run 2" : "run 1", 1);
         gpu_buf_free(&bo);
     }
@@ -412,9 +435,10 @@ static void attn_absorbed_gpu(tb *t, mla_ctx *ctx, int variant) {
     /* The bound of the walk the kernel states (kernels/mla.h, mla_attn_walk; docs/tolerances.md).
      */
     double *atol = tb_xmalloc(t, o->nbytes / 4 * sizeof *atol);
-    mla_tol_attn_bounds(ql->data, qp ? qp->data : NULL, cache->data, g->n_head, g->kv_rank,
-                        g->d_rope, g->t_q, g->t_kv, g->scale, mla_attn_walk, atol);
-    tb_against_oracle(t, ctx, o, got[0], "kernel", atol);
+    mla_tol_attn_bounds_arith(ql->data, qp ? qp->data : NULL, cache->data, g->n_head, g->kv_rank,
+                              g->d_rope, g->t_q, g->t_kv, g->scale, mla_attn_walk,
+                              tc_attn_arith(variant), atol);
+    tb_against_oracle(t, ctx, o, got[0], variant ? "tc_arm" : "kernel", atol);
     free(atol), free(got[0]), free(got[1]);
     gpu_buf_free(&bq);
     gpu_buf_free(&bp);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kernels/mla.h"
+#include "kernels/mla_door.h"
 #include "kernels/mla_status.h"
 #include "oracle/mla_oracle.h"
 #include "tests/lib/case.h"
@@ -441,8 +442,17 @@ static void select_gpu(tb *t, mla_ctx *ctx, int variant) {
     gpu_buf_free(&bs), gpu_buf_free(&bi);
 }
 
+/* The tensor-core attention checks (variants 1 / 2, tests/lib/case_list.h): the door's flag, the
+ * arm's arithmetic for the bound, and whether the arm covers the shape (kernels/mla_door.h). */
+static const char *tc_attn_flag(int variant) { return variant == 1 ? "3xtf32" : "tf32"; }
+static const mla_attn_arith *tc_attn_arith(int variant) {
+    return variant == 0 ? NULL : variant == 1 ? &MLA_ATTN_ARITH_3XTF32 : &MLA_ATTN_ARITH_TF32;
+}
+static int tc_attn_covers(const mla_geom *g) {
+    return g->kv_rank % 64 == 0 && g->kv_rank <= 512 && (g->kv_rank + g->d_rope) % 8 == 0;
+}
+
 static void attn_gathered_gpu(tb *t, mla_ctx *ctx, int variant) {
-    (void)variant;
     const mla_geom *g = &ctx->c->geom;
     const mla_tensor *ql = tb_tensor(t, ctx, "q_lat"), *cache = tb_tensor(t, ctx, "cache"),
                      *idx = tb_tensor(t, ctx, gather_list_name(g)),
@@ -453,11 +463,25 @@ static void attn_gathered_gpu(tb *t, mla_ctx *ctx, int variant) {
     void *run[2];
     for (int r = 0; r < 2; r++) {
         gpu_buf_poison(&bo);
-        tb_launched(t,
-                    memra_mla_attn_gathered_f32(bql.ptr, qp ? bqp.ptr : NULL, bc.ptr, bi.ptr,
+        if (variant == 0) {
+            tb_launched(t,
+                        memra_mla_attn_gathered_f32(bql.ptr, qp ? bqp.ptr : NULL, bc.ptr, bi.ptr,
+                                                    bo.ptr, g->n_head, g->kv_rank, g->d_rope,
+                                                    g->t_q, g->width, g->scale, NULL),
+                        "memra_mla_attn_gathered_f32");
+        } else {
+            setenv("MEMRA_MLA_TC_ATTN", tc_attn_flag(variant), 1);
+            const uint64_t before = mla_tc_attn_dispatches();
+            int rc = mla_door_attn_gathered_f32(bql.ptr, qp ? bqp.ptr : NULL, bc.ptr, bi.ptr,
                                                 bo.ptr, g->n_head, g->kv_rank, g->d_rope, g->t_q,
-                                                g->width, g->scale, NULL),
-                    "memra_mla_attn_gathered_f32");
+                                                g->width, g->scale, NULL);
+            unsetenv("MEMRA_MLA_TC_ATTN");
+            tb_launched(t, rc, "mla_door_attn_gathered_f32");
+            tb_expectf(t, mla_tc_attn_dispatches() - before == (uint64_t)tc_attn_covers(g),
+                       "MEMRA_MLA_TC_ATTN=%s: the receipt moved by %llu, expected %d",
+                       tc_attn_flag(variant),
+                       (unsigned long long)(mla_tc_attn_dispatches() - before), tc_attn_covers(g));
+        }
         run[r] = tb_output(t, &bo, "o_lat_gathered", r ? "run 2" : "run 1", 1);
     }
     tb_input_untouched(t, &bql, ql->data, "q_lat");
@@ -467,11 +491,11 @@ static void attn_gathered_gpu(tb *t, mla_ctx *ctx, int variant) {
     /* The bound of the walk the kernel states (kernels/mla.h, mla_attn_walk; docs/tolerances.md).
      */
     double *atol = tb_xmalloc(t, o->nbytes / 4 * sizeof *atol);
-    mla_tol_attn_gathered_bounds(ql->data, qp ? qp->data : NULL, cache->data, idx->data, g->n_head,
-                                 g->kv_rank, g->d_rope, g->t_q, g->width, g->scale, mla_attn_walk,
-                                 atol);
+    mla_tol_attn_gathered_bounds_arith(ql->data, qp ? qp->data : NULL, cache->data, idx->data,
+                                       g->n_head, g->kv_rank, g->d_rope, g->t_q, g->width, g->scale,
+                                       mla_attn_walk, tc_attn_arith(variant), atol);
     tb_same_runs(t, o, run[0], run[1]);
-    tb_against_oracle(t, ctx, o, run[0], "kernel", atol);
+    tb_against_oracle(t, ctx, o, run[0], variant ? "tc_arm" : "kernel", atol);
     /* A query whose list has no valid entry gets o_lat = +0.0f (kernels/mla.h), checked in
      * bytes: class attn's zero bound there would also accept -0. */
     const int32_t *iv = idx->data;
