@@ -970,19 +970,28 @@ static void kpool_select_ref_f32_launch(const float *score, int32_t *idx, int32_
         (int32_t)(smem / sizeof(uint64_t)));
 }
 
+/* The radix entries' common body (the launcher and the sampled door): validate, opt in, launch. */
+static int kpool_select_radix_run(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
+                                  int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
+                                  int32_t always_tail, void *stream, bool sampled) {
+    int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
+                                       always_tail);
+    if (rc) return rc;
+    MLA_CUDA_CHECK(
+        cudaFuncSetAttribute(sampled ? kpool_select_radix_f32<true> : kpool_select_radix_f32<false>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SEL_SMEM));
+    kpool_select_radix_f32_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
+                                  always_tail, (cudaStream_t)stream, sampled);
+    MLA_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
 extern "C" int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int32_t t_q,
                                           int32_t n_pools, int32_t pool, int32_t select_k,
                                           int32_t width, int32_t first_pos, int32_t always_tail,
                                           void *stream) {
-    int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                       always_tail);
-    if (rc) return rc;
-    MLA_CUDA_CHECK(cudaFuncSetAttribute(
-        kpool_select_radix_f32<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SEL_SMEM));
-    kpool_select_radix_f32_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                  always_tail, (cudaStream_t)stream);
-    MLA_CUDA_CHECK(cudaGetLastError());
-    return 0;
+    return kpool_select_radix_run(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
+                                  always_tail, stream, false);
 }
 
 extern "C" int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q,
@@ -1008,15 +1017,8 @@ extern "C" int mla_kpool_select_sampled_f32(const float *score, int32_t *idx, in
                                             int32_t n_pools, int32_t pool, int32_t select_k,
                                             int32_t width, int32_t first_pos, int32_t always_tail,
                                             void *stream) {
-    int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                       always_tail);
-    if (rc) return rc;
-    MLA_CUDA_CHECK(cudaFuncSetAttribute(
-        kpool_select_radix_f32<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SEL_SMEM));
-    kpool_select_radix_f32_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                  always_tail, (cudaStream_t)stream, true);
-    MLA_CUDA_CHECK(cudaGetLastError());
-    return 0;
+    return kpool_select_radix_run(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
+                                  always_tail, stream, true);
 }
 
 /* The sampled route's device receipts since process start: rows it settled, rows it handed to

@@ -3,7 +3,11 @@
 #ifndef MLA_TESTS_STAGE_UTIL_H
 #define MLA_TESTS_STAGE_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "tests/lib/case.h"
+#include "tests/lib/compare.h"
 
 /* The running case's geometry, inside an oracle half (mla_ctx *ctx in scope). */
 #define G (&ctx->c->geom)
@@ -16,5 +20,16 @@
 #define WEIGHT_SCALE(fan_in) (G->small_int ? 0.125f : mla_weight_scale(fan_in))
 /* The latent inputs' (kv, cache) fill scale: geometry latent_scale, 0 = 1. */
 #define LATENT_SCALE (G->latent_scale != 0.0f ? G->latent_scale : 1.0f)
+
+/* The tensor-core attention checks (variants 1 / 2 of attn_absorbed / attn_gathered,
+ * tests/lib/case_list.h): the door's flag, the arm's arithmetic for the bound, and whether the arm
+ * covers the shape (kernels/mla_door.h). */
+static inline const char *tc_attn_flag(int variant) { return variant == 1 ? "3xtf32" : "tf32"; }
+static inline const mla_attn_arith *tc_attn_arith(int variant) {
+    return variant == 0 ? NULL : variant == 1 ? &MLA_ATTN_ARITH_3XTF32 : &MLA_ATTN_ARITH_TF32;
+}
+static inline int tc_attn_covers(const mla_geom *g) {
+    return g->kv_rank % 64 == 0 && g->kv_rank <= 512 && (g->kv_rank + g->d_rope) % 8 == 0;
+}
 
 #endif /* MLA_TESTS_STAGE_UTIL_H */

@@ -442,16 +442,6 @@ static void select_gpu(tb *t, mla_ctx *ctx, int variant) {
     gpu_buf_free(&bs), gpu_buf_free(&bi);
 }
 
-/* The tensor-core attention checks (variants 1 / 2, tests/lib/case_list.h): the door's flag, the
- * arm's arithmetic for the bound, and whether the arm covers the shape (kernels/mla_door.h). */
-static const char *tc_attn_flag(int variant) { return variant == 1 ? "3xtf32" : "tf32"; }
-static const mla_attn_arith *tc_attn_arith(int variant) {
-    return variant == 0 ? NULL : variant == 1 ? &MLA_ATTN_ARITH_3XTF32 : &MLA_ATTN_ARITH_TF32;
-}
-static int tc_attn_covers(const mla_geom *g) {
-    return g->kv_rank % 64 == 0 && g->kv_rank <= 512 && (g->kv_rank + g->d_rope) % 8 == 0;
-}
-
 static void attn_gathered_gpu(tb *t, mla_ctx *ctx, int variant) {
     const mla_geom *g = &ctx->c->geom;
     const mla_tensor *ql = tb_tensor(t, ctx, "q_lat"), *cache = tb_tensor(t, ctx, "cache"),
