@@ -544,7 +544,8 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
     used = sorted({x for _, argv, _ in checks for x in argv if x in relinkable})
     # two builds: the test binaries first; the fuzzers (their own config, a second nvcc
     # compile) only when the mutant lives long enough to reach a fuzzer check
-    phases = [[b for b in used if not b.endswith("_fuzzer")], [b for b in used if b.endswith("_fuzzer")]]
+    phases = [[b for b in used if not b.endswith("_fuzzer")],
+              [b for b in used if b.endswith("_fuzzer")]]
     built = []
 
     def build(binaries):

@@ -37,8 +37,6 @@ night-over-night comparison of this project's kernels does not include it).
 import argparse
 import json
 import os
-import re
-import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -214,14 +212,19 @@ def self_check(torch, ops, golden_dir):
         g, x, o = case.geom, case.inputs, case.outputs
         dev = lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda()  # noqa: E731
         t, h = g("t_q"), g("n_head")
+
+        def dot_bound(spec, u, v, n):  # an f32 dot of n terms in any order: gamma(n+1) sum |u v|
+            return mg.gamma_n(n + 1) * np.einsum(spec, np.abs(u.astype(np.float64)),
+                                                 np.abs(v.astype(np.float64)))
+
         q_lat = ops["absorb"](dev(x["q_nope"]), dev(x["wk_b"])).transpose(0, 1).cpu().numpy()
-        b = mg.gamma_n(g("d_nope") + 1) * np.einsum(
-            "thd,hdr->thr", np.abs(x["q_nope"].astype(np.float64)), np.abs(x["wk_b"].astype(np.float64)))
-        rep_q = mg.compare(q_lat, o["q_lat"], "dot_f32", b, name=f"{name}/q_lat (peer)")
+        rep_q = mg.compare(q_lat, o["q_lat"], "dot_f32",
+                           dot_bound("thd,hdr->thr", x["q_nope"], x["wk_b"], g("d_nope")),
+                           name=f"{name}/q_lat (peer)")
         out = ops["decompress"](dev(o["o_lat"]), dev(x["wv_b"])).transpose(0, 1).cpu().numpy()
-        b = mg.gamma_n(g("kv_rank") + 1) * np.einsum(
-            "thr,hvr->thv", np.abs(o["o_lat"].astype(np.float64)), np.abs(x["wv_b"].astype(np.float64)))
-        rep_o = mg.compare(out, o["out"], "dot_f32", b, name=f"{name}/out (peer)")
+        rep_o = mg.compare(out, o["out"], "dot_f32",
+                           dot_bound("thr,hvr->thv", o["o_lat"], x["wv_b"], g("kv_rank")),
+                           name=f"{name}/out (peer)")
         n = g("t_kv") + 1  # any walk: R = D = N + 1
         o_lat = ops["attn"](dev(o["q_lat"]), dev(o["q_pe"]) if g("d_rope") else None,
                             dev(x["cache"]), float(np.float32(g("scale")))).cpu().numpy()
@@ -265,7 +268,6 @@ def measure(torch, reps, quick):
                 add("decompress_v", wname, arm, lambda: ops["decompress"](o_lat, wv_b))
             add("attn_absorbed", wname, arm,
                 lambda: ops["attn"](q_lat, q_pe, cache, GLM5["scale"]))
-        del cache
     torch.backends.cuda.matmul.allow_tf32 = False
     if not quick:
         L = LONGCTX
