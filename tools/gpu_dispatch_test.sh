@@ -210,6 +210,8 @@ cat > "$B/fake_criterion" << 'EOF'
 #!/usr/bin/env bash
 n=$(basename "$0" _test)
 "$FAKE_JOB" "$(basename "$0")" 0.3 > /dev/null
+# the environment tests/BUILD gives the test binaries (GOLDEN_ENV, custom_case_test's env)
+echo "$n ${MLA_GOLDEN_DIR:-unset} ${MLA_REGRESSIONS_DIR:-unset}" >> "$FAKE_DIR/test-env"
 {
     echo '<?xml version="1.0" encoding="UTF-8"?>'
     echo '<testsuites name="Criterion Tests">'
@@ -240,6 +242,10 @@ check "run-gpu-tier.sh --gpus 3: closing line 10 passed, 1 failed, 1 skipped" $?
     "$(tail -n 1 "$T/e2e/log")"
 [ ! -s "$T/e2e/overlaps" ]
 check "run-gpu-tier.sh --gpus 3: never two jobs on one GPU at once" $?
+# H200 2026-12-01: custom_case_test failed on the GPU host because MLA_REGRESSIONS_DIR was unset
+[ "$(wc -l < "$T/e2e/test-env")" -eq 5 ] && ! grep -qv " $B/golden $B/regressions\$" "$T/e2e/test-env"
+check "run-gpu-tier.sh: every test binary gets tests/BUILD's environment (golden, regressions)" $? \
+    "$(cat "$T/e2e/test-env")"
 python3 - "$T/e2e" << 'EOF'
 import json, sys, xml.etree.ElementTree as ET
 d = sys.argv[1]

@@ -101,6 +101,7 @@ if [ ${#REBUILD[@]} -gt 0 ]; then
 fi
 export LD_LIBRARY_PATH="$OUT/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export MLA_GOLDEN_DIR="$HERE/golden"
+export MLA_REGRESSIONS_DIR="$HERE/regressions" # custom_case_test parses and runs them (tests/BUILD)
 mkdir -p "$OUT/xml" "$OUT/logs" "$OUT/repro"
 export FUZZ_REPRO_DIR="$OUT/repro"
 

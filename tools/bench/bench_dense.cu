@@ -375,6 +375,23 @@ int main(int argc, char **argv) {
                   [&] { return mla_door_decompress_v_f32(o_lat, wv_b, out_v, t, H, DV, R, NULL); });
         }
         unsetenv("MEMRA_MLA_DECODE_SPLIT");
+        if (t == 1) {
+            /* The split sweep at decode (docs/performance.md, decompress_v and absorb_q): the
+             * output-range split is a launch parameter (same bytes for every split), so the
+             * sweep shows the wave and occupancy effects the ncu profile points at. */
+            for (int32_t sp : {2, 4, 10, 12, 20, 24, 32}) {
+                char note[32];
+                snprintf(note, sizeof note, "sweep: split %d", sp);
+                bench("absorb_q", w.name, note, ab_bytes, ab_flops, q_lat, (int64_t)t * H * R, [&] {
+                    return memra_mla_absorb_q_split_f32(q_nope, wk_b, q_lat, t, H, DN, R, sp, NULL);
+                });
+                bench("decompress_v", w.name, note, dv_bytes, dv_flops, out_v, (int64_t)t * H * DV,
+                      [&] {
+                          return memra_mla_decompress_v_split_f32(o_lat, wv_b, out_v, t, H, DV, R,
+                                                                  sp, NULL);
+                      });
+            }
+        }
         if (t >= MLA_TC_PREFILL_MIN_TQ) {
             setenv("MEMRA_MLA_TC_PREFILL", "1", 1);
             uint64_t before = mla_tc_prefill_dispatches();
