@@ -37,6 +37,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -452,9 +453,16 @@ def gpu_checks(bundle, file=None, kernel=None):
     checks = [(f"{b} --filter={small[b]}", [f"bin/{b}", f"--filter={small[b]}", *cj], {})
               for b in GPU_BINARIES if b in small]
     if file in FILE_CHECKS:
-        flt = "*/*__@(" + "|".join(stage_checks(file, kernel)) + ")"
-        checks += [(f"{b} --filter={flt}", [f"bin/{b}", f"--filter={flt}", *cj], {})
-                   for b in GOLDEN_SUITES]
+        # the product arms' checks first, the doors' (the tensor-core attention arms) after
+        # them: each group half the cases' work, so a product mutant dies before its timeout
+        # (H200 2026-12-01: the four attention checks in one filter took 120 s under 14 workers)
+        stage = stage_checks(file, kernel)
+        for group in ([c for c in stage if "_tc" not in c], [c for c in stage if "_tc" in c]):
+            if not group:
+                continue
+            flt = "*/*__@(" + "|".join(group) + ")"
+            checks += [(f"{b} --filter={flt}", [f"bin/{b}", f"--filter={flt}", *cj], {})
+                       for b in GOLDEN_SUITES]
         checks += [(b, [f"bin/{b}", *cj], {}) for b in FILE_BINARIES[file]]
     else:
         checks += [(b, [f"bin/{b}", *cj], {}) for b in GPU_BINARIES]
@@ -499,22 +507,47 @@ class Unmutated:
 
 
 def run_check(bdir, argv, extra_env, timeout, env):
+    """One check in its own process group. On a timeout the whole group is killed: Criterion's
+    --jobs workers are forked children, and an orphaned one kept its binary busy (the next
+    restore failed with ETXTBSY) and its CUDA context on the GPU (H200, 2026-12-01)."""
     t0 = time.time()
     scratch = tempfile.mkdtemp(dir=bdir)  # a fuzzer's new inputs, never the committed corpus
     argv = [a.replace("{scratch}", scratch) for a in argv]
     exe = argv[0] if not argv[0].startswith("bin/") else os.path.join(bdir, argv[0])
+    timed_out = False
     try:
-        p = subprocess.run([exe, *argv[1:]], cwd=bdir, env=dict(env, **extra_env),
-                           capture_output=True, text=True, timeout=timeout)
+        p = subprocess.Popen([exe, *argv[1:]], cwd=bdir, env=dict(env, **extra_env),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
+        try:
+            out, _ = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            out = ""
+        finally:
+            try:  # the group: stragglers of a finished check too
+                os.killpg(p.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            if timed_out:
+                p.communicate()
         rc = p.returncode
-        skipped_all = "Tested: 0" in re.sub(r"\x1b\[[0-9;]*m", "", p.stdout + p.stderr)
-    except subprocess.TimeoutExpired:
-        return "timeout", time.time() - t0
+        skipped_all = "Tested: 0" in re.sub(r"\x1b\[[0-9;]*m", "", out or "")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    if timed_out:
+        return "timeout", time.time() - t0
     if rc != 0:
         return "killed", time.time() - t0
     return ("skipped" if skipped_all else "survived"), time.time() - t0
+
+
+def restore_file(src, dst):
+    """Copy src over dst by a rename: a binary still mapped by a process (ETXTBSY on open for
+    writing) is replaced, not written into."""
+    tmp = f"{dst}.restore.{os.getpid()}.{threading.get_ident()}"
+    shutil.copy2(src, tmp)
+    os.replace(tmp, dst)
 
 
 def worker_dir(bundle, base):
@@ -604,10 +637,10 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
         for cfg in os.listdir(os.path.join(a.bundle_abs, "relink", "kobj")):
             pristine = os.path.join(a.bundle_abs, "relink", "kobj", cfg, obj)
             if os.path.exists(pristine):
-                shutil.copy2(pristine, os.path.join(rl, "kobj", cfg, obj))
+                restore_file(pristine, os.path.join(rl, "kobj", cfg, obj))
         for b in built:
             if os.path.exists(os.path.join(a.bundle_abs, b)):
-                shutil.copy2(os.path.join(a.bundle_abs, b), os.path.join(wdir, b))
+                restore_file(os.path.join(a.bundle_abs, b), os.path.join(wdir, b))
 
 
 def totals(rows, eq):
@@ -700,6 +733,7 @@ def cmd_run(a, ms):
     ms = list(ms)
     random.Random(a.seed).shuffle(ms)
     results = []
+    commit = open(os.path.join(bundle, "COMMIT")).read().strip()[:12]
     import concurrent.futures as cf
     with tempfile.TemporaryDirectory() as tmp:
         wdirs = [worker_dir(bundle, os.path.join(tmp, f"w{i}")) for i in range(a.jobs)]
@@ -713,6 +747,9 @@ def cmd_run(a, ms):
                 w = free.pop()
             try:
                 return run_one(m, w, a, env, gpu, unmutated)
+            except Exception as e:  # one mutant's harness error must not end the run
+                return dict(m, status="undecided (harness error)",
+                            detail=f"{type(e).__name__}: {e}"[:300])
             finally:
                 with lock:
                     free.append(w)
@@ -724,6 +761,10 @@ def cmd_run(a, ms):
                       f"{r['operator']}: {r['status']}"
                       + (f" by {r['killer']} in {r['seconds']} s" if "killer" in r else ""),
                       flush=True)
+                # the report so far, after every mutant: a run cut from outside keeps its verdicts
+                report([x for x in results if x["status"] != "not run (deadline)"], eq, a.out,
+                       f"PARTIAL: {i} of {len(ms)} mutants reported so far (the run did not "
+                       f"finish writing its report), bundle commit {commit}")
     late = [r for r in results if r["status"] == "not run (deadline)"]
     results = [r for r in results if r["status"] != "not run (deadline)"]
     meta = (f"{len(ms)} mutants ({'sampled: ' + str(a.sample) + ' with seed ' + str(a.seed) if a.sample else 'all generated'}"

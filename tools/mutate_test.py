@@ -12,6 +12,9 @@ the report's arithmetic, on the CPU.
     kill or timeout counts only when the same check passes on the unmutated bundle.
 """
 import json
+import shutil
+import subprocess
+import time
 import os
 import sys
 import tempfile
@@ -245,6 +248,14 @@ def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
         assr = [c[0] for c in mu.gpu_checks(t, "kernels/mla_dense.cu", "dense_slab_plan")]
         assert any("@(rope|split_latent|append_latent|absorb_q|decompress_v)" in x
                    for x in assr), assr
+        # the attention file: the product checks, then the tensor-core doors' checks
+        att = [c[0] for c in mu.gpu_checks(t, "kernels/mla_attn.cu")][len(small):]
+        assert att[:4] == [
+            "dense_gpu_goldens_test --filter=*/*__@(attn_absorbed|attn_gathered)",
+            "kpool_gpu_goldens_test --filter=*/*__@(attn_absorbed|attn_gathered)",
+            "dense_gpu_goldens_test --filter=*/*__@(attn_absorbed_tc3xtf32|attn_gathered_tc3xtf32)",
+            "kpool_gpu_goldens_test --filter=*/*__@(attn_absorbed_tc3xtf32|attn_gathered_tc3xtf32)",
+        ], att
         for m in mu.generate(mu.default_files()):  # every mutant gets checks of its own file
             assert set(mu.stage_checks(m["file"], m["kernel"])) <= set(mu.FILE_CHECKS[m["file"]])
         # a file the table does not know: every binary whole
@@ -278,6 +289,42 @@ def a_kill_counts_only_when_the_unmutated_bundle_passes_the_check():
         assert u.verdict("broken", ["bin/broken"], {})[0] == "killed"
     finally:
         mu.run_check = saved
+
+
+@test
+def a_timed_out_check_leaves_no_process_and_a_busy_binary_is_restored():
+    # H200 2026-12-01: a timed-out Criterion binary's forked workers outlived it, held the
+    # binary (the restore failed with ETXTBSY, ending the run) and the GPU
+    with tempfile.TemporaryDirectory() as t:
+        os.makedirs(os.path.join(t, "bin"))
+        prog = os.path.join(t, "bin", "forks")
+        marker = os.path.join(t, "child-alive")
+        with open(prog, "w") as f:
+            f.write("#!/bin/sh\n( sleep 3; touch %s ) &\nsleep 30\n" % marker)
+        os.chmod(prog, 0o755)
+        v, dt = mu.run_check(t, ["bin/forks"], {}, 1, dict(os.environ))
+        assert v == "timeout" and dt < 10, (v, dt)
+        time.sleep(4)
+        assert not os.path.exists(marker), "the forked child outlived the timed-out check"
+        # a check that exits while a child still runs: the child goes too
+        with open(prog, "w") as f:
+            f.write("#!/bin/sh\n( sleep 2; touch %s ) > /dev/null 2>&1 &\nexit 0\n" % marker)
+        assert mu.run_check(t, ["bin/forks"], {}, 10, dict(os.environ))[0] == "survived"
+        time.sleep(3)
+        assert not os.path.exists(marker), "a finished check's straggler outlived it"
+        # restoring over a binary that is running (open for writing would fail: ETXTBSY)
+        busy = os.path.join(t, "bin", "busy")
+        shutil.copy2("/bin/sleep", busy)
+        p = subprocess.Popen([busy, "5"])
+        try:
+            pristine = os.path.join(t, "pristine")
+            with open(pristine, "w") as f:
+                f.write("pristine")
+            mu.restore_file(pristine, busy)
+            assert open(busy).read() == "pristine"
+        finally:
+            p.kill()
+            p.wait()
 
 
 if __name__ == "__main__":
