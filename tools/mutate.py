@@ -532,7 +532,7 @@ def run_check(bdir, argv, extra_env, timeout, env):
             if timed_out:
                 p.communicate()
         rc = p.returncode
-        skipped_all = "Tested: 0" in re.sub(r"\x1b\[[0-9;]*m", "", out or "")
+        skipped_all = "Tested: 0" in re.sub(r"\x1b\[[0-9;]*m", "", out)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if timed_out:
@@ -771,8 +771,7 @@ def cmd_run(a, ms):
             + (f"; {len(late)} of them not started by the {a.deadline:.0f} s deadline, so "
                f"{len(results)} ran" if late else "")
             + f"), {'GPU' if gpu else 'CPU only (no device: ' + probe.stdout.strip() + ')'} checks,"
-            f" {a.jobs} workers, {time.time() - t0:.0f} s, bundle commit "
-            f"{open(os.path.join(bundle, 'COMMIT')).read().strip()[:12]}")
+            f" {a.jobs} workers, {time.time() - t0:.0f} s, bundle commit {commit}")
     text = report(results, eq, a.out, meta)
     print(text.split("## Survivors")[0].rstrip())
     print(f"mutate: report {a.out}/mutation-report.md")
