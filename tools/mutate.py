@@ -387,7 +387,8 @@ GPU_BINARIES = ["dense_gpu_goldens_test", "kpool_gpu_goldens_test", "kpool_ident
 # every fixture of every suite (a whole golden suite recomputes every case's oracle on the CPU:
 # minutes per mutant with 16 mutants in flight).
 FILE_CHECKS = {
-    "kernels/mla_attn.cu": ["attn_absorbed", "attn_gathered", "attn_absorbed_tc3xtf32",
+    "kernels/mla_attn.cu": ["attn_absorbed", "attn_gathered", "attn_absorbed_tctf32",
+                            "attn_gathered_tctf32", "attn_absorbed_tc3xtf32",
                             "attn_gathered_tc3xtf32"],
     "kernels/mla_dense.cu": ["rope", "split_latent", "append_latent", "absorb_q", "decompress_v"],
     "kernels/mla_gemm_bf16.cu": ["bf16_absorb_f32", "bf16_absorb_bf16", "bf16_decompress_f32",
@@ -399,6 +400,25 @@ FILE_BINARIES = {
     "kernels/mla_dense.cu": ["decode_split_gpu_test", "decode_chain_gpu_test"],
     "kernels/mla_gemm_bf16.cu": ["tc_prefill_gpu_test"],
     "kernels/mla_kpool.cu": ["kpool_identities_gpu_test", "decode_chain_gpu_test"],
+}
+# The fuzz targets (corpus replay, then 10 s of fuzzing) and the compute-sanitizer binaries
+# (small case sets) that can see a mutant of each kernel source: each source is its own object,
+# so a target that never calls into it cannot kill its mutants (contract_codes calls every
+# launcher's validation and launch). A file not listed gets them all.
+FILE_FUZZERS = {
+    "kernels/mla_attn.cu": ["gathered_indices", "contract_codes"],
+    "kernels/mla_dense.cu": ["split_invariance", "rope_positions", "contract_codes"],
+    "kernels/mla_gemm_bf16.cu": [],
+    "kernels/mla_kpool.cu": ["select_order", "score_identity", "ring_residency", "contract_codes"],
+}
+FILE_SANITIZE = {
+    "kernels/mla_attn.cu": ["dense_gpu_goldens_test", "kpool_gpu_goldens_test",
+                            "decode_split_gpu_test", "decode_chain_gpu_test", "tc_attn_gpu_test"],
+    "kernels/mla_dense.cu": ["dense_gpu_goldens_test", "decode_split_gpu_test",
+                             "decode_chain_gpu_test"],
+    "kernels/mla_gemm_bf16.cu": ["dense_gpu_goldens_test", "tc_prefill_gpu_test"],
+    "kernels/mla_kpool.cu": ["kpool_gpu_goldens_test", "kpool_identities_gpu_test",
+                             "decode_chain_gpu_test"],
 }
 # Narrower still: the checks of the stage a kernel function serves (name prefix -> checks);
 # a function not listed (a shared helper) gets its file's checks.
@@ -433,9 +453,10 @@ def gpu_checks(bundle, file=None, kernel=None):
     2. the fixture cases of the mutated kernel's stage in the golden suites (KERNEL_CHECKS,
        else the file's FILE_CHECKS), and the other GPU binaries that exercise the file
        (FILE_BINARIES), whole; every GPU binary whole when the file is not listed;
-    3. each GPU fuzzer's corpus replay;
-    4. 10 s of fuzzing per target;
-    5. racecheck, then memcheck, on the small case sets (compute-sanitizer, when on PATH)."""
+    3. the corpus replay of each GPU fuzzer that reaches the file (FILE_FUZZERS);
+    4. 10 s of fuzzing per such target;
+    5. racecheck, then memcheck, on the small case sets of the binaries that exercise the file
+       (FILE_SANITIZE; compute-sanitizer, when on PATH)."""
     small = {}
     tsv = os.path.join(bundle, "tools", "sanitize_set.tsv")
     if os.path.exists(tsv):
@@ -446,7 +467,10 @@ def gpu_checks(bundle, file=None, kernel=None):
                     small[b] = flt
     asan = {"ASAN_OPTIONS": "protect_shadow_gap=0:detect_leaks=0"}
     fuzzers = sorted(f[:-len("_fuzzer")] for f in os.listdir(os.path.join(bundle, "bin"))
-                     if f.endswith("_fuzzer"))
+                     if f.endswith("_fuzzer")
+                     and (file not in FILE_FUZZERS or f[:-len("_fuzzer")] in FILE_FUZZERS[file]))
+    sanitized = [b for b in GPU_BINARIES if b in small
+                 and (file not in FILE_SANITIZE or b in FILE_SANITIZE[file])]
     # two Criterion workers per binary: the mutants run in parallel on one GPU, and each
     # worker process holds a CUDA context
     cj = ["--jobs=2"]
@@ -477,7 +501,7 @@ def gpu_checks(bundle, file=None, kernel=None):
             checks += [(f"{tool} {b}", ["compute-sanitizer", "--tool", tool,
                                         "--error-exitcode", "1", f"bin/{b}",
                                         f"--filter={small[b]}", *cj], {})
-                       for b in GPU_BINARIES if b in small]
+                       for b in sanitized]
     return checks
 
 
@@ -724,6 +748,23 @@ def cmd_run(a, ms):
                            text=True, env=env)
     gpu = probe.returncode == 0 and "no device" not in probe.stdout
     eq = read_equivalent()
+    import concurrent.futures as cf
+    cache_tmp = tempfile.TemporaryDirectory(prefix="mla-oracle-cache-")
+    warm = ""
+    if gpu:
+        # The oracle cache (tests/lib/case.h, $MLA_ORACLE_CACHE): every golden check ran its whole
+        # case's CPU oracle (about 30 s of CPU for a stage's cases; 44-72 s per check under 14
+        # workers on the H200); the oracle is not mutated, so one computation serves the run.
+        # Warmed by the unmutated golden suites, which are also the stage checks' baseline.
+        env["MLA_ORACLE_CACHE"] = cache_tmp.name
+        tw = time.time()
+        with cf.ThreadPoolExecutor(max_workers=len(GOLDEN_SUITES)) as ex:
+            verdicts = list(ex.map(lambda b: run_check(
+                bundle, [f"bin/{b}", f"--jobs={max(1, a.jobs // len(GOLDEN_SUITES))}"], {},
+                max(a.timeout, 600), env), GOLDEN_SUITES))
+        warm = (f"; oracle cache warmed by the unmutated golden suites in {time.time() - tw:.0f} s ("
+                + ", ".join(f"{b} {v}" for b, (v, _) in zip(GOLDEN_SUITES, verdicts)) + ")")
+        print(f"mutate: {warm[2:]}", flush=True)
     t0 = time.time()
     a.stop_at = t0 + a.deadline + a.grace if a.deadline else 0
     a.bundle_abs = bundle
@@ -734,7 +775,6 @@ def cmd_run(a, ms):
     random.Random(a.seed).shuffle(ms)
     results = []
     commit = open(os.path.join(bundle, "COMMIT")).read().strip()[:12]
-    import concurrent.futures as cf
     with tempfile.TemporaryDirectory() as tmp:
         wdirs = [worker_dir(bundle, os.path.join(tmp, f"w{i}")) for i in range(a.jobs)]
         free = list(wdirs)
@@ -771,7 +811,8 @@ def cmd_run(a, ms):
             + (f"; {len(late)} of them not started by the {a.deadline:.0f} s deadline, so "
                f"{len(results)} ran" if late else "")
             + f"), {'GPU' if gpu else 'CPU only (no device: ' + probe.stdout.strip() + ')'} checks,"
-            f" {a.jobs} workers, {time.time() - t0:.0f} s, bundle commit {commit}")
+            f" {a.jobs} workers, {time.time() - t0:.0f} s, bundle commit {commit}{warm}")
+    cache_tmp.cleanup()
     text = report(results, eq, a.out, meta)
     print(text.split("## Survivors")[0].rstrip())
     print(f"mutate: report {a.out}/mutation-report.md")

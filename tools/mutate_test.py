@@ -253,9 +253,28 @@ def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
         assert att[:4] == [
             "dense_gpu_goldens_test --filter=*/*__@(attn_absorbed|attn_gathered)",
             "kpool_gpu_goldens_test --filter=*/*__@(attn_absorbed|attn_gathered)",
-            "dense_gpu_goldens_test --filter=*/*__@(attn_absorbed_tc3xtf32|attn_gathered_tc3xtf32)",
-            "kpool_gpu_goldens_test --filter=*/*__@(attn_absorbed_tc3xtf32|attn_gathered_tc3xtf32)",
+            "dense_gpu_goldens_test --filter=*/*__@(attn_absorbed_tctf32|attn_gathered_tctf32"
+            "|attn_absorbed_tc3xtf32|attn_gathered_tc3xtf32)",
+            "kpool_gpu_goldens_test --filter=*/*__@(attn_absorbed_tctf32|attn_gathered_tctf32"
+            "|attn_absorbed_tc3xtf32|attn_gathered_tc3xtf32)",
         ], att
+        # fuzzers and sanitizer binaries of the mutated file only: select_order cannot see an
+        # attention mutant, and kpool_identities_gpu_test never runs attention
+        assert not any("select_order" in x for x in att), att
+        os.makedirs(os.path.join(t, "fake"), exist_ok=True)
+        old_which = mu.shutil.which
+        mu.shutil.which = lambda name: "/usr/bin/compute-sanitizer"
+        try:
+            att_san = [c[0] for c in mu.gpu_checks(t, "kernels/mla_attn.cu")]
+            kp_san = [c[0] for c in mu.gpu_checks(t, "kernels/mla_kpool.cu")]
+        finally:
+            mu.shutil.which = old_which
+        assert "racecheck tc_attn_gpu_test" in att_san, att_san
+        assert "racecheck kpool_identities_gpu_test" not in att_san, att_san
+        assert "racecheck kpool_identities_gpu_test" in kp_san, kp_san
+        assert "racecheck tc_attn_gpu_test" not in kp_san, kp_san
+        for f in mu.FILE_CHECKS:
+            assert f in mu.FILE_FUZZERS and f in mu.FILE_SANITIZE, f
         for m in mu.generate(mu.default_files()):  # every mutant gets checks of its own file
             assert set(mu.stage_checks(m["file"], m["kernel"])) <= set(mu.FILE_CHECKS[m["file"]])
         # a file the table does not know: every binary whole

@@ -104,6 +104,16 @@ export MLA_GOLDEN_DIR="$HERE/golden"
 export MLA_REGRESSIONS_DIR="$HERE/regressions" # custom_case_test parses and runs them (tests/BUILD)
 mkdir -p "$OUT/xml" "$OUT/logs" "$OUT/repro"
 export FUZZ_REPRO_DIR="$OUT/repro"
+# The oracle cache (tests/lib/case.h): each golden check loads its case's oracle context
+# instead of recomputing it (a whole case per check); fresh per run, removed at exit.
+# MLA_ORACLE_CACHE=off in the environment keeps every check computing its own oracle.
+if [ "${MLA_ORACLE_CACHE:-}" = off ]; then
+    unset MLA_ORACLE_CACHE
+else
+    export MLA_ORACLE_CACHE="$OUT/oracle-cache"
+    rm -rf "$MLA_ORACLE_CACHE" && mkdir -p "$MLA_ORACLE_CACHE"
+    trap 'rm -rf "$OUT/oracle-cache"' EXIT
+fi
 
 probe=$(bin/gpu_probe) || true
 echo "gpu-tier: $probe (commit $(cat COMMIT))"

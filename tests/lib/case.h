@@ -137,7 +137,12 @@ int mla_geom_set(mla_geom *g, const char *name, double v);
 const mla_stage *mla_case_stage(const mla_case *c, const char *name);
 
 /* Runs every stage of c into a fresh ctx (free it with mla_ctx_free, also on failure) and
- * computes every tensor's SHA-256. 0, or -1 with ctx->err. */
+ * computes every tensor's SHA-256. 0, or -1 with ctx->err.
+ * With $MLA_ORACLE_CACHE=DIR (an existing directory) the computed context is also written to
+ * DIR, and a later run of the same case (same name, geometry, seed and stages) loads it instead
+ * of recomputing the oracle (the SHA-256s are recomputed from the loaded bytes). The directory
+ * belongs to one build of the test binaries: the runners (run-gpu-tier.sh, tools/mutate.py)
+ * make a fresh one per run, since a changed oracle would not be noticed by a stale entry. */
 int mla_case_run(const mla_case *c, mla_ctx *ctx);
 void mla_ctx_free(mla_ctx *ctx);
 
