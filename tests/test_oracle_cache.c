@@ -139,8 +139,8 @@ Test(oracle_cache, damaged_file_is_ignored, .init = setup, .fini = teardown) {
     struct dirent *e;
     other_path[0] = 0;
     while ((e = readdir(d)) != NULL)
-        if (strstr(e->d_name, "pool7_notail")) snprintf(other_path, sizeof other_path, "%s/%s", dir,
-                                                        e->d_name);
+        if (strstr(e->d_name, "pool7_notail"))
+            snprintf(other_path, sizeof other_path, "%s/%s", dir, e->d_name);
     closedir(d);
     cr_assert(other_path[0] != 0);
     cr_assert(rename(other_path, path) == 0);

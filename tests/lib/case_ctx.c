@@ -194,12 +194,13 @@ static int oracle_cache_load(const mla_case *c, mla_ctx *ctx) {
     if (!oracle_cache_path(c, &want, path, sizeof path)) return -1;
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
-    int ok = fread(&got, sizeof got, 1, f) == 1 && memcmp(&got, &want, offsetof(oracle_cache_head,
-                                                                                n_tensors)) == 0;
+    int ok = fread(&got, sizeof got, 1, f) == 1 &&
+             memcmp(&got, &want, offsetof(oracle_cache_head, n_tensors)) == 0;
     for (uint64_t k = 0; ok && k < got.n_tensors; k++) {
         oracle_cache_tensor d;
         if (fread(&d, sizeof d, 1, f) != 1 || d.ndim < 0 || d.ndim > ST_MAX_DIMS ||
-            memchr(d.name, 0, sizeof d.name) == NULL || memchr(d.stage, 0, sizeof d.stage) == NULL) {
+            memchr(d.name, 0, sizeof d.name) == NULL ||
+            memchr(d.stage, 0, sizeof d.stage) == NULL) {
             ok = 0;
             break;
         }
