@@ -544,6 +544,16 @@ static __device__ __forceinline__ uint64_t kpool_key64(float x, int64_t p) {
 #else
 #define SEL_DESC32(x) kpool_desc32(x)
 #endif
+#if defined(MLA_BITE_SELECT_TIE_FLIP)
+/* BITE: ties broken by the HIGHEST pool index first (the key's low word ~p instead of p, undone
+ * when the pool is read back) in the collect-and-sort path every stored case's select takes
+ * (glm5_next_kpool_smallint: the cut inside a tie group of a repeated context). */
+#define SEL_KEY_LOW(p) (~(uint32_t)(p))
+#define SEL_KEY_POOL(low) ((uint32_t) ~(uint32_t)(low))
+#else
+#define SEL_KEY_LOW(p) ((uint32_t)(p))
+#define SEL_KEY_POOL(low) (low)
+#endif
 #if defined(MLA_BITE_SELECT_POW2_POOL)
 /* BITE: pool assumed a power of two, the division a shift by floor(log2(pool))
  * (glm5_kpool_pool7_notail). */
@@ -821,7 +831,7 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
                 const uint32_t dk = SEL_DESC32(x);
                 if ((dk >> 20) <= tb) {
                     const uint32_t pos = atomicAdd(&s_count, 1u);
-                    if (pos < SEL_CAP) list[pos] = ((uint64_t)dk << 32) | (uint64_t)(uint32_t)p;
+                    if (pos < SEL_CAP) list[pos] = ((uint64_t)dk << 32) | (uint64_t)SEL_KEY_LOW(p);
                 }
             });
             __syncthreads();
@@ -871,7 +881,7 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
                 const uint32_t dk = SEL_DESC32(x);
                 if ((dk >> shc) <= pre) {
                     const uint32_t pos = atomicAdd(&s_count, 1u);
-                    list[pos] = ((uint64_t)dk << 32) | (uint64_t)(uint32_t)p;
+                    list[pos] = ((uint64_t)dk << 32) | (uint64_t)SEL_KEY_LOW(p);
                 }
             });
             __syncthreads();
@@ -883,7 +893,7 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
         sel_bitonic_sort(list, n2);
         const uint32_t ns = (uint32_t)n_sel, n3 = sel_pow2_ceil(ns);
         for (uint32_t e = tid; e < n3; e += blockDim.x)
-            list[e] = e < ns ? (list[e] & 0xFFFFFFFFull) : ~0ull;
+            list[e] = e < ns ? (uint64_t)SEL_KEY_POOL(list[e] & 0xFFFFFFFFull) : ~0ull;
         __syncthreads();
         sel_bitonic_sort(list, n3);
         for (int64_t e = tid; e < n_sel * pool; e += blockDim.x) {

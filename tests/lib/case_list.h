@@ -270,18 +270,20 @@
                                   .gate_scale = 300.0f, .ape_scale = 100.0f},                      \
     .n_stored_rows = 6, .stored_rows = {0, 1, 2, 256, 510, 511}
 
-/* The small-integer fill on the indexer's exact stages (ring append, score, select): integer
- * dot products, so any difference is a wrong index or term, never rounding. Its 256 visible pools
- * are fewer than select_k (512): every pool is kept and the scores (256 distinct integers per
- * query) never tie at a cut. The tie case is glm5_kpool_select_special; a small-integer case whose
- * cut falls inside a tie group is still to design (docs/fixtures-that-bite.md). */
+/* The small-integer fill on the indexer's exact stages (ring append, score, select) over a
+ * repeated context (idx_repeat 80: the indexer rows repeat every 80 rows, 20 pools): 1024 visible
+ * pools for select_k 512, each query's scores take 20 distinct values in tie groups of 51 or 52
+ * pools, and the cut falls inside one (50 of a group of 51 kept, by lowest pool index; verified
+ * by tools/golden/mla_golden_test.py). Bite: SELECT_TIE_FLIP (docs/fixtures-that-bite.md). */
 #define MLA_CASE_glm5_next_kpool_smallint                                                          \
     .model = "glm5_next",                                                                          \
-    .purpose = "small-integer fill on the exact indexer stages: integer keys and scores, all 256 " \
-               "pools kept",                                                                       \
+    .purpose =                                                                                     \
+        "small-integer fill over a repeated context: scores tie in groups of ~51 pools and "       \
+        "the select_k cut falls inside one (ties broken by pool index)",                           \
     .seed = 0x474c0641u,                                                                           \
-    .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 2, .t_kv = 1027, MLA_INDEXER_GLM5_NEXT(2, 1027),           \
-             .small_int = 1}
+    .geom = {MLA_GEOM_GLM5_NEXT, .t_q = 2,        .t_kv = 4099, MLA_INDEXER_GLM5_NEXT(2, 4099),    \
+             .small_int = 1,     .idx_repeat = 80},                                                \
+    .n_stored_rows = 6, .stored_rows = {0, 1, 2, 1024, 2046, 2047}
 
 /* Edge cases of selection and gathered attention ("fixtures that bite"). Small caches at the
  * real indexer (32 x 128) and the tp8 head shard (8 heads) of the dense stages, so each fixture

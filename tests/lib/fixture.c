@@ -22,7 +22,7 @@ static const geom_field k_geom_fields[] = {
     GI(n_positions),   GI(idx_heads),   GI(idx_dim),      GI(pool),      GI(select_k),
     GI(width),         GI(always_tail), GI(first_pos),    GI(n_pools),   GF(qk_scale),
     GF(head_scale),    GI(state_rows),  GF(gate_scale),   GF(ape_scale), GI(small_int),
-    GI(select_scores), GI(gather_idx),  GF(latent_scale), GI(nonfinite),
+    GI(select_scores), GI(gather_idx),  GF(latent_scale), GI(nonfinite), GI(idx_repeat),
 };
 int mla_geom_set(mla_geom *g, const char *name, double v) {
     for (size_t i = 0; i < sizeof k_geom_fields / sizeof k_geom_fields[0]; i++) {

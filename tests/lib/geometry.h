@@ -70,6 +70,11 @@ typedef struct {
      *   +0), sparse rows with -1 between them, three rows repeated, one row repeated with -1
      *   between), not the select output. */
     int32_t select_scores, gather_idx;
+    /* idx_repeat R > 0: a repeated context (a prompt whose content repeats, padding): rows r >= R
+     * of the indexer rows idx_k and idx_gate are copies of row r % R (a multiple of pool), so
+     * every pool key recurs every R / pool pools and the scores tie in groups: the select_k cut
+     * falls inside a tie group, which the pool index breaks (docs/kpool.md). 0 = the fill. */
+    int32_t idx_repeat;
     /* The latent inputs (kv, cache) are filled times latent_scale (0 = 1). A power of two with
      * the softmax scale divided by it: every product and sum of the dense stages scales exactly
      * (no overflow or underflow in f32), so the classes' bounds scale with them, while a kernel

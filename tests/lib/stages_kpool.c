@@ -18,10 +18,24 @@
  * idx_ape [pool][idx_dim], idx_q [t_q][heads][idx_dim], idx_hw [t_q][heads]. Fill scales: k, q,
  * ape ~ U(-1, 1); gate ~ U(-4, 4) so the pool softmax is far from uniform; hw ~ U(-1, 1) (head
  * weights of either sign, so scores are a signed mix and rarely tie). */
+/* geometry idx_repeat R > 0: rows r >= R of an indexer row input are row r % R (in place;
+ * idempotent, so a tensor shared by stages stays the same). tools/golden/mla_golden.py
+ * (repeat_rows) restates it. */
+static void kpool_repeat_rows(const mla_ctx *ctx, float *x) {
+    const int64_t R = G->idx_repeat, d = G->idx_dim;
+    if (R <= 0 || !x) return;
+    for (int64_t r = R; r < G->t_kv; r++) memcpy(x + r * d, x + (r % R) * d, (size_t)d * sizeof *x);
+}
+
 static int kpool_rows_inputs(mla_ctx *ctx, const float **k, const float **gate) {
     *k = mla_ctx_input_f32(ctx, "idx_k", 2, SHAPE(G->t_kv, G->idx_dim), EXACT_FILL, 1.0f);
     *gate = mla_ctx_input_f32(ctx, "idx_gate", 2, SHAPE(G->t_kv, G->idx_dim), MLA_FILL_REALISTIC,
                               G->gate_scale != 0.0f ? G->gate_scale : MLA_KPOOL_GATE_SCALE);
+    if (G->idx_repeat < 0 || (G->idx_repeat > 0 && G->idx_repeat % G->pool != 0))
+        return mla_ctx_fail(ctx, "idx_repeat %d: 0 or a positive multiple of pool %d",
+                            G->idx_repeat, G->pool);
+    kpool_repeat_rows(ctx, (float *)*k);
+    kpool_repeat_rows(ctx, (float *)*gate);
     return *k && *gate ? 0 : -1;
 }
 

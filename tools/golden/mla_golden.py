@@ -174,6 +174,17 @@ NONFINITE_BITS = np.uint32([0xFFC12345, 0x7F800000, 0xFF800000, 0x80000000, 0x00
                             0x80000003, 0x7F800001])
 
 
+def repeat_rows(case, name, x):
+    """A repeated context (geometry idx_repeat R > 0, tests/lib/stages_kpool.c
+    kpool_repeat_rows): rows r >= R of idx_k and idx_gate are copies of row r % R."""
+    rep = case.geom("idx_repeat") or 0
+    if rep <= 0 or name not in ("idx_k", "idx_gate"):
+        return x
+    x = np.array(x, copy=True)
+    r = np.arange(x.shape[0])
+    return x[r % rep]
+
+
 def dense_nonfinite_overlay(case, name, x):
     """The dense inputs' special values (geometry nonfinite, tests/lib/stages_dense.c
     dense_nonfinite_overlay; the table there): fixed elements replaced by NaN (payloads, a
@@ -487,6 +498,7 @@ def regenerate_input(case, name):
             x = kpool_special_scores(fill_words(case.seed, name, x.size), x.reshape(-1))
             x = x.reshape(shape)
         x = dense_nonfinite_overlay(case, name, x)
+        x = repeat_rows(case, name, x)
     got = sha256_hex(x)
     if got != spec["sha256"]:
         raise HashMismatch(case.name, f"input {name}", spec["sha256"], got,

@@ -341,6 +341,31 @@ class KpoolEdges(unittest.TestCase):
             self.assertTrue(np.isnan(vis).any() and np.isneginf(vis).any())
             self.assertEqual(finite[k - 1], finite[k], f"query {i}")
 
+    def test_smallint_cut_is_inside_a_tie_group(self):
+        """glm5_next_kpool_smallint (a repeated context): every query's cut falls inside a tie
+        group, some of it kept and some not, so the pool-index tie-break decides idx; the
+        rows repeat with the stated period (idx_repeat)."""
+        if "glm5_next_kpool_smallint" not in mg.case_names(GOLDEN):
+            self.skipTest("case not in the manifest")
+        c = case("glm5_next_kpool_smallint")
+        rep, pool = c.geom("idx_repeat"), c.geom("pool")
+        self.assertTrue(rep > 0 and rep % pool == 0)
+        k_rows = c.inputs["idx_k"]
+        np.testing.assert_array_equal(k_rows[rep:2 * rep], k_rows[:rep])
+        s, k, fp = c.outputs["score"], c.geom("select_k"), c.geom("first_pos")
+        for i in range(s.shape[0]):
+            vis = s[i][:min(c.geom("n_pools"), (fp + i + 1) // pool)]
+            self.assertGreater(len(vis), k)
+            ranked = np.sort(vis)[::-1]
+            cut = ranked[k - 1]
+            kept = int(np.sum(ranked[:k] == cut))
+            group = int(np.sum(vis == cut))
+            self.assertTrue(0 < kept < group, f"query {i}: {kept} of a group of {group}")
+            # the stored idx keeps the group's lowest pool indices (pool index breaks ties)
+            members = np.flatnonzero(vis == cut)
+            chosen = set(int(x) // pool for x in c.outputs["idx"][i][:k * pool:pool])
+            self.assertEqual(sorted(chosen & set(members.tolist())), members[:kept].tolist())
+
     def test_gather_edges_bound_uses_the_explicit_list(self):
         """glm5_kpool_gather_edges: the all -1 query's output is +0 with bound 0, the others'
         bounds (over gather_idx) are positive."""
