@@ -18,8 +18,7 @@
  *  - absorb / decompress: every output element is ONE serial __fmaf_rn chain in ascending index
  *    order from 0.0f, computed by one thread, exactly the oracle's sequence (bit-exact). Launch
  *    geometry (split, slab sizes) only decides which thread runs which chain, so the bytes are
- *    split-invariant by construction. The weights are staged through shared-memory slabs with
- *    cp.async so the global reads coalesce and many bytes are in flight.
+ *    split-invariant by construction (see "absorb / decompress" below for the geometry).
  *  - rope: theta = __fmul_rn(f32(pos), inv_freq[j]) with inv_freq computed on the host by the
  *    DESIGN.md section 2 rule (the same three f32 roundings as oracle_rope_inv_freq), accurate
  *    sincosf (never __sinf / __cosf), the rotation in double rounded once.
@@ -38,10 +37,6 @@
 /* --------------------------------------------------------------- device helpers ----------- */
 
 #define DENSE_THREADS 256
-/* Weight slab of absorb / decompress, floats per buffer: 8192 payload + 256 of padding room so
- * a 32 x 256 decompress slab keeps its odd (bank-conflict-free) row stride 257. */
-#define DENSE_SLAB 8448
-#define DENSE_SLAB_PAYLOAD 8192
 
 static inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -174,249 +169,285 @@ extern "C" int memra_mla_append_latent_f32(float *cache, const float *c_kv, cons
 
 /* ------------------------------------------------------------ absorb / decompress -------- */
 
-/* Block b = (i * n_head + h) * split + s owns outputs [o0, o1) of (token i, head h), the
- * balanced partition o0 = s * out_dim / split. It walks a sequence of weight slabs (column
- * tiles of <= 256 outputs, each cut into chunks along the reduction axis) staged with cp.async:
- * double-buffered when there is more than one slab (nbuf == 2), else a single buffer. One
- * thread per output column of the tile runs that output's whole fmaf chain, chunk after chunk,
- * in ascending reduction order; the chunking only changes when the operands arrive. */
+/* Launch geometry of both (a function of the shape and the split only; the bytes are not):
+ * tokens are taken in groups of TT (1, 2, 4 or 8: the smallest power of two >= min(t_q, 8)) that
+ * share every weight load; each (token group g, head h) has its out_dim outputs split into
+ * `split` balanced ranges [o0, o1) = [s * out_dim / split, (s + 1) * out_dim / split), and each
+ * range into blocks of DENSE_COLS consecutive outputs (nb blocks per range, the widest range's
+ * count). Block b = ((g * n_head + h) * split + s) * nb + cb. One thread per output column runs
+ * that output's whole __fmaf_rn chain, for each token of its group, in ascending reduction order
+ * from 0.0f: the oracle's sequence, so every split and group size gives the same bytes.
+ *
+ * Bytes in flight (the measured bound of the slab kernels these replace: 50-53% of copy at
+ * decode, docs/performance.md): no block barrier after the prologue.
+ *  - absorb: the weights W[h][d][c] are read straight into registers, 32 rows ahead in two
+ *    register batches (a warp's load is one 128-byte row segment);
+ *  - decompress: the weights W[h][v][r] are rows per output, so each warp stages its 32 rows
+ *    through its own DV_NS-deep cp.async ring of 32-float row chunks (warp-synchronous). */
+#define DENSE_COLS 128 /* outputs (threads) per absorb / decompress block: 4 warps */
+#define ABSORB_U 32    /* weight rows per register batch (two batches in flight) */
+#define DV_CH 32       /* floats per row per decompress chunk */
+#define DV_LD 36       /* its shared-memory row stride: 4 mod 32, conflict-free float4 rows */
+#define DV_NS 4        /* chunks in flight per warp */
+#define DV_RING_FLOATS (DV_NS * 32 * DV_LD)
 
-/* absorb: slab = wk_b[h][d0 .. d0+dw)[c0 .. c0+cw), row-major with row length cw. */
-static __global__ void __launch_bounds__(DENSE_THREADS)
-    absorb_q_f32(const float *__restrict__ q_nope, const float *__restrict__ wk_b,
-                 float *__restrict__ q_lat, int32_t n_head, int32_t d_nope, int32_t kv_rank,
-                 int32_t split, int32_t slab_floats, int32_t nbuf) {
-    extern __shared__ __align__(16) float smem[];
-    const int tid = threadIdx.x;
-    const int64_t ih = (int64_t)blockIdx.x / split;
-    const int32_t s = (int32_t)((int64_t)blockIdx.x - ih * split);
-    const int32_t h = (int32_t)(ih % n_head);
-    const int32_t o0 = (int32_t)((int64_t)s * kv_rank / split);
-    const int32_t o1 = (int32_t)((int64_t)(s + 1) * kv_rank / split);
-    const int32_t range = o1 - o0;
-    if (range <= 0) return;
-    float *qs = smem;
-    float *slabs = smem + ((d_nope + 3) & ~3);
+struct dense_plan {
+    int32_t tt;       /* tokens per group */
+    int64_t n_groups; /* ceil(t_q / tt) */
+    int32_t nb;       /* blocks per output range */
+    int64_t blocks;
+};
 
-    const int32_t cw_max = range < DENSE_THREADS ? range : DENSE_THREADS;
-    int32_t dc_rows = slab_floats / cw_max;
-    if (dc_rows > d_nope) dc_rows = d_nope;
-    const int32_t n_ct = (range + DENSE_THREADS - 1) / DENSE_THREADS;
-    const int32_t n_dc = (d_nope + dc_rows - 1) / dc_rows;
-    const int32_t n_slabs = n_ct * n_dc;
-    const float *wh = wk_b + (int64_t)h * d_nope * kv_rank;
-    /* 16-byte staging needs 16-byte aligned weight rows (slab buffers always are). */
-    const bool vec = (kv_rank & 3) == 0 && ((uintptr_t)wk_b & 15) == 0;
+static dense_plan dense_plan_of(int32_t t_q, int32_t n_head, int32_t out_dim, int32_t split) {
+    dense_plan p;
+    const int32_t m = t_q < 8 ? t_q : 8;
+    p.tt = m <= 1 ? 1 : m <= 2 ? 2 : m <= 4 ? 4 : 8;
+    p.n_groups = ((int64_t)t_q + p.tt - 1) / p.tt;
+    const int64_t widest = ((int64_t)out_dim + split - 1) / split;
+    p.nb = (int32_t)((widest + DENSE_COLS - 1) / DENSE_COLS);
+    p.blocks = p.n_groups * n_head * split * p.nb;
+    return p;
+}
 
-    auto issue = [&](int32_t k) {
-        int32_t ct = k / n_dc, dc = k - ct * n_dc;
-        int32_t c0 = o0 + ct * DENSE_THREADS;
-        int32_t cw = min(DENSE_THREADS, o1 - c0);
-        int32_t d0 = dc * dc_rows;
-        int32_t dw = min(dc_rows, d_nope - d0);
-        float *buf = slabs + (k % nbuf) * slab_floats;
-        if (vec && ((c0 | cw) & 3) == 0) { /* whole float4s: a quarter of the copy instructions */
-            const int32_t cw4 = cw >> 2;
-            for (int32_t e = tid; e < dw * cw4; e += DENSE_THREADS) {
-                int32_t d = e / cw4, c4 = e - d * cw4;
-                mla_cp_async16(buf + d * cw + 4 * c4,
-                               wh + (int64_t)(d0 + d) * kv_rank + c0 + 4 * c4);
-            }
-        } else {
-            for (int32_t e = tid; e < dw * cw; e += DENSE_THREADS) {
-                int32_t d = e / cw, c = e - d * cw;
-                mla_cp_async4(buf + e, wh + (int64_t)(d0 + d) * kv_rank + c0 + c, true);
-            }
+/* The block's (group, head, range) and its first output; false when the block has none. */
+struct dense_block {
+    int64_t i0; /* first token of the group */
+    int32_t nt; /* tokens in the group */
+    int32_t h, o1, c0;
+};
+
+static __device__ __forceinline__ bool dense_block_of(int32_t t_q, int32_t n_head, int32_t out_dim,
+                                                      int32_t split, int32_t nb, int tt,
+                                                      dense_block *q) {
+    int64_t b = blockIdx.x;
+    const int32_t cb = (int32_t)(b % nb);
+    b /= nb;
+    const int32_t s = (int32_t)(b % split);
+    b /= split;
+    q->h = (int32_t)(b % n_head);
+    q->i0 = (b / n_head) * tt;
+    const int64_t left = (int64_t)t_q - q->i0;
+    q->nt = left < tt ? (int32_t)left : tt;
+    const int32_t o0 = (int32_t)((int64_t)s * out_dim / split);
+    q->o1 = (int32_t)((int64_t)(s + 1) * out_dim / split);
+    q->c0 = o0 + cb * DENSE_COLS;
+    return q->c0 < q->o1;
+}
+
+/* The TT values x[(row) * TT + 0 .. TT) of shared memory (float4 reads where TT allows). */
+template <int TT>
+static __device__ __forceinline__ void dense_tok_vals(const float *x, int32_t row, float v[TT]) {
+    if constexpr (TT % 4 == 0) {
+#pragma unroll
+        for (int u = 0; u < TT / 4; u++) {
+            const float4 f = *reinterpret_cast<const float4 *>(x + (size_t)row * TT + 4 * u);
+            v[4 * u] = f.x, v[4 * u + 1] = f.y, v[4 * u + 2] = f.z, v[4 * u + 3] = f.w;
         }
-        mla_cp_async_commit();
-    };
-
-    /* The first slab streams in while the q row is loaded (disjoint shared memory; the barrier
-     * after the first wait publishes both). */
-    issue(0);
-    for (int32_t d = tid; d < d_nope; d += DENSE_THREADS) qs[d] = q_nope[ih * d_nope + d];
-    float acc = 0.0f;
-    for (int32_t k = 0; k < n_slabs; k++) {
-        if (nbuf == 1) {
-            if (k > 0) issue(k);
-            mla_cp_async_wait<0>();
-        } else if (k + 1 < n_slabs) {
-            issue(k + 1);
-            mla_cp_async_wait<1>();
-        } else {
-            mla_cp_async_wait<0>();
-        }
-        __syncthreads();
-        int32_t ct = k / n_dc, dc = k - ct * n_dc;
-        int32_t c0 = o0 + ct * DENSE_THREADS;
-        int32_t cw = min(DENSE_THREADS, o1 - c0);
-        int32_t d0 = dc * dc_rows;
-        int32_t dw = min(dc_rows, d_nope - d0);
-        const float *buf = slabs + (k % nbuf) * slab_floats;
-        if (tid < cw) {
-            if (dc == 0) acc = 0.0f;
-#pragma unroll 8
-            for (int32_t d = 0; d < dw; d++) acc = __fmaf_rn(qs[d0 + d], buf[d * cw + tid], acc);
-            if (dc == n_dc - 1) q_lat[ih * kv_rank + c0 + tid] = acc;
-        }
-        __syncthreads(); /* the buffer is refilled by issue(k + 2) */
+    } else if constexpr (TT == 2) {
+        const float2 f = *reinterpret_cast<const float2 *>(x + (size_t)row * 2);
+        v[0] = f.x, v[1] = f.y;
+    } else {
+        v[0] = x[row];
     }
 }
 
-/* decompress: slab = wv_b[h][c0 .. c0+vw)[r0 .. r0+rw) stored with an odd row stride so the
- * threads (one per row v) read distinct banks. */
-static __global__ void __launch_bounds__(DENSE_THREADS)
-    decompress_v_f32(const float *__restrict__ o_lat, const float *__restrict__ wv_b,
-                     float *__restrict__ out, int32_t n_head, int32_t d_v, int32_t kv_rank,
-                     int32_t split, int32_t slab_floats, int32_t nbuf) {
+/* absorb: q_lat[i][h][c] = chain over d < d_nope of q_nope[i][h][d] * wk_b[h][d][c].
+ * Shared memory: qs[d][TT] (the group's q rows, zero for tokens past t_q). */
+template <int TT>
+static __global__ void __launch_bounds__(DENSE_COLS, 2)
+    absorb_q_f32(const float *__restrict__ q_nope, const float *__restrict__ wk_b,
+                 float *__restrict__ q_lat, int32_t t_q, int32_t n_head, int32_t d_nope,
+                 int32_t kv_rank, int32_t split, int32_t nb) {
     extern __shared__ __align__(16) float smem[];
+    dense_block q;
+    if (!dense_block_of(t_q, n_head, kv_rank, split, nb, TT, &q)) return; /* block-uniform */
     const int tid = threadIdx.x;
-    const int64_t ih = (int64_t)blockIdx.x / split;
-    const int32_t s = (int32_t)((int64_t)blockIdx.x - ih * split);
-    const int32_t h = (int32_t)(ih % n_head);
-    const int32_t o0 = (int32_t)((int64_t)s * d_v / split);
-    const int32_t o1 = (int32_t)((int64_t)(s + 1) * d_v / split);
-    const int32_t range = o1 - o0;
-    if (range <= 0) return;
-    float *os = smem;
-    float *slabs = smem + ((kv_rank + 3) & ~3);
+    for (int32_t e = tid; e < d_nope * TT; e += DENSE_COLS) {
+        const int32_t d = e / TT, t = e - d * TT;
+        smem[e] = t < q.nt ? q_nope[((q.i0 + t) * n_head + q.h) * (int64_t)d_nope + d] : 0.0f;
+    }
+    __syncthreads();
+    const int32_t c = q.c0 + tid;
+    if (c >= q.o1) return;
+    const float *wc = wk_b + (int64_t)q.h * d_nope * kv_rank + c;
 
-    const int32_t vw_max = range < DENSE_THREADS ? range : DENSE_THREADS;
-    /* Two slab layouts, the same chain: with 16-byte aligned rows (vec) a row chunk of rc_cols
-     * (a multiple of 8) has stride rc_cols + 4, which is 4 (mod 8): the eight threads of a
-     * quarter-warp reading float4s at row starts t * stride hit distinct bank quads (4 times an
-     * odd number, mod 32), and the copies are 16 bytes wide. Otherwise scalar copies and an odd
-     * stride (one float per thread per step, distinct banks). */
-    const bool vec = (kv_rank & 3) == 0 && ((uintptr_t)wv_b & 15) == 0;
-    int32_t rc_cols = slab_floats / vw_max - (vec ? 4 : 1);
-    if (rc_cols >= kv_rank)
-        rc_cols = kv_rank;
-    else if (rc_cols >= 64)
-        rc_cols &= ~31; /* whole 128-byte segments per row when the row does not fit */
-    else if (vec)
-        rc_cols &= ~7;
-    /* A whole row of kv_rank % 8 == 4 floats pads to a stride of kv_rank + 8: shrink the chunk
-     * to multiples of 8 while that does not fit the slab. */
-    while (vec && (int64_t)vw_max * (((rc_cols + 7) & ~7) + 4) > slab_floats)
-        rc_cols = (rc_cols - 1) & ~7;
-    const int32_t stride = vec ? ((rc_cols + 7) & ~7) + 4 : (rc_cols | 1);
-    const int32_t n_vt = (range + DENSE_THREADS - 1) / DENSE_THREADS;
-    const int32_t n_rc = (kv_rank + rc_cols - 1) / rc_cols;
-    const int32_t n_slabs = n_vt * n_rc;
-    const float *wh = wv_b + (int64_t)h * d_v * kv_rank;
+    float acc[TT];
+#pragma unroll
+    for (int t = 0; t < TT; t++) acc[t] = 0.0f;
+    float wa[ABSORB_U], wb[ABSORB_U];
+    auto load = [&](float(&w)[ABSORB_U], int32_t d0) {
+#pragma unroll
+        for (int j = 0; j < ABSORB_U; j++)
+            w[j] = d0 + j < d_nope ? __ldg(wc + (int64_t)(d0 + j) * kv_rank) : 0.0f;
+    };
+    auto chain = [&](const float(&w)[ABSORB_U], int32_t d0) {
+#pragma unroll
+        for (int j = 0; j < ABSORB_U; j++) {
+            if (d0 + j >= d_nope) break;
+            float qv[TT];
+            dense_tok_vals<TT>(smem, d0 + j, qv);
+#pragma unroll
+            for (int t = 0; t < TT; t++) acc[t] = __fmaf_rn(qv[t], w[j], acc[t]);
+        }
+    };
+    load(wa, 0);
+    for (int32_t d0 = 0; d0 < d_nope; d0 += 2 * ABSORB_U) {
+        load(wb, d0 + ABSORB_U);
+        chain(wa, d0);
+        load(wa, d0 + 2 * ABSORB_U);
+        chain(wb, d0 + ABSORB_U);
+    }
+#pragma unroll
+    for (int t = 0; t < TT; t++)
+        if (t < q.nt) q_lat[((q.i0 + t) * n_head + q.h) * (int64_t)kv_rank + c] = acc[t];
+}
+
+/* decompress: out[i][h][v] = chain over r < kv_rank of wv_b[h][v][r] * o_lat[i][h][r].
+ * Shared memory: os[r][TT] (the group's o_lat rows), then per warp a ring of DV_NS chunks
+ * [32 rows][DV_LD] (row chunk r0 .. r0 + DV_CH of the warp's 32 outputs). VEC: 16-byte copies
+ * (kv_rank % 4 == 0 and wv_b 16-byte aligned), else 4-byte copies. */
+template <int TT, bool VEC>
+static __global__ void __launch_bounds__(DENSE_COLS, 2)
+    decompress_v_f32(const float *__restrict__ o_lat, const float *__restrict__ wv_b,
+                     float *__restrict__ out, int32_t t_q, int32_t n_head, int32_t d_v,
+                     int32_t kv_rank, int32_t split, int32_t nb) {
+    extern __shared__ __align__(16) float smem[];
+    dense_block q;
+    if (!dense_block_of(t_q, n_head, d_v, split, nb, TT, &q)) return; /* block-uniform */
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    float *os = smem;
+    float *ring = smem + (size_t)((kv_rank + 3) & ~3) * TT + (size_t)warp * DV_RING_FLOATS;
+    const int32_t v0 = q.c0 + warp * 32; /* the warp's first output */
+    const bool warp_on = v0 < q.o1;
+    const int32_t n_ch = (kv_rank + DV_CH - 1) / DV_CH;
+    const float *wh = wv_b + (int64_t)q.h * d_v * kv_rank;
 
     auto issue = [&](int32_t k) {
-        int32_t vt = k / n_rc, rc = k - vt * n_rc;
-        int32_t c0 = o0 + vt * DENSE_THREADS;
-        int32_t vw = min(DENSE_THREADS, o1 - c0);
-        int32_t r0 = rc * rc_cols;
-        int32_t rw = min(rc_cols, kv_rank - r0);
-        float *buf = slabs + (k % nbuf) * slab_floats;
-        if (vec) { /* r0 and rw are multiples of 4 here */
-            const int32_t rw4 = rw >> 2;
-            for (int32_t e = tid; e < vw * rw4; e += DENSE_THREADS) {
-                int32_t v = e / rw4, c4 = e - v * rw4;
-                mla_cp_async16(buf + v * stride + 4 * c4,
-                               wh + (int64_t)(c0 + v) * kv_rank + r0 + 4 * c4);
-            }
-        } else {
-            for (int32_t e = tid; e < vw * rw; e += DENSE_THREADS) {
-                int32_t v = e / rw, c = e - v * rw;
-                mla_cp_async4(buf + v * stride + c, wh + (int64_t)(c0 + v) * kv_rank + r0 + c,
-                              true);
-            }
-        }
-        mla_cp_async_commit();
-    };
-
-    /* The first slab streams in while the o_lat row is loaded (as in absorb). */
-    issue(0);
-    for (int32_t r = tid; r < kv_rank; r += DENSE_THREADS) os[r] = o_lat[ih * kv_rank + r];
-    float acc = 0.0f;
-    for (int32_t k = 0; k < n_slabs; k++) {
-        if (nbuf == 1) {
-            if (k > 0) issue(k);
-            mla_cp_async_wait<0>();
-        } else if (k + 1 < n_slabs) {
-            issue(k + 1);
-            mla_cp_async_wait<1>();
-        } else {
-            mla_cp_async_wait<0>();
-        }
-        __syncthreads();
-        int32_t vt = k / n_rc, rc = k - vt * n_rc;
-        int32_t c0 = o0 + vt * DENSE_THREADS;
-        int32_t vw = min(DENSE_THREADS, o1 - c0);
-        int32_t r0 = rc * rc_cols;
-        int32_t rw = min(rc_cols, kv_rank - r0);
-        const float *row = slabs + (k % nbuf) * slab_floats + tid * stride;
-        if (tid < vw) {
-            if (rc == 0) acc = 0.0f;
-            if (vec) { /* float4 reads, the same ascending chain */
-#pragma unroll 2
-                for (int32_t c = 0; c < rw; c += 4) {
-                    float4 w4 = *reinterpret_cast<const float4 *>(row + c);
-                    acc = __fmaf_rn(w4.x, os[r0 + c], acc);
-                    acc = __fmaf_rn(w4.y, os[r0 + c + 1], acc);
-                    acc = __fmaf_rn(w4.z, os[r0 + c + 2], acc);
-                    acc = __fmaf_rn(w4.w, os[r0 + c + 3], acc);
+        if (k < n_ch) {
+            float *st = ring + (k % DV_NS) * (32 * DV_LD);
+            const int32_t r0 = k * DV_CH, rw = min(DV_CH, kv_rank - r0);
+            if (VEC) { /* rw is a multiple of 4 */
+#pragma unroll
+                for (int u = 0; u < 8; u++) {
+                    const int e = u * 32 + lane, row = e >> 3, c4 = e & 7;
+                    const bool ok = v0 + row < q.o1 && 4 * c4 < rw;
+                    mla_cp_async16(st + row * DV_LD + 4 * c4,
+                                   ok ? wh + (int64_t)(v0 + row) * kv_rank + r0 + 4 * c4 : wv_b,
+                                   ok);
                 }
             } else {
-#pragma unroll 8
-                for (int32_t c = 0; c < rw; c++) acc = __fmaf_rn(row[c], os[r0 + c], acc);
+#pragma unroll 4
+                for (int row = 0; row < 32; row++) {
+                    const bool ok = v0 + row < q.o1 && lane < rw;
+                    mla_cp_async4(st + row * DV_LD + lane,
+                                  ok ? wh + (int64_t)(v0 + row) * kv_rank + r0 + lane : wv_b, ok);
+                }
             }
-            if (rc == n_rc - 1) out[ih * d_v + c0 + tid] = acc;
         }
-        __syncthreads();
+        mla_cp_async_commit(); /* an empty group past the last chunk keeps the count uniform */
+    };
+
+    if (warp_on)
+        for (int k = 0; k < DV_NS - 1; k++) issue(k);
+    for (int32_t e = tid; e < kv_rank * TT; e += DENSE_COLS) {
+        const int32_t r = e / TT, t = e - r * TT;
+        os[e] = t < q.nt ? o_lat[((q.i0 + t) * n_head + q.h) * (int64_t)kv_rank + r] : 0.0f;
     }
+    __syncthreads(); /* os; the only block barrier */
+    if (!warp_on) return;
+
+    const bool on = v0 + lane < q.o1;
+    float acc[TT];
+#pragma unroll
+    for (int t = 0; t < TT; t++) acc[t] = 0.0f;
+    for (int32_t k = 0; k < n_ch; k++) {
+        issue(k + DV_NS - 1); /* into the stage chunk k - 1 used: released by the last syncwarp */
+        mla_cp_async_wait<DV_NS - 1>(); /* this lane's copies of chunk k have landed */
+        __syncwarp();                   /* ... and every lane's are visible */
+        const int32_t r0 = k * DV_CH, rw = min(DV_CH, kv_rank - r0);
+        const float *row = ring + (k % DV_NS) * (32 * DV_LD) + lane * DV_LD;
+        if (on) {
+            int32_t c = 0;
+            if (VEC) {
+                for (; c + 4 <= rw; c += 4) {
+                    const float4 w4 = *reinterpret_cast<const float4 *>(row + c);
+                    const float w[4] = {w4.x, w4.y, w4.z, w4.w};
+#pragma unroll
+                    for (int x = 0; x < 4; x++) {
+                        float ov[TT];
+                        dense_tok_vals<TT>(os, r0 + c + x, ov);
+#pragma unroll
+                        for (int t = 0; t < TT; t++) acc[t] = __fmaf_rn(w[x], ov[t], acc[t]);
+                    }
+                }
+            }
+            for (; c < rw; c++) {
+                float ov[TT];
+                dense_tok_vals<TT>(os, r0 + c, ov);
+#pragma unroll
+                for (int t = 0; t < TT; t++) acc[t] = __fmaf_rn(row[c], ov[t], acc[t]);
+            }
+        }
+        __syncwarp(); /* the stage is refilled by issue(k + DV_NS) */
+    }
+    mla_cp_async_wait<0>(); /* only empty groups remain */
+    if (on)
+#pragma unroll
+        for (int t = 0; t < TT; t++)
+            if (t < q.nt) out[((q.i0 + t) * n_head + q.h) * (int64_t)d_v + v0 + lane] = acc[t];
 }
 
-/* The slab geometry both kernels derive: per-buffer floats and buffer count for the widest
- * block (ceil(out_dim / split) outputs), so every block's slabs fit. */
-static void dense_slab_plan(int32_t red_dim, int32_t out_dim, int32_t split, int stride_pad,
-                            int32_t *slab_floats, int32_t *nbuf) {
-    int32_t range = (int32_t)ceil_div64(out_dim, split);
-    int32_t w = range < DENSE_THREADS ? range : DENSE_THREADS;
-    int64_t need = (int64_t)w * (red_dim + stride_pad); /* whole reduction axis in one slab */
-    int64_t n_tiles = ceil_div64(range, DENSE_THREADS);
-    if (need <= DENSE_SLAB_PAYLOAD && n_tiles == 1) {
-        *slab_floats = (int32_t)((need + 3) & ~3);
-        *nbuf = 1;
-    } else {
-        *slab_floats = DENSE_SLAB;
-        *nbuf = 2;
-    }
+template <int TT>
+static void absorb_q_f32_arm(const dense_plan &p, const float *q_nope, const float *wk_b,
+                             float *q_lat, int32_t t_q, int32_t n_head, int32_t d_nope,
+                             int32_t kv_rank, int32_t split, cudaStream_t st) {
+    const size_t smem = (size_t)d_nope * TT * sizeof(float);
+    absorb_q_f32<TT><<<(unsigned)p.blocks, DENSE_COLS, smem, st>>>(q_nope, wk_b, q_lat, t_q, n_head,
+                                                                   d_nope, kv_rank, split, p.nb);
 }
 
 static void absorb_q_f32_launch(const float *q_nope, const float *wk_b, float *q_lat, int32_t t_q,
                                 int32_t n_head, int32_t d_nope, int32_t kv_rank, int32_t split,
                                 cudaStream_t st) {
-    int32_t slab_floats, nbuf;
-    dense_slab_plan(d_nope, kv_rank, split, 0, &slab_floats, &nbuf);
-    size_t smem = ((size_t)((d_nope + 3) & ~3) + (size_t)nbuf * slab_floats) * sizeof(float);
-    unsigned blocks = (unsigned)((int64_t)t_q * n_head * split);
-    absorb_q_f32<<<blocks, DENSE_THREADS, smem, st>>>(q_nope, wk_b, q_lat, n_head, d_nope, kv_rank,
-                                                      split, slab_floats, nbuf);
+    const dense_plan p = dense_plan_of(t_q, n_head, kv_rank, split);
+    auto arm = p.tt == 1   ? absorb_q_f32_arm<1>
+               : p.tt == 2 ? absorb_q_f32_arm<2>
+               : p.tt == 4 ? absorb_q_f32_arm<4>
+                           : absorb_q_f32_arm<8>;
+    arm(p, q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, split, st);
+}
+
+static size_t decompress_smem(int32_t kv_rank, int tt) {
+    return ((size_t)((kv_rank + 3) & ~3) * tt + (size_t)(DENSE_COLS / 32) * DV_RING_FLOATS) *
+           sizeof(float);
+}
+
+template <int TT>
+static void decompress_v_f32_arm(const dense_plan &p, const float *o_lat, const float *wv_b,
+                                 float *out, int32_t t_q, int32_t n_head, int32_t d_v,
+                                 int32_t kv_rank, int32_t split, cudaStream_t st) {
+    const bool vec = (kv_rank & 3) == 0 && ((uintptr_t)wv_b & 15) == 0;
+    auto kern = vec ? decompress_v_f32<TT, true> : decompress_v_f32<TT, false>;
+    const size_t smem = decompress_smem(kv_rank, TT);
+    kern<<<(unsigned)p.blocks, DENSE_COLS, smem, st>>>(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank,
+                                                       split, p.nb);
+#if defined(MLA_SLOW_DECOMPRESS_V)
+    /* test-only slowed variant (kernels/BUILD MLA_SLOWS, docs/perf-gate.md): the same launch
+     * again, so the bytes are unchanged and the time about doubles; the perf gate must name it */
+    kern<<<(unsigned)p.blocks, DENSE_COLS, smem, st>>>(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank,
+                                                       split, p.nb);
+#endif
 }
 
 static void decompress_v_f32_launch(const float *o_lat, const float *wv_b, float *out, int32_t t_q,
                                     int32_t n_head, int32_t d_v, int32_t kv_rank, int32_t split,
                                     cudaStream_t st) {
-    int32_t slab_floats, nbuf;
-    /* Row padding of the slab: the kernel's stride (4 mod 8 for 16-byte rows, else odd). */
-    const bool vec = (kv_rank & 3) == 0 && ((uintptr_t)wv_b & 15) == 0;
-    const int pad = vec ? ((kv_rank + 7) & ~7) + 4 - kv_rank : 1;
-    dense_slab_plan(kv_rank, d_v, split, pad, &slab_floats, &nbuf);
-    size_t smem = ((size_t)((kv_rank + 3) & ~3) + (size_t)nbuf * slab_floats) * sizeof(float);
-    unsigned blocks = (unsigned)((int64_t)t_q * n_head * split);
-    decompress_v_f32<<<blocks, DENSE_THREADS, smem, st>>>(o_lat, wv_b, out, n_head, d_v, kv_rank,
-                                                          split, slab_floats, nbuf);
-#if defined(MLA_SLOW_DECOMPRESS_V)
-    /* test-only slowed variant (kernels/BUILD MLA_SLOWS, docs/perf-gate.md): the same launch
-     * again, so the bytes are unchanged and the time about doubles; the perf gate must name it */
-    decompress_v_f32<<<blocks, DENSE_THREADS, smem, st>>>(o_lat, wv_b, out, n_head, d_v, kv_rank,
-                                                          split, slab_floats, nbuf);
-#endif
+    const dense_plan p = dense_plan_of(t_q, n_head, d_v, split);
+    auto arm = p.tt == 1   ? decompress_v_f32_arm<1>
+               : p.tt == 2 ? decompress_v_f32_arm<2>
+               : p.tt == 4 ? decompress_v_f32_arm<4>
+                           : decompress_v_f32_arm<8>;
+    arm(p, o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, split, st);
 }
 
 extern "C" int memra_mla_absorb_q_f32(const float *q_nope, const float *wk_b, float *q_lat,
@@ -471,14 +502,25 @@ extern "C" int memra_mla_decompress_v_split_f32(const float *o_lat, const float 
 
 /* ------------------------------------------------------------ shared-memory opt-in -------- */
 
+template <int TT> static cudaError_t dense_set_attrs(void) {
+    const int dv = (int)decompress_smem(MLA_MAX_RANK, TT);
+    cudaError_t e = cudaFuncSetAttribute(decompress_v_f32<TT, true>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, dv);
+    if (e != cudaSuccess) return e;
+    e = cudaFuncSetAttribute(decompress_v_f32<TT, false>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, dv);
+    if (e != cudaSuccess) return e;
+    return cudaFuncSetAttribute(absorb_q_f32<TT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)(MLA_MAX_HEAD_DIM * TT * sizeof(float)));
+}
+
 static int ensure_smem_attrs(void) {
     static mla_device_once once;
     return mla_device_once_run(once, [] {
-        size_t dense = (MLA_MAX_HEAD_DIM + 2 * (size_t)DENSE_SLAB) * sizeof(float);
-        MLA_CUDA_CHECK(cudaFuncSetAttribute(
-            absorb_q_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dense));
-        MLA_CUDA_CHECK(cudaFuncSetAttribute(
-            decompress_v_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dense));
+        MLA_CUDA_CHECK(dense_set_attrs<1>());
+        MLA_CUDA_CHECK(dense_set_attrs<2>());
+        MLA_CUDA_CHECK(dense_set_attrs<4>());
+        MLA_CUDA_CHECK(dense_set_attrs<8>());
         return 0;
     });
 }
