@@ -128,11 +128,14 @@ int mla_attn_gathered_tc_f32(const float *q_lat, const float *q_pe, const float 
 
 /* ------------------------------------------------------ sampled radix selection -------- */
 
-/* MEMRA_MLA_SELECT_SAMPLED=1 (read per call, default off): kpool_select through the radix
- * kernel's sampled route (kernels/mla_kpool.cu; docs/performance.md): a threshold from 1/16 of
- * the row, then one collecting pass, for rows of at least 65,536 visible pools; the same bytes as
- * memra_mla_kpool_select_f32 by construction, rows the route cannot settle taking the full passes
- * in the same kernel. EXPERIMENTAL: not yet run on a GPU (2026-12-01). */
+/* The radix select's sampled route (kernels/mla_kpool.cu; docs/performance.md) is the launcher's
+ * default since 2026-12-01 (fourth session): for rows of at least 65,536 visible pools a
+ * threshold from 1/16 of the row, then one collecting and counting pass; the rows it cannot
+ * settle continue with the full passes in the same kernel (from level 1 when the pass resolved
+ * the first digit, straight to the ordered pass when its bin holds one value). The bytes are
+ * memra_mla_kpool_select_f32's by construction.
+ * MEMRA_MLA_SELECT_SAMPLED=0 (read per call; anything else, or unset, keeps the default) is the
+ * rollback seam: kpool_select through the door then runs every row's full passes. */
 int mla_select_sampled_enabled(void);
 
 /* kpool_select through the door: the launcher's arguments, validation and bytes. */
@@ -140,11 +143,12 @@ int mla_door_kpool_select_f32(const float *score, int32_t *idx, int32_t t_q, int
                               int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
                               int32_t always_tail, void *stream);
 
-/* The sampled route itself (kernels/mla_kpool.cu), and its device receipts since process start:
- * rows it settled, rows it handed to the full passes (@return 0 or 10000 + cudaError_t). */
-int mla_kpool_select_sampled_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
-                                 int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
-                                 int32_t always_tail, void *stream);
+/* The radix select without the sampled route (the rollback arm), and the sampled route's device
+ * receipts since process start: rows it settled (collected, or its bin one value), rows it
+ * handed to the full passes (@return 0 or 10000 + cudaError_t). */
+int mla_kpool_select_full_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
+                              int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
+                              int32_t always_tail, void *stream);
 int mla_select_sampled_counts(uint64_t *hits, uint64_t *fallbacks);
 
 #ifdef __cplusplus

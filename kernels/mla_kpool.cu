@@ -681,6 +681,7 @@ static __global__ void __launch_bounds__(SEL_REF_NT)
 #define SEL_NT 512
 #define SEL_CAP 8192
 #define SEL_BINS 4096
+#define SEL_OE 8 /* pools per thread per chunk of the ordered pass */
 #define SEL_SMEM ((size_t)SEL_CAP * sizeof(uint64_t) + (size_t)SEL_BINS * sizeof(uint32_t))
 
 /* Calls f(x, p) for every visible p in [0, n) in any order; float4 loads, 4 in flight. */
@@ -768,13 +769,31 @@ static __device__ __forceinline__ uint32_t sel_pow2_ceil(uint32_t n) {
     return n <= 1 ? 1u : 1u << (32 - __clz(n - 1));
 }
 
-/* The sampled route (SAMPLED, the MEMRA_MLA_SELECT_SAMPLED door, kernels/mla_door.h;
- * docs/performance.md): for rows of at least SEL_SAMPLE_MIN visible pools, a 12-bit histogram of
- * every 16th 128-byte segment of the row (1/16 of a read) gives a threshold bin expected to hold
- * about 1.5 x n_sel keys at or below it; one pass collects every key whose top 12 bits are at or
- * below that bin. When n_sel <= count <= SEL_CAP the collected set holds every winner (all keys
- * below the threshold are in it), and the sorts below give exactly the bytes of the full passes;
- * otherwise the row falls back to them. Receipts: sel_sampled_hits / _fallbacks. */
+/* The block's minimum of v (every thread calls; ends with a barrier). */
+static __device__ uint32_t sel_block_min_u32(uint32_t v, uint32_t *warp_sums) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    v = __reduce_min_sync(FULL_MASK, v);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads();
+    uint32_t r = 0xFFFFFFFFu;
+    for (int w = 0; w < nwarps; w++) r = min(r, warp_sums[w]);
+    __syncthreads();
+    return r;
+}
+
+/* The sampled route (SAMPLED: the launcher's arm; MEMRA_MLA_SELECT_SAMPLED=0 is its rollback,
+ * kernels/mla_door.h; docs/performance.md): for rows of at least SEL_SAMPLE_MIN visible pools, a
+ * 12-bit histogram of every 16th 128-byte segment of the row (1/16 of a read) gives a threshold
+ * bin tb expected to hold about 1.5 x n_sel keys at or below it; one pass collects every key whose
+ * top 12 bits are at or below tb and counts the keys in tb, with their least and greatest key.
+ *  - n_sel <= count <= SEL_CAP: the collected set holds every winner (all keys below the
+ *    threshold are in it), and the sorts below give exactly the bytes of the full passes;
+ *  - else, when the n_sel-th key lies in tb (count below tb < n_sel <= count): the first 12-bit
+ *    digit is resolved, so the full passes continue at level 1 restricted to tb; and when every
+ *    key of tb is one value (a tie-heavy row), that value is the threshold T and the row goes
+ *    straight to the ordered pass;
+ *  - else the full passes from level 0.
+ * Receipts: sel_sampled_hits (settled by the route: collected, or tb one value) / _fallbacks. */
 #define SEL_SAMPLE_MIN 65536
 __device__ unsigned long long sel_sampled_hits, sel_sampled_fallbacks;
 
@@ -811,6 +830,11 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
     /* n_sel < n_vis <= 2^31 - 1 from here. */
     const float *row = score + i * (int64_t)n_pools;
     bool collected = false; /* the sampled route filled list[0 .. s_count) */
+    /* What the sampled pass resolves when its collected set cannot settle the row (the level-0
+     * digit from its counts, or the whole threshold of an all-equal bin): the full passes start
+     * from there (start_level 1, or 3: straight to the ordered pass). */
+    uint32_t prefix = 0, k = (uint32_t)n_sel, c_less = 0, cnt = 0;
+    int consumed = 0, start_level = 0;
     if constexpr (SAMPLED) {
         if (n_vis >= SEL_SAMPLE_MIN) {
             for (int j = tid; j < SEL_BINS; j += blockDim.x) hist[j] = 0u;
@@ -827,24 +851,52 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             const uint32_t tb = s_bin;
             if (tid == 0) s_count = 0u;
             __syncthreads();
+            /* one pass: collect every key whose top 12 bits are <= tb, and count the keys in tb
+             * (the rest of the count is below it), with the least and greatest key of tb (a
+             * warp-aggregated slot atomic spilled registers at two blocks per SM) */
+            uint32_t n_eq = 0, eq_lo = 0xFFFFFFFFu, eq_hi = 0u;
             sel_for_each(row, n_vis, [&](float x, int64_t p) {
-                const uint32_t dk = SEL_DESC32(x);
-                if ((dk >> 20) <= tb) {
-                    const uint32_t pos = atomicAdd(&s_count, 1u);
-                    if (pos < SEL_CAP) list[pos] = ((uint64_t)dk << 32) | (uint64_t)SEL_KEY_LOW(p);
+                const uint32_t dk = SEL_DESC32(x), top = dk >> 20;
+                if (top == tb) {
+                    n_eq++;
+                    eq_lo = min(eq_lo, dk);
+                    eq_hi = max(eq_hi, dk);
                 }
+                const bool take = top <= tb;
+                const uint32_t pos = take ? atomicAdd(&s_count, 1u) : 0u;
+                if (take && pos < SEL_CAP)
+                    list[pos] = ((uint64_t)dk << 32) | (uint64_t)SEL_KEY_LOW(p);
             });
-            __syncthreads();
-            const uint32_t n_got = s_count;
+            uint32_t c_eq;
+            block_excl_scan_u32(n_eq, &c_eq, warp_sums);
+            eq_lo = sel_block_min_u32(eq_lo, warp_sums);
+            eq_hi = ~sel_block_min_u32(~eq_hi, warp_sums);
+            const uint32_t n_got = s_count; /* every key <= tb; published by the barriers above */
+            const uint32_t c_lt = n_got - c_eq;
             collected = n_got >= (uint32_t)n_sel && n_got <= SEL_CAP;
-            if (tid == 0) atomicAdd(collected ? &sel_sampled_hits : &sel_sampled_fallbacks, 1ull);
+            if (!collected && c_lt < (uint32_t)n_sel && (uint32_t)n_sel <= c_lt + c_eq) {
+                /* the n_sel-th key is in bin tb: level 0 is resolved by this pass */
+                c_less = c_lt;
+                k = (uint32_t)n_sel - c_lt;
+                cnt = c_eq;
+                prefix = tb;
+                consumed = 12;
+                start_level = 1;
+                if (eq_lo == eq_hi) { /* one value fills the bin: the threshold is that key */
+                    prefix = eq_lo;
+                    consumed = 32;
+                    start_level = 3;
+                }
+            }
+            if (tid == 0)
+                atomicAdd(collected || start_level == 3 ? &sel_sampled_hits
+                                                        : &sel_sampled_fallbacks,
+                          1ull);
             __syncthreads(); /* s_count read by all before the fallback resets it */
         }
     }
-    uint32_t prefix = 0, k = (uint32_t)n_sel, c_less = 0, cnt = 0;
-    int consumed = 0;
     bool collect = false;
-    for (int level = 0; level < 3 && !collected; level++) {
+    for (int level = start_level; level < 3 && !collected; level++) {
         const int bits = level < 2 ? 12 : 8;
         const int shift = 32 - consumed - bits;
         const uint32_t mask = (1u << bits) - 1u;
@@ -901,52 +953,65 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             out[e] = (int32_t)((int64_t)list[s] * pool + r);
         }
     } else {
-        /* All 32 bits resolved: T = prefix; keep desc32 < T and the first m ties (ascending p). */
+        /* All 32 bits resolved: T = prefix; keep desc32 < T and the first m ties (ascending p).
+         * Chunks of SEL_OE consecutive pools per thread (the block's chunk in ascending pool
+         * order), the next chunk's loads in flight while this one is scanned, and the walk ends
+         * as soon as n_sel pools are taken (a tie-heavy row's winners are usually all early). */
         const uint32_t T = prefix, m = k;
         const bool aligned = (((uintptr_t)row) & 15) == 0;
+        const int64_t step = (int64_t)SEL_OE * blockDim.x;
         uint32_t base = 0, ties_seen = 0;
-        for (int64_t c0 = 0; c0 < n_vis; c0 += 4 * (int64_t)blockDim.x) {
-            const int64_t p = c0 + 4 * (int64_t)tid;
-            float v[4];
-            if (aligned && p + 3 < n_vis) {
-                const float4 v4 = __ldg(reinterpret_cast<const float4 *>(row + p));
-                v[0] = v4.x;
-                v[1] = v4.y;
-                v[2] = v4.z;
-                v[3] = v4.w;
+        float nv[SEL_OE];
+        auto fetch = [&](int64_t c0, float(&v)[SEL_OE]) {
+            const int64_t p = c0 + (int64_t)SEL_OE * tid;
+            if (aligned && p + SEL_OE <= n_vis) {
+                const float4 *r4 = reinterpret_cast<const float4 *>(row + p);
+#pragma unroll
+                for (int u = 0; u < SEL_OE / 4; u++) {
+                    const float4 f = __ldg(r4 + u);
+                    v[4 * u] = f.x, v[4 * u + 1] = f.y, v[4 * u + 2] = f.z, v[4 * u + 3] = f.w;
+                }
             } else {
 #pragma unroll
-                for (int j = 0; j < 4; j++) v[j] = p + j < n_vis ? __ldg(row + p + j) : 0.0f;
+                for (int j = 0; j < SEL_OE; j++) v[j] = p + j < n_vis ? __ldg(row + p + j) : 0.0f;
             }
-            uint32_t dk[4], n_tie = 0;
+        };
+        fetch(0, nv);
+        for (int64_t c0 = 0; c0 < n_vis; c0 += step) {
+            float v[SEL_OE];
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < SEL_OE; j++) v[j] = nv[j];
+            if (c0 + step < n_vis) fetch(c0 + step, nv);
+            const int64_t p = c0 + (int64_t)SEL_OE * tid;
+            uint32_t dk[SEL_OE], n_tie = 0;
+#pragma unroll
+            for (int j = 0; j < SEL_OE; j++) {
                 dk[j] = SEL_DESC32(v[j]);
                 n_tie += (p + j < n_vis && dk[j] == T) ? 1u : 0u;
             }
             uint32_t tie_total;
             uint32_t tie_rank = ties_seen + block_excl_scan_u32(n_tie, &tie_total, warp_sums);
-            bool take[4];
-            uint32_t n_take = 0;
+            uint32_t take = 0, n_take = 0; /* bit j: pool p + j is taken */
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < SEL_OE; j++) {
                 const bool vis = p + j < n_vis;
                 const bool tie = vis && dk[j] == T;
-                take[j] = vis && (dk[j] < T || (tie && tie_rank < m));
+                const bool t = vis && (dk[j] < T || (tie && tie_rank < m));
                 tie_rank += tie ? 1u : 0u;
-                n_take += take[j] ? 1u : 0u;
+                take |= t ? 1u << j : 0u;
+                n_take += t ? 1u : 0u;
             }
             uint32_t take_total;
             uint32_t o = base + block_excl_scan_u32(n_take, &take_total, warp_sums);
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                if (take[j]) {
+            for (int j = 0; j < SEL_OE; j++)
+                if (take >> j & 1u) {
                     for (int r = 0; r < pool; r++)
                         out[(int64_t)o * pool + r] = (int32_t)((p + j) * pool + r);
                     o++;
                 }
             base += take_total;
             ties_seen += tie_total;
+            if ((int64_t)base >= n_sel) break; /* block-uniform: every winner is written */
         }
     }
     kpool_write_tail_pad(out, n_sel * pool, q_row, pool, always_tail, width);
@@ -1001,7 +1066,7 @@ extern "C" int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int3
                                           int32_t width, int32_t first_pos, int32_t always_tail,
                                           void *stream) {
     return kpool_select_radix_run(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                  always_tail, stream, false);
+                                  always_tail, stream, true);
 }
 
 extern "C" int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q,
@@ -1020,15 +1085,15 @@ extern "C" int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, 
     return 0;
 }
 
-/* The radix select's sampled route through the MEMRA_MLA_SELECT_SAMPLED door
- * (kernels/mla_door.h): the launcher's validation and bytes; rows that the route cannot settle
- * take the full passes inside the same kernel. */
-extern "C" int mla_kpool_select_sampled_f32(const float *score, int32_t *idx, int32_t t_q,
-                                            int32_t n_pools, int32_t pool, int32_t select_k,
-                                            int32_t width, int32_t first_pos, int32_t always_tail,
-                                            void *stream) {
+/* The radix select without its sampled route (every row takes the full histogram passes): the
+ * rollback arm of the MEMRA_MLA_SELECT_SAMPLED=0 door (kernels/mla_door.h); the launcher's
+ * validation and bytes. */
+extern "C" int mla_kpool_select_full_f32(const float *score, int32_t *idx, int32_t t_q,
+                                         int32_t n_pools, int32_t pool, int32_t select_k,
+                                         int32_t width, int32_t first_pos, int32_t always_tail,
+                                         void *stream) {
     return kpool_select_radix_run(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                  always_tail, stream, true);
+                                  always_tail, stream, false);
 }
 
 /* The sampled route's device receipts since process start: rows it settled, rows it handed to

@@ -27,12 +27,13 @@
  *                            finite and bytes-equal to the same walk with those rows zeroed;
  *  select_tie_heavy          tie-heavy score planes (all equal, equal high bits, -inf, NaN,
  *                            +0/-0): radix == reference == oracle, int32 bytes;
- *  select_sampled_door       the radix select's sampled route (MEMRA_MLA_SELECT_SAMPLED=1,
- *                            kernels/mla_door.h) on 16 queries x 70,000 pools (pool 4, select_k
- *                            512, tail) with realistic, tie-heavy, equal-high-bit and special
- *                            rows: the door's bytes == the launcher's == the reference's; the
- *                            receipts count every row (settled or handed back), and the
- *                            realistic rows settle;
+ *  select_sampled_door       the radix select's sampled route (the launcher's default;
+ *                            MEMRA_MLA_SELECT_SAMPLED=0 rolls the door back, kernels/mla_door.h)
+ *                            on 20 queries x 70,000 pools (pool 4, select_k 512, tail) with
+ *                            realistic, 16-level, equal-high-bit, special and sample-blind rows:
+ *                            the launcher's bytes == the full passes' == the reference's; the
+ *                            receipts count every row, the rows the route can settle settle and
+ *                            the others are handed back; the rollback moves no receipt;
  *  san_score_exact_alloc     the fast and reference scorers on buffers of exactly their size
  *                            (plain cudaMalloc, no guard bands) at d 132 (streamed float4), 68
  *                            (resident float4) and 7 (scalar), t_q 1 and 64: fast == reference
@@ -613,47 +614,65 @@ Test(kpool_identities, san_score_exact_alloc, .timeout = 300) {
 }
 
 /* ---- select_sampled_door ---- */
+/* Row kind 4 of the sampled-route test: the sample (every 16th 32-pool segment) sees only the
+ * worst scores (-2.5 + U(-0.5, 0.5)), the rest is U(-1, 1): the sample's threshold bin lies below
+ * every unsampled score, so more than select_k keys rank ahead of it, and the row must take the
+ * full passes from level 0. */
+static float sample_blind_value(int64_t p, mla_fill_stream *s) {
+    const float u = mla_fill_stream_uniform(s, -1.0f, 1.0f);
+    return (p / 32) % 16 == 0 ? -2.5f + 0.5f * u : u;
+}
+
 Test(kpool_identities, select_sampled_door, .timeout = 300) {
     GPU_REQUIRE();
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, "select_sampled_door");
-    const int32_t TQ = 16, NP = 70000, POOL = 4, K = 512, W = 2051, FP = NP * POOL - TQ;
-    tb_set_case(&t, "16 queries x 70000 pools, pool 4, select_k 512, tail");
+    const int32_t TQ = 20, NP = 70000, POOL = 4, K = 512, W = 2051, FP = NP * POOL - TQ;
+    tb_set_case(&t, "20 queries x 70000 pools, pool 4, select_k 512, tail");
     float *s = tb_xmalloc(&t, (size_t)TQ * NP * sizeof *s);
     mla_fill_stream st = mla_fill_stream_init(SEED, "sampled/score");
     for (int32_t i = 0; i < TQ; i++)
-        for (int32_t p = 0; p < NP; p++) s[(size_t)i * NP + p] = tie_value(i % 4, &st);
+        for (int32_t p = 0; p < NP; p++)
+            s[(size_t)i * NP + p] = i % 5 == 4 ? sample_blind_value(p, &st) : tie_value(i % 5, &st);
     gpu_buf bs = gpu_buf_from_host(s, (size_t)TQ * NP * 4), bi = gpu_buf_alloc((size_t)TQ * W * 4);
     uint64_t h0 = 0, f0 = 0, h1 = 0, f1 = 0;
     tb_launched(&t, mla_select_sampled_counts(&h0, &f0), "mla_select_sampled_counts");
     int32_t *ix[3];
-    for (int r = 0; r < 3; r++) { /* door (sampled), launcher, reference */
+    for (int r = 0; r < 3;
+         r++) { /* launcher (sampled), door rolled back (full passes), reference */
         gpu_buf_poison(&bi);
-        if (r == 0) setenv("MEMRA_MLA_SELECT_SAMPLED", "1", 1);
+        if (r == 1) setenv("MEMRA_MLA_SELECT_SAMPLED", "0", 1);
         int rc =
-            r == 0 ? mla_door_kpool_select_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL)
+            r == 0 ? memra_mla_kpool_select_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL)
             : r == 1
-                ? memra_mla_kpool_select_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL)
+                ? mla_door_kpool_select_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL)
                 : memra_mla_kpool_select_ref_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL);
         unsetenv("MEMRA_MLA_SELECT_SAMPLED");
         tb_launched(&t, rc,
-                    r == 0   ? "the sampled door"
-                    : r == 1 ? "the launcher"
+                    r == 0   ? "the launcher (sampled route)"
+                    : r == 1 ? "the door with MEMRA_MLA_SELECT_SAMPLED=0 (full passes)"
                              : "the reference");
-        ix[r] = tb_output(&t, &bi, "idx", r == 0 ? "sampled" : r == 1 ? "radix" : "reference", 1);
+        ix[r] = tb_output(&t, &bi, "idx", r == 0 ? "sampled" : r == 1 ? "full" : "reference", 1);
+        if (r == 0)
+            tb_launched(&t, mla_select_sampled_counts(&h1, &f1), "mla_select_sampled_counts");
     }
-    tb_launched(&t, mla_select_sampled_counts(&h1, &f1), "mla_select_sampled_counts");
+    uint64_t h2 = 0, f2 = 0;
+    tb_launched(&t, mla_select_sampled_counts(&h2, &f2), "mla_select_sampled_counts");
     const int64_t ishape[2] = {TQ, W};
-    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "sampled", ix[1], "radix", MLA_TOL_EXACT, NULL,
+    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "sampled", ix[1], "full", MLA_TOL_EXACT, NULL,
                1);
     tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "sampled", ix[2], "reference", MLA_TOL_EXACT,
                NULL, 1);
     tb_expectf(&t, (h1 - h0) + (f1 - f0) == (uint64_t)TQ,
                "receipts: %llu settled + %llu handed back, expected %d rows",
                (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0), TQ);
-    tb_expectf(&t, h1 - h0 >= (uint64_t)TQ / 4,
-               "only %llu rows settled by the sampled route (the %d realistic rows should)",
-               (unsigned long long)(h1 - h0), TQ / 4);
+    /* settled: the realistic rows (collected) and the two one-value-bin kinds (16 levels, mostly
+     * 0.5); handed back: the equal-high-bit rows and the sample-blind rows */
+    tb_expectf(&t, h1 - h0 >= (uint64_t)(3 * TQ / 5) && f1 - f0 >= (uint64_t)(TQ / 5),
+               "receipts: %llu rows settled by the sampled route, %llu handed back (expected at "
+               "least %d and %d)",
+               (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0), 3 * TQ / 5, TQ / 5);
+    tb_expectf(&t, h2 == h1 && f2 == f1, "the rolled-back door moved the receipts");
     cr_log_info("sampled route: %llu rows settled, %llu handed to the full passes",
                 (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0));
     free(ix[0]), free(ix[1]), free(ix[2]), free(s);
