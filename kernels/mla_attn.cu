@@ -92,13 +92,11 @@
 
 /* ------------------------------------------------------------------ configuration --------- */
 
-#define AT_NT 256            /* threads per block */
-#define AT_NW (AT_NT / 32)   /* warps: the logit reduction is split over them */
-#define AT_JT 16             /* T: slots per row tile */
-#define AT_TARGET_BLOCKS 132 /* one wave of H200-class SMs at one block per SM */
-#define AT_MIN_CHUNK 32      /* slots: at least two row tiles per chunk */
-#define AT_MAX_CHUNKS 256
-#define AC_NT 128 /* combine: threads (= columns) per block */
+#define AT_NT 256          /* threads per block */
+#define AT_NW (AT_NT / 32) /* warps: the logit reduction is split over them */
+#define AT_JT 16           /* T: slots per row tile */
+#define AT_MAX_CHUNKS 256  /* the chunk plan's cap (kernels/mla.h, mla_attn_chunk_slots) */
+#define AC_NT 128          /* combine: threads (= columns) per block */
 static_assert(AT_JT == MLA_ATTN_WALK_TILE,
               "the row tile is part of the walk the contract states: restate mla_attn_walk "
               "(kernels/mla.h) for the new walk");
@@ -721,6 +719,327 @@ static __global__ void __launch_bounds__(AC_NT)
     o_lat[qh * kv_rank + r] = out;
 }
 
+/* ---- the tf32 door arm: attn_tc_f32 (MEMRA_MLA_TC_ATTN=tf32, kernels/mla_door.h) -----------
+ * Block = (chunk, tile (i, g)) of the f32 arm's plan (head tile HT = 32, the same chunks, the
+ * same workspace and attn_combine_f32), 256 threads (8 warps), one block per SM. Per block:
+ *  - q: the tile's [q_lat | q_pe] rows as TF32 A fragments in registers, warp w holding the k8
+ *    steps [w * K8 / 8, (w + 1) * K8 / 8) of both 16-head m-tiles (K8 = width / 8 <= 80, so at
+ *    most TCA_KS = 10 steps, 80 registers). Within a k8 step the k index t maps to column 2t and
+ *    t + 4 to 2t + 1 (a permutation of the step's 8 columns, the same for q and the cache), so the
+ *    cache's B fragment is one 8-byte load;
+ *  - row tiles of TCA_JT = 32 slots, double-buffered with cp.async into rows of ldk floats
+ *    (ldk = 8 mod 32: the B fragments of both products are conflict-free);
+ *  - per tile: (1) each warp's partial logits S[32 heads][32 slots] over its k8 steps, one mma
+ *    accumulator per 16 x 8 fragment; (2) the 8 partials summed in f32 in warp order and scaled,
+ *    the online softmax of the f32 arm (tile max over valid non-NaN logits, m' = max(m, tile
+ *    max), alpha = expf(m - m'), p = expf(l - m'), the tile sum and l' = fmaf(l, alpha, sum)), by
+ *    8 threads per head (4 slots each, butterfly reductions); P stored as TF32; (3) warp w owns
+ *    the kv_rank / 8 output columns [w * kv_rank / 8, ...): O *= alpha (f32), then
+ *    O += P . V by mma over the tile's 4 k8 steps;
+ *  - 3 barriers per tile; the edge semantics (NaN poison, +-inf, empty lists, zero-filled
+ *    invalid slots never read) and the partial / final writes are the f32 arm's. */
+#define TCA_NT 256
+#define TCA_JT MLA_TC_ATTN_TILE
+#define TCA_KS (MLA_TC_ATTN_MAX_WIDTH / 64) /* k8 steps per warp, at most */
+#define TCA_SPL 40                          /* partial-logit row stride (8 mod 32, even) */
+#define TCA_PL 36                           /* P row stride (4 mod 32, 16-byte rows) */
+static_assert(TCA_JT == 32 && TCA_NT == 256, "the tf32 arm's thread layouts assume these");
+
+/* Row stride of the cache tiles: the width rounded up to 8, then to 8 mod 32. */
+static __host__ __device__ __forceinline__ int32_t tca_ldk(int32_t width) {
+    int32_t l = (width + 7) & ~7;
+    while ((l & 31) != 8) l += 8;
+    return l;
+}
+
+static size_t tca_smem_bytes(int32_t width) {
+    const size_t f = 2 * (size_t)TCA_JT * tca_ldk(width)    /* ks [2][32][ldk] */
+                     + (size_t)(TCA_NT / 32) * 32 * TCA_SPL /* sp [8][32][SPL] */
+                     + (size_t)32 * TCA_PL                  /* ps [32][PL] (TF32 bits) */
+                     + 32 + 3 * 32                          /* alpha, final m / l / poison */
+                     + 3 * (size_t)TCA_JT;                  /* rows_s [3][32] (int32) */
+    return f * sizeof(float);
+}
+
+template <class Walk>
+static __global__ void __launch_bounds__(TCA_NT, 1)
+    attn_tc_f32(const float *__restrict__ q_lat, const float *__restrict__ q_pe,
+                const float *__restrict__ cache, Walk walk, float *__restrict__ o_lat,
+                float *__restrict__ ws_o, float *__restrict__ ws_ml, int32_t n_head,
+                int32_t kv_rank, int32_t d_rope, int32_t t_q, float scale, int32_t n_hg,
+                int64_t chunk_slots, int32_t n_chunks) {
+    extern __shared__ __align__(16) float smem[];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int fg = lane >> 2, ft = lane & 3; /* fragment row group, thread in group */
+    const int32_t width = kv_rank + d_rope, ldk = tca_ldk(width), wp4 = width >> 2;
+    const int32_t nks = width >> 3, ka = warp * nks / 8, kb = (warp + 1) * nks / 8;
+
+    float *ks = smem;                                           /* [2][32][ldk] */
+    float *sp = ks + 2 * (size_t)TCA_JT * ldk;                  /* [8][32][SPL] */
+    uint32_t *ps = (uint32_t *)(sp + (size_t)8 * 32 * TCA_SPL); /* [32][PL] */
+    float *alpha_s = (float *)(ps + 32 * TCA_PL);               /* [32] */
+    float *fin_m = alpha_s + 32, *fin_l = fin_m + 32, *fin_p = fin_l + 32;
+    int32_t *rows_s = (int32_t *)(fin_p + 32); /* [3][32] */
+
+    const int64_t n_tiles = (int64_t)t_q * n_hg;
+    const int64_t tile = (int64_t)blockIdx.x % n_tiles;
+    const int32_t chunk = (int32_t)((int64_t)blockIdx.x / n_tiles);
+    const int64_t i = tile / n_hg;
+    const int32_t h0 = (int32_t)(tile - i * n_hg) * 32;
+    const int64_t n_qh = (int64_t)t_q * n_head;
+    const int64_t c_begin = (int64_t)chunk * chunk_slots;
+    int64_t c_end = c_begin + chunk_slots;
+    const int64_t w_len = walk.length(i);
+    if (c_end > w_len) c_end = w_len;
+    const int32_t n_k = c_end > c_begin ? (int32_t)((c_end - c_begin + TCA_JT - 1) / TCA_JT) : 0;
+
+    if (n_k == 0) { /* an empty partial (only with several chunks), as the f32 arm */
+        for (int32_t e = tid; e < 32 * kv_rank; e += TCA_NT) {
+            const int32_t hh = e / kv_rank, h = h0 + hh;
+            if (h < n_head)
+                ws_o[((int64_t)chunk * n_qh + i * n_head + h) * kv_rank + (e - hh * kv_rank)] =
+                    0.0f;
+        }
+        if (tid < 32 && h0 + tid < n_head) {
+            float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + h0 + tid) * 3;
+            ml[0] = -INFINITY;
+            ml[1] = 0.0f;
+            ml[2] = 0.0f;
+        }
+        return;
+    }
+
+    /* q fragments (zero for heads past n_head) */
+    uint32_t qf[2][TCA_KS][4];
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int s = 0; s < TCA_KS; s++) {
+            const int32_t k8 = ka + s, c = k8 * 8 + 2 * ft;
+#pragma unroll
+            for (int x = 0; x < 4; x++) {
+                const int32_t h = h0 + mt * 16 + fg + ((x & 1) ? 8 : 0), cc = c + (x >> 1);
+                float v = 0.0f;
+                if (k8 < kb && h < n_head) {
+                    const int64_t qh = i * n_head + h;
+                    v = cc < kv_rank ? q_lat[qh * kv_rank + cc] : q_pe[qh * d_rope + cc - kv_rank];
+                }
+                qf[mt][s][x] = at_tf32(v);
+            }
+        }
+
+    auto stage = [&](int32_t k) {
+        if (tid < TCA_JT) {
+            const int64_t s = c_begin + (int64_t)k * TCA_JT + tid;
+            rows_s[(k % 3) * TCA_JT + tid] = (k < n_k && s < c_end) ? walk.row(i, s) : -1;
+        }
+    };
+    auto issue = [&](int32_t k) {
+        float *buf = ks + (size_t)(k & 1) * TCA_JT * ldk;
+        const int32_t *rt = rows_s + (k % 3) * TCA_JT;
+        for (int32_t e = tid; e < TCA_JT * wp4; e += TCA_NT) {
+            const int32_t jr = e / wp4, c4 = e - jr * wp4;
+            const int32_t row = rt[jr];
+            const bool ok = row >= 0;
+            mla_cp_async16(buf + jr * ldk + 4 * c4,
+                           ok ? cache + (int64_t)row * width + 4 * c4 : cache, ok);
+        }
+        mla_cp_async_commit();
+    };
+
+    /* softmax ownership: head sh, slots 4 * sq .. 4 * sq + 3 */
+    const int sh = tid >> 3, sq = tid & 7;
+    float m_run = -INFINITY, l_run = 0.0f;
+    bool poison = false, any_valid = false;
+    /* P . V ownership: this warp's output columns, nnt n-tiles of 8 */
+    const int32_t vc0 = warp * (kv_rank / 8), nnt = kv_rank / 64;
+    float o[2][8][4];
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++)
+            o[mt][nt][0] = o[mt][nt][1] = o[mt][nt][2] = o[mt][nt][3] = 0.0f;
+
+    stage(0);
+    stage(1);
+    __syncthreads();
+    issue(0);
+
+    for (int32_t k = 0; k < n_k; k++) {
+        mla_cp_async_wait<0>();
+        __syncthreads(); /* (a) tile k visible; tile k - 1's buffer, sp, ps and alpha_s are free */
+        if (k + 1 < n_k) issue(k + 1);
+        stage(k + 2);
+        const float *buf = ks + (size_t)(k & 1) * TCA_JT * ldk;
+        const int32_t *rt = rows_s + (k % 3) * TCA_JT;
+
+        /* 1. this warp's partial logits */
+        {
+            float sa[2][4][4];
+#pragma unroll
+            for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+                for (int nt = 0; nt < 4; nt++)
+                    sa[mt][nt][0] = sa[mt][nt][1] = sa[mt][nt][2] = sa[mt][nt][3] = 0.0f;
+#pragma unroll
+            for (int s = 0; s < TCA_KS; s++) {
+                if (ka + s >= kb) break;
+                const int32_t c = (ka + s) * 8 + 2 * ft;
+#pragma unroll
+                for (int nt = 0; nt < 4; nt++) {
+                    const float2 kv2 =
+                        *reinterpret_cast<const float2 *>(buf + (size_t)(nt * 8 + fg) * ldk + c);
+                    const uint32_t b[2] = {at_tf32(kv2.x), at_tf32(kv2.y)};
+                    at_mma(sa[0][nt], qf[0][s], b);
+                    at_mma(sa[1][nt], qf[1][s], b);
+                }
+            }
+            float *spw = sp + (size_t)warp * 32 * TCA_SPL;
+#pragma unroll
+            for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+                for (int nt = 0; nt < 4; nt++) {
+                    const int hr = mt * 16 + fg, col = nt * 8 + 2 * ft;
+                    *reinterpret_cast<float2 *>(spw + hr * TCA_SPL + col) =
+                        make_float2(sa[mt][nt][0], sa[mt][nt][1]);
+                    *reinterpret_cast<float2 *>(spw + (hr + 8) * TCA_SPL + col) =
+                        make_float2(sa[mt][nt][2], sa[mt][nt][3]);
+                }
+        }
+        __syncthreads(); /* (b) partials */
+
+        /* 2. logits of head sh, slots 4 sq .. 4 sq + 3; the online softmax */
+        {
+            float4 d = *reinterpret_cast<const float4 *>(sp + sh * TCA_SPL + 4 * sq);
+#pragma unroll
+            for (int w = 1; w < 8; w++) {
+                const float4 e = *reinterpret_cast<const float4 *>(
+                    sp + ((size_t)w * 32 + sh) * TCA_SPL + 4 * sq);
+                d.x = __fadd_rn(d.x, e.x);
+                d.y = __fadd_rn(d.y, e.y);
+                d.z = __fadd_rn(d.z, e.z);
+                d.w = __fadd_rn(d.w, e.w);
+            }
+            const float lg[4] = {__fmul_rn(scale, d.x), __fmul_rn(scale, d.y),
+                                 __fmul_rn(scale, d.z), __fmul_rn(scale, d.w)};
+            bool vd[4];
+            float lm = -INFINITY;
+            int nan_here = 0;
+#pragma unroll
+            for (int x = 0; x < 4; x++) {
+                vd[x] = rt[4 * sq + x] >= 0;
+                if (vd[x]) {
+                    any_valid = true;
+                    if (lg[x] != lg[x])
+                        nan_here = 1;
+                    else
+                        lm = fmaxf(lm, lg[x]);
+                }
+            }
+#pragma unroll
+            for (int off = 1; off < 8; off <<= 1) {
+                lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, off));
+                nan_here |= __shfl_xor_sync(0xffffffffu, nan_here, off);
+            }
+            poison = poison || nan_here != 0;
+            const float m_new = fmaxf(m_run, lm);
+            const bool live = m_new != -INFINITY;
+            float alpha = 1.0f;
+            if (live) alpha = expf(m_run - m_new); /* m_run = -inf: 0; unchanged max: exactly 1 */
+            float p[4];
+#pragma unroll
+            for (int x = 0; x < 4; x++)
+                p[x] = (live && vd[x] && lg[x] == lg[x]) ? expf(lg[x] - m_new) : 0.0f;
+            *reinterpret_cast<uint4 *>(ps + sh * TCA_PL + 4 * sq) =
+                make_uint4(at_tf32(p[0]), at_tf32(p[1]), at_tf32(p[2]), at_tf32(p[3]));
+            float ls = __fadd_rn(__fadd_rn(__fadd_rn(p[0], p[1]), p[2]), p[3]);
+#pragma unroll
+            for (int off = 1; off < 8; off <<= 1)
+                ls = __fadd_rn(ls, __shfl_xor_sync(0xffffffffu, ls, off));
+            l_run = __fmaf_rn(l_run, alpha, ls);
+            m_run = m_new;
+            if (sq == 0) alpha_s[sh] = alpha;
+        }
+        __syncthreads(); /* (c) P, alpha */
+
+        /* 3. O = O * alpha + P . V over this warp's columns */
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++) {
+            const float a0 = alpha_s[mt * 16 + fg], a1 = alpha_s[mt * 16 + fg + 8];
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) {
+                if (nt >= nnt) break;
+                o[mt][nt][0] = __fmul_rn(o[mt][nt][0], a0);
+                o[mt][nt][1] = __fmul_rn(o[mt][nt][1], a0);
+                o[mt][nt][2] = __fmul_rn(o[mt][nt][2], a1);
+                o[mt][nt][3] = __fmul_rn(o[mt][nt][3], a1);
+            }
+        }
+#pragma unroll
+        for (int kk = 0; kk < TCA_JT / 8; kk++) {
+            const int j = kk * 8 + ft;
+            uint32_t a[2][4];
+#pragma unroll
+            for (int mt = 0; mt < 2; mt++) {
+                const int hr = mt * 16 + fg;
+                a[mt][0] = ps[hr * TCA_PL + j];
+                a[mt][1] = ps[(hr + 8) * TCA_PL + j];
+                a[mt][2] = ps[hr * TCA_PL + j + 4];
+                a[mt][3] = ps[(hr + 8) * TCA_PL + j + 4];
+            }
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) {
+                if (nt >= nnt) break;
+                const int32_t col = vc0 + nt * 8 + fg;
+                const uint32_t b[2] = {at_tf32(buf[(size_t)j * ldk + col]),
+                                       at_tf32(buf[(size_t)(j + 4) * ldk + col])};
+                at_mma(o[0][nt], a[0], b);
+                at_mma(o[1][nt], a[1], b);
+            }
+        }
+        /* no barrier: the next tile's (a) orders these reads before the next writes */
+    }
+
+    if (sq == 0) {
+        fin_m[sh] = m_run;
+        fin_l[sh] = l_run;
+        fin_p[sh] = poison ? 1.0f : 0.0f;
+    }
+    const bool nonempty = __syncthreads_or(any_valid) != 0; /* also orders fin_* */
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            const int hh = mt * 16 + fg + 8 * half;
+            const int32_t h = h0 + hh;
+            if (h >= n_head) continue;
+            const int64_t qh = i * n_head + h;
+            const float m = fin_m[hh], l = fin_l[hh];
+            const bool nan_out = fin_p[hh] != 0.0f || fabsf(m) == INFINITY;
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) {
+                if (nt >= nnt) break;
+                const int32_t r = vc0 + nt * 8 + 2 * ft;
+                const float v0 = o[mt][nt][2 * half], v1 = o[mt][nt][2 * half + 1];
+                if (n_chunks == 1) {
+                    float *dst = o_lat + qh * kv_rank + r;
+                    dst[0] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(v0, l);
+                    dst[1] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(v1, l);
+                } else {
+                    float *dst = ws_o + ((int64_t)chunk * n_qh + qh) * kv_rank + r;
+                    dst[0] = v0;
+                    dst[1] = v1;
+                }
+            }
+        }
+    if (n_chunks > 1 && sq == 0 && h0 + sh < n_head) {
+        float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + h0 + sh) * 3;
+        ml[0] = m_run;
+        ml[1] = l_run;
+        ml[2] = !nonempty ? 0.0f : poison ? 2.0f : 1.0f;
+    }
+}
+
 /* ------------------------------------------------------------------------ launchers ------- */
 
 /* The launch plan of both entries (file comment), a function of the shape only: head tile HT
@@ -739,13 +1058,7 @@ static at_launch_plan at_plan(int32_t n_head, int32_t kv_rank, int32_t t_q, int6
     p.n_hg = (n_head + p.ht - 1) / p.ht;
     p.n_tiles = (int64_t)t_q * p.n_hg;
     p.n_qh = (int64_t)t_q * n_head;
-    int64_t want = AT_TARGET_BLOCKS / p.n_tiles;
-    int64_t by_len = (w_max + AT_MIN_CHUNK - 1) / AT_MIN_CHUNK;
-    if (want > by_len) want = by_len;
-    if (want > AT_MAX_CHUNKS) want = AT_MAX_CHUNKS;
-    if (want < 1) want = 1;
-    int64_t cs = (w_max + want - 1) / want;
-    cs = (cs + AT_JT - 1) / AT_JT * AT_JT;
+    const int64_t cs = mla_attn_chunk_slots(n_head, kv_rank, t_q, w_max); /* kernels/mla.h */
     p.chunk_slots = cs;
     p.n_chunks = (int32_t)((w_max + cs - 1) / cs);
     p.o_floats = 0;
@@ -769,12 +1082,13 @@ template <int HT, class Walk> static cudaError_t at_set_attrs(void) {
     e = cudaFuncSetAttribute(attn_walk_f32<HT, Walk, false>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     if (e != cudaSuccess || HT != 32) return e;
-    /* the tensor-core arms (HT 32, float4 rows only) */
-    e = cudaFuncSetAttribute(attn_walk_f32<32, Walk, true, 1>,
+    /* the tensor-core arms (HT 32, float4 rows only): 3xTF32 in the f32 arm's kernel, tf32 its own
+     */
+    e = cudaFuncSetAttribute(attn_walk_f32<32, Walk, true, 3>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     if (e != cudaSuccess) return e;
-    return cudaFuncSetAttribute(attn_walk_f32<32, Walk, true, 3>,
-                                cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    return cudaFuncSetAttribute(attn_tc_f32<Walk>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)tca_smem_bytes(MLA_TC_ATTN_MAX_WIDTH));
 }
 
 static int at_ensure_attrs(void) {
@@ -794,8 +1108,9 @@ static int at_ensure_attrs(void) {
 static bool at_tc_eligible(const at_launch_plan &p, int32_t kv_rank, int32_t d_rope,
                            const float *cache) {
     const int32_t width = kv_rank + d_rope;
-    return p.ht == 32 && (width & 7) == 0 && kv_rank % (8 * AT_NW) == 0 &&
-           kv_rank / AT_NW <= 8 * AT_TC_MAX_NT && (((uintptr_t)cache) & 15) == 0;
+    return p.ht == 32 && (width & 7) == 0 && width <= MLA_TC_ATTN_MAX_WIDTH &&
+           kv_rank % (8 * AT_NW) == 0 && kv_rank / AT_NW <= 8 * AT_TC_MAX_NT &&
+           (((uintptr_t)cache) & 15) == 0;
 }
 
 /* ws: the plan's workspace (NULL with one chunk). tc: 0 the f32 arm, 1 / 3 a tensor-core arm
@@ -810,10 +1125,15 @@ static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, co
     float *ws_ml = ws ? ws + p.o_floats : NULL;
     const unsigned blocks = (unsigned)(p.n_tiles * p.n_chunks);
     const bool ht32 = p.ht == 32;
-    auto kern = tc == 3   ? attn_walk_f32<32, Walk, true, 3>
-                : tc == 1 ? attn_walk_f32<32, Walk, true, 1>
-                : ht32    ? (vec ? attn_walk_f32<32, Walk, true> : attn_walk_f32<32, Walk, false>)
-                          : (vec ? attn_walk_f32<8, Walk, true> : attn_walk_f32<8, Walk, false>);
+    if (tc == 1) { /* the tf32 door arm: its own kernel on the same plan */
+        attn_tc_f32<Walk><<<blocks, TCA_NT, tca_smem_bytes(width), st>>>(
+            q_lat, q_pe, cache, walk, o_lat, ws, ws_ml, n_head, kv_rank, d_rope, t_q, scale, p.n_hg,
+            p.chunk_slots, p.n_chunks);
+        return;
+    }
+    auto kern = tc == 3 ? attn_walk_f32<32, Walk, true, 3>
+                : ht32  ? (vec ? attn_walk_f32<32, Walk, true> : attn_walk_f32<32, Walk, false>)
+                        : (vec ? attn_walk_f32<8, Walk, true> : attn_walk_f32<8, Walk, false>);
     const size_t smem = ht32 ? at_smem_bytes<32>(at_ld(width)) : at_smem_bytes<8>(at_ld(width));
     kern<<<blocks, AT_NT, smem, st>>>(q_lat, q_pe, cache, walk, o_lat, ws, ws_ml, n_head, kv_rank,
                                       d_rope, t_q, scale, p.n_hg, p.chunk_slots, p.n_chunks);

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/mla.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -89,14 +91,55 @@ int mla_bf16_transpose_heads(const float *src, uint16_t *dst, int32_t batch, int
 
 /* --------------------------------------------------------- tensor-core attention -------- */
 
-/* MEMRA_MLA_TC_ATTN, read per call, default off: "tf32" runs attn_absorbed / attn_gathered with
- * their two dot-product steps on tensor cores with single-pass TF32 operands, "3xtf32" with the
- * error-compensated 3xTF32 split (kernels/mla_attn.cu; docs/performance.md). The walk, row tiles,
- * online softmax and combine are the f32 arm's; the arithmetic is not, so the outputs are NOT
- * the f32 arm's bytes. Their tolerance: docs/tolerances.md (3xTF32 in class attn under the
- * accumulator model (H), measured by //tests:tf32_mma_model_gpu_test; single-pass TF32 its own
- * bound). EXPERIMENTAL: neither arm has run on a GPU yet (2026-12-01). */
+/* MEMRA_MLA_TC_ATTN, read per call, default off (kernels/mla_attn.cu; docs/performance.md;
+ * docs/tolerances.md). The outputs are NOT the f32 arm's bytes.
+ *  - "3xtf32": the f32 arm's walk (tiles of 16, its softmax and combine) with the two dot-product
+ *    steps as 3xTF32 mma.sync, a fresh accumulator per 16 logit columns and per row tile; bound:
+ *    class attn under mla_attn_walk plus MLA_ATTN_ARITH_3XTF32's terms.
+ *  - "tf32" (the door arm): its own kernel (attn_tc_f32, 2026-12-01 fourth session): per block a
+ *    query's 32-head tile with its q in TF32 registers, row tiles of MLA_TC_ATTN_TILE = 32 slots
+ *    double-buffered with cp.async, the logits as single-pass TF32 mma.sync (each warp one
+ *    eighth of the k8 steps in one accumulator, the 8 partials added in f32), the online softmax
+ *    in f32, and P . V accumulated by mma.sync into the output registers after their f32 rescale.
+ *    Its stated walk is mla_attn_tc_walk and its arithmetic mla_attn_tc_arith (below).
+ * Both rest on the accumulator model (H) of docs/tolerances.md, measured on the H200 by
+ * //tests:tf32_mma_model_gpu_test. */
 #define MLA_TC_ATTN_DECLINED (-1) /* internal: the TC arm does not cover the shape */
+#define MLA_TC_ATTN_TILE 32       /* the tf32 arm's row tile */
+/* the tf32 arm's kv_rank + d_rope ceiling: 10 k8 steps per warp */
+#define MLA_TC_ATTN_MAX_WIDTH 640
+
+/* The tf32 arm's walk, as mla_attn_walk (kernels/mla.h) states the f32 arm's: R = the alpha of
+ * each later tile of the term's chunk plus the combine weight; D = the f32 roundings into the
+ * denominator inside the term's tile (a 4-term sequential sum per thread, then a 3-level
+ * butterfly over 8 lanes: 6), one merge per later tile (l = fmaf(l, alpha, tile sum); for the
+ * numerator the rescale multiply O * alpha) and one per chunk in the combine. The numerator's
+ * in-tile accumulation is the tensor cores' (mla_attn_tc_arith's pv_rel). */
+static inline void mla_attn_tc_walk(int64_t n_terms, int64_t n_slots, int64_t *R, int64_t *D) {
+    const int64_t tiles = (n_slots + MLA_TC_ATTN_TILE - 1) / MLA_TC_ATTN_TILE;
+    const int64_t r = n_terms < tiles ? n_terms : tiles;
+    *R = r;
+    *D = (n_terms < 6 ? n_terms : 6) + r + 1;
+}
+
+/* The tf32 arm's arithmetic beyond class attn (docs/tolerances.md, "The tf32 door arm"), for a
+ * call of this shape (w_max = t_kv, or n_slots), as relative terms:
+ *   dot_rel = 2^-10 + 2^-22 (both operands rounded to TF32) + KI * 18u, KI the k8 steps one warp
+ *             accumulates in one mma accumulator (ceil(K / 8 / 8), K = kv_rank + d_rope);
+ *   pv_rel  = 2^-10 + 2^-22 + PI * 18u, PI the mma instructions one output accumulator takes in
+ *             a chunk: 4 per row tile of 32 over the plan's chunk (mla_attn_chunk_slots, capped
+ *             at w_max), each erring by up to 18u of |C| + sum |products| under model (H).
+ * u = 2^-24. */
+static inline void mla_attn_tc_arith(int32_t n_head, int32_t kv_rank, int32_t d_rope, int32_t t_q,
+                                     int64_t w_max, double *dot_rel, double *pv_rel) {
+    const double u = 1.0 / 16777216.0, tf = 1.0 / 1024.0 + 1.0 / 4194304.0;
+    const int64_t nks = (kv_rank + d_rope) / 8, ki = (nks + 7) / 8;
+    int64_t rows = mla_attn_chunk_slots(n_head, kv_rank, t_q, w_max);
+    if (rows > w_max) rows = w_max;
+    const int64_t pi = (rows + MLA_TC_ATTN_TILE - 1) / MLA_TC_ATTN_TILE * (MLA_TC_ATTN_TILE / 8);
+    *dot_rel = tf + (double)ki * 18.0 * u;
+    *pv_rel = tf + (double)pi * 18.0 * u;
+}
 
 /* 1 ("tf32"), 3 ("3xtf32") or 0 (unset, anything else), read per call. */
 int mla_tc_attn_mode(void);
@@ -107,7 +150,8 @@ uint64_t mla_tc_attn_dispatches(void);
 
 /* attn_absorbed / attn_gathered through the door: the launchers' arguments and validation
  * (same codes); the TC arm when mla_tc_attn_mode() and the shape is covered (head tile 32,
- * (kv_rank + d_rope) % 8 == 0, kv_rank % 64 == 0, 16-byte aligned cache), else the launcher. */
+ * (kv_rank + d_rope) % 8 == 0, kv_rank % 64 == 0, 16-byte aligned cache; tf32 also
+ * kv_rank + d_rope <= MLA_TC_ATTN_MAX_WIDTH), else the launcher. */
 int mla_door_attn_absorbed_f32(const float *q_lat, const float *q_pe, const float *cache,
                                float *o_lat, int32_t n_head, int32_t kv_rank, int32_t d_rope,
                                int32_t t_q, int32_t t_kv, float scale, void *stream);

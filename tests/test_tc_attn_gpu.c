@@ -127,20 +127,25 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
     } else { /* engaged: the oracle within class attn plus the arm's arithmetic */
         float *ref = tb_xmalloc(&t, no * 4);
         double *atol = tb_xmalloc(&t, no * sizeof *atol);
-        const mla_attn_arith *ar =
-            strcmp(mode, "3xtf32") == 0 ? &MLA_ATTN_ARITH_3XTF32 : &MLA_ATTN_ARITH_TF32;
+        /* the arm's stated walk and arithmetic (kernels/mla_door.h for tf32) */
+        const int tf32 = strcmp(mode, "3xtf32") != 0;
+        mla_attn_arith tf;
+        mla_attn_tc_arith(g->n_head, g->kv_rank, g->d_rope, g->t_q,
+                          g->n_slots > 0 ? g->n_slots : g->t_kv, &tf.dot_rel, &tf.pv_rel);
+        const mla_attn_arith *ar = tf32 ? &tf : &MLA_ATTN_ARITH_3XTF32;
+        mla_attn_walk_fn walk = tf32 ? mla_attn_tc_walk : mla_attn_walk;
         const float *qpe = g->d_rope ? q_pe : NULL;
         if (g->n_slots > 0) {
             oracle_attn_gathered_f32(q_lat, qpe, cache, idx, ref, g->n_head, g->kv_rank, g->d_rope,
                                      g->t_q, g->n_slots, g->scale);
             mla_tol_attn_gathered_bounds_arith(q_lat, qpe, cache, idx, g->n_head, g->kv_rank,
-                                               g->d_rope, g->t_q, g->n_slots, g->scale,
-                                               mla_attn_walk, ar, atol);
+                                               g->d_rope, g->t_q, g->n_slots, g->scale, walk, ar,
+                                               atol);
         } else {
             oracle_attn_absorbed_f32(q_lat, qpe, cache, ref, g->n_head, g->kv_rank, g->d_rope,
                                      g->t_q, g->t_kv, g->scale);
             mla_tol_attn_bounds_arith(q_lat, qpe, cache, g->n_head, g->kv_rank, g->d_rope, g->t_q,
-                                      g->t_kv, g->scale, mla_attn_walk, ar, atol);
+                                      g->t_kv, g->scale, walk, ar, atol);
         }
         tb_compare(&t, "o_lat", ST_F32, 3, shape, got[0], "tc_arm", ref, "oracle", MLA_TOL_ATTN,
                    atol, 0);

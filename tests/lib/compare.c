@@ -235,8 +235,6 @@ static double gamma_n(double n) { return n * U_F32 / (1.0 - n * U_F32); }
  * per 16-row P . V tile. TF32: 2^-10 + 2^-22 per product (both operands rounded to 11 bits)
  * plus 2 instructions x 18u. */
 const mla_attn_arith MLA_ATTN_ARITH_3XTF32 = {120 * 0x1p-24, 120 * 0x1p-24};
-const mla_attn_arith MLA_ATTN_ARITH_TF32 = {0x1p-10 + 0x1p-22 + 36 * 0x1p-24,
-                                            0x1p-10 + 0x1p-22 + 36 * 0x1p-24};
 
 void mla_tol_rope_bounds(const float *x_in, size_t n, double *atol) {
     for (size_t i = 0; i + 1 < n; i += 2) {

@@ -99,7 +99,9 @@ void mla_tol_attn_gathered_bounds(const float *q_lat, const float *q_pe, const f
 typedef struct {
     double dot_rel, pv_rel;
 } mla_attn_arith;
-extern const mla_attn_arith MLA_ATTN_ARITH_3XTF32, MLA_ATTN_ARITH_TF32;
+/* The 3xTF32 arm's terms (constants); the tf32 arm's depend on the chunk plan: kernels/mla_door.h,
+ * mla_attn_tc_arith. */
+extern const mla_attn_arith MLA_ATTN_ARITH_3XTF32;
 void mla_tol_attn_bounds_arith(const float *q_lat, const float *q_pe, const float *cache,
                                int32_t n_head, int32_t kv_rank, int32_t d_rope, int32_t t_q,
                                int32_t t_kv, float scale, mla_attn_walk_fn walk,

@@ -25,8 +25,20 @@
  * tests/lib/case_list.h): the door's flag, the arm's arithmetic for the bound, and whether the arm
  * covers the shape (kernels/mla_door.h). */
 static inline const char *tc_attn_flag(int variant) { return variant == 1 ? "3xtf32" : "tf32"; }
-static inline const mla_attn_arith *tc_attn_arith(int variant) {
-    return variant == 0 ? NULL : variant == 1 ? &MLA_ATTN_ARITH_3XTF32 : &MLA_ATTN_ARITH_TF32;
+/* The walk the arm states: the f32 arm's (kernels/mla.h) for the f32 and 3xTF32 arms, the tf32
+ * arm's own (kernels/mla_door.h, mla_attn_tc_walk: row tiles of 32). */
+static inline mla_attn_walk_fn tc_attn_walk(int variant) {
+    return variant == 2 ? mla_attn_tc_walk : mla_attn_walk;
+}
+/* The arm's arithmetic terms for a call of this geometry (w_max: t_kv, or the slots of a
+ * gathered list); NULL for the f32 arm. The tf32 arm's depend on the chunk plan
+ * (kernels/mla_door.h, mla_attn_tc_arith), so they are written into *buf. */
+static inline const mla_attn_arith *tc_attn_arith(int variant, const mla_geom *g, int64_t w_max,
+                                                  mla_attn_arith *buf) {
+    if (variant == 0) return NULL;
+    if (variant == 1) return &MLA_ATTN_ARITH_3XTF32;
+    mla_attn_tc_arith(g->n_head, g->kv_rank, g->d_rope, g->t_q, w_max, &buf->dot_rel, &buf->pv_rel);
+    return buf;
 }
 static inline int tc_attn_covers(const mla_geom *g) {
     return g->kv_rank % 64 == 0 && g->kv_rank <= 512 && (g->kv_rank + g->d_rope) % 8 == 0;

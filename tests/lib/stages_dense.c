@@ -422,12 +422,13 @@ static void attn_absorbed_gpu(tb *t, mla_ctx *ctx, int variant) {
     if (qp) tb_input_untouched(t, &bp, qp->data, "q_pe");
     tb_input_untouched(t, &bc, cache->data, "cache");
     tb_same_runs(t, o, got[0], got[1]);
-    /* The bound of the walk the kernel states (kernels/mla.h, mla_attn_walk; docs/tolerances.md).
-     */
+    /* The bound of the walk the arm states (kernels/mla.h mla_attn_walk, or the tf32 arm's
+     * mla_attn_tc_walk in kernels/mla_door.h; docs/tolerances.md) and its arithmetic. */
     double *atol = tb_xmalloc(t, o->nbytes / 4 * sizeof *atol);
+    mla_attn_arith ar;
     mla_tol_attn_bounds_arith(ql->data, qp ? qp->data : NULL, cache->data, g->n_head, g->kv_rank,
-                              g->d_rope, g->t_q, g->t_kv, g->scale, mla_attn_walk,
-                              tc_attn_arith(variant), atol);
+                              g->d_rope, g->t_q, g->t_kv, g->scale, tc_attn_walk(variant),
+                              tc_attn_arith(variant, g, g->t_kv, &ar), atol);
     tb_against_oracle(t, ctx, o, got[0], variant ? "tc_arm" : "kernel", atol);
     free(atol), free(got[0]), free(got[1]);
     gpu_buf_free(&bq);

@@ -492,12 +492,14 @@ static void attn_gathered_gpu(tb *t, mla_ctx *ctx, int variant) {
     if (qp) tb_input_untouched(t, &bqp, qp->data, "q_pe");
     tb_input_untouched(t, &bc, cache->data, "cache");
     tb_input_untouched(t, &bi, idx->data, idx->name);
-    /* The bound of the walk the kernel states (kernels/mla.h, mla_attn_walk; docs/tolerances.md).
-     */
+    /* The bound of the walk the arm states (kernels/mla.h mla_attn_walk, or the tf32 arm's
+     * mla_attn_tc_walk in kernels/mla_door.h; docs/tolerances.md) and its arithmetic. */
     double *atol = tb_xmalloc(t, o->nbytes / 4 * sizeof *atol);
+    mla_attn_arith ar;
     mla_tol_attn_gathered_bounds_arith(ql->data, qp ? qp->data : NULL, cache->data, idx->data,
                                        g->n_head, g->kv_rank, g->d_rope, g->t_q, g->width, g->scale,
-                                       mla_attn_walk, tc_attn_arith(variant), atol);
+                                       tc_attn_walk(variant),
+                                       tc_attn_arith(variant, g, g->width, &ar), atol);
     tb_same_runs(t, o, run[0], run[1]);
     tb_against_oracle(t, ctx, o, run[0], variant ? "tc_arm" : "kernel", atol);
     /* A query whose list has no valid entry gets o_lat = +0.0f (kernels/mla.h), checked in
