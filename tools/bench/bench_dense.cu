@@ -298,7 +298,9 @@ int main(int argc, char **argv) {
     /* activations and cache rows ~ U(-1, 1), weights ~ U(-1, 1) / sqrt(fan_in) */
     float *wk_b = dev_f32("wk_b", (int64_t)H * DN * R, mla_weight_scale(DN));
     float *wv_b = dev_f32("wv_b", (int64_t)H * DV * R, mla_weight_scale(R));
-    float *cache = dev_f32("cache", (int64_t)T_KV_LONG * W, 1.0f);
+    /* attention also at decode over t_kv 8192 and 131072 (the peer's shapes) */
+    const int32_t T_KV_MAX = 131072;
+    float *cache = dev_f32("cache", (int64_t)T_KV_MAX * W, 1.0f);
     float *q_nope = dev_f32("q_nope", (int64_t)T_MAX * H * DN, 1.0f);
     float *q_pe = dev_f32("q_pe", (int64_t)T_MAX * H * DR, 1.0f);
     float *q_lat = dev_f32("q_lat", (int64_t)T_MAX * H * R, 0.1f); /* rewritten by absorb_q */
@@ -328,6 +330,37 @@ int main(int argc, char **argv) {
         return 1;
     }
     CK(cudaDeviceSynchronize());
+
+    /* attn_absorbed at (t queries, t_kv rows): the f32 arm, then the tensor-core arms through
+     * their door with the receipt */
+    auto bench_attn = [&](const char *name, int32_t t, int32_t t_kv) {
+        const double f4 = 4.0;
+        /* attention: cache rows read once; FLOPs over the visible rows of every query */
+        double visible = 0;
+        for (int32_t i = 0; i < t; i++) visible += (double)(t_kv - t + i + 1);
+        double at_bytes = f4 * ((double)t_kv * W + (double)t * H * (R + DR) + (double)t * H * R);
+        double at_flops = 2.0 * visible * H * (W + R);
+        bench("attn_absorbed", name, "", at_bytes, at_flops, o_lat, (int64_t)t * H * R, [&] {
+            return memra_mla_attn_absorbed_f32(q_lat, q_pe, cache, o_lat, H, R, DR, t, t_kv, scale,
+                                               NULL);
+        });
+        /* the tensor-core arms through their door (EXPERIMENTAL; not the f32 arm's bytes: the
+         * "vs first arm" column says so), with the receipt */
+        for (const char *mode : {"tf32", "3xtf32"}) {
+            setenv("MEMRA_MLA_TC_ATTN", mode, 1);
+            uint64_t before = mla_tc_attn_dispatches();
+            char note[32];
+            snprintf(note, sizeof note, "TC door: %s", mode);
+            bench("attn_absorbed", name, note, at_bytes, at_flops, o_lat, (int64_t)t * H * R, [&] {
+                return mla_door_attn_absorbed_f32(q_lat, q_pe, cache, o_lat, H, R, DR, t, t_kv,
+                                                  scale, NULL);
+            });
+            fprintf(stderr, "receipt: MEMRA_MLA_TC_ATTN=%s at %s: %llu TC dispatches%s\n", mode,
+                    name, (unsigned long long)(mla_tc_attn_dispatches() - before),
+                    mla_tc_attn_dispatches() == before ? " (declined: the f32 arm ran)" : "");
+            unsetenv("MEMRA_MLA_TC_ATTN");
+        }
+    };
 
     struct width {
         const char *name;
@@ -410,33 +443,10 @@ int main(int argc, char **argv) {
             unsetenv("MEMRA_MLA_TC_PREFILL");
         }
 
-        /* attention: cache rows read once; FLOPs over the visible rows of every query */
-        double visible = 0;
-        for (int32_t i = 0; i < t; i++) visible += (double)(w.t_kv - t + i + 1);
-        double at_bytes = f4 * ((double)w.t_kv * W + (double)t * H * (R + DR) + (double)t * H * R);
-        double at_flops = 2.0 * visible * H * (W + R);
-        bench("attn_absorbed", w.name, "", at_bytes, at_flops, o_lat, (int64_t)t * H * R, [&] {
-            return memra_mla_attn_absorbed_f32(q_lat, q_pe, cache, o_lat, H, R, DR, t, w.t_kv,
-                                               scale, NULL);
-        });
-        /* the tensor-core arms through their door (EXPERIMENTAL; not the f32 arm's bytes: the
-         * "vs first arm" column says so), with the receipt */
-        for (const char *mode : {"tf32", "3xtf32"}) {
-            setenv("MEMRA_MLA_TC_ATTN", mode, 1);
-            uint64_t before = mla_tc_attn_dispatches();
-            char note[32];
-            snprintf(note, sizeof note, "TC door: %s", mode);
-            bench("attn_absorbed", w.name, note, at_bytes, at_flops, o_lat, (int64_t)t * H * R,
-                  [&] {
-                      return mla_door_attn_absorbed_f32(q_lat, q_pe, cache, o_lat, H, R, DR, t,
-                                                        w.t_kv, scale, NULL);
-                  });
-            fprintf(stderr, "receipt: MEMRA_MLA_TC_ATTN=%s at %s: %llu TC dispatches%s\n", mode,
-                    w.name, (unsigned long long)(mla_tc_attn_dispatches() - before),
-                    mla_tc_attn_dispatches() == before ? " (declined: the f32 arm ran)" : "");
-            unsetenv("MEMRA_MLA_TC_ATTN");
-        }
+        bench_attn(w.name, t, w.t_kv);
     }
+    bench_attn("decode t_kv 8192", 1, 8192);
+    bench_attn("decode t_kv 131072", 1, T_KV_MAX);
 
     printf("\n**Ceilings** (%s): copy %.1f GB/s (1 GiB D2D, read + write), f32 FMA %.1f "
            "GFLOP/s, TF32 mma.sync %.1f GFLOP/s (m16n8k8, f32 accumulate). Kernel times: median "
