@@ -193,6 +193,13 @@ static double g_copy_gbs, g_fma_gflops, g_tf32_mma_gflops;
 
 static void bench(const char *kernel, const char *width, const char *note, double bytes,
                   double flops, const float *out, int64_t out_n, const std::function<int()> &fn) {
+    /* $BENCH_ONLY=SUBSTRING: only the rows whose "kernel width arm" contains it (a profiler run
+     * of one arm, e.g. ncu); the ceilings are measured regardless */
+    const char *only = getenv("BENCH_ONLY");
+    if (only && only[0]) {
+        const std::string id = std::string(kernel) + " " + width + " " + note;
+        if (id.find(only) == std::string::npos) return;
+    }
     int rc = fn();
     if (rc) {
         fprintf(stderr, "FAIL %s %s %s: rc %d (%s) %s\n", kernel, width, note, rc,
