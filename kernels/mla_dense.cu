@@ -184,12 +184,16 @@ extern "C" int memra_mla_append_latent_f32(float *cache, const float *c_kv, cons
  *    register batches (a warp's load is one 128-byte row segment);
  *  - decompress: the weights W[h][v][r] are rows per output, so each warp stages its 32 rows
  *    through its own DV_NS-deep cp.async ring of 32-float row chunks (warp-synchronous). */
-#define DENSE_COLS 128 /* outputs (threads) per absorb / decompress block: 4 warps */
-#define ABSORB_U 32    /* weight rows per register batch (two batches in flight) */
-#define DV_CH 32       /* floats per row per decompress chunk */
-#define DV_LD 36       /* its shared-memory row stride: 4 mod 32, conflict-free float4 rows */
+#define DENSE_COLS 128 /* decompress: outputs (threads) per block, 4 warps of 32 rows */
+#define DV_CH 64       /* floats per row per decompress chunk (256 contiguous bytes) */
+#define DV_LD 68       /* its shared-memory row stride: 4 mod 32, conflict-free float4 rows */
 #define DV_NS 4        /* chunks in flight per warp */
 #define DV_RING_FLOATS (DV_NS * 32 * DV_LD)
+#define AB_WARPS 2               /* absorb: warps per block */
+#define AB_COLS (AB_WARPS * 128) /* outputs per block: 4 consecutive per lane */
+#define AB_CH 16                 /* weight rows per absorb chunk (16 x 512 contiguous bytes) */
+#define AB_NS 4                  /* chunks in flight per warp */
+#define AB_RING_FLOATS (AB_NS * AB_CH * 128)
 
 struct dense_plan {
     int32_t tt;       /* tokens per group */
@@ -198,13 +202,14 @@ struct dense_plan {
     int64_t blocks;
 };
 
-static dense_plan dense_plan_of(int32_t t_q, int32_t n_head, int32_t out_dim, int32_t split) {
+static dense_plan dense_plan_of(int32_t t_q, int32_t n_head, int32_t out_dim, int32_t split,
+                                int32_t cols) {
     dense_plan p;
     const int32_t m = t_q < 8 ? t_q : 8;
     p.tt = m <= 1 ? 1 : m <= 2 ? 2 : m <= 4 ? 4 : 8;
     p.n_groups = ((int64_t)t_q + p.tt - 1) / p.tt;
     const int64_t widest = ((int64_t)out_dim + split - 1) / split;
-    p.nb = (int32_t)((widest + DENSE_COLS - 1) / DENSE_COLS);
+    p.nb = (int32_t)((widest + cols - 1) / cols);
     p.blocks = p.n_groups * n_head * split * p.nb;
     return p;
 }
@@ -218,7 +223,7 @@ struct dense_block {
 
 static __device__ __forceinline__ bool dense_block_of(int32_t t_q, int32_t n_head, int32_t out_dim,
                                                       int32_t split, int32_t nb, int tt,
-                                                      dense_block *q) {
+                                                      int32_t cols, dense_block *q) {
     int64_t b = blockIdx.x;
     const int32_t cb = (int32_t)(b % nb);
     b /= nb;
@@ -230,7 +235,7 @@ static __device__ __forceinline__ bool dense_block_of(int32_t t_q, int32_t n_hea
     q->nt = left < tt ? (int32_t)left : tt;
     const int32_t o0 = (int32_t)((int64_t)s * out_dim / split);
     q->o1 = (int32_t)((int64_t)(s + 1) * out_dim / split);
-    q->c0 = o0 + cb * DENSE_COLS;
+    q->c0 = o0 + cb * cols;
     return q->c0 < q->o1;
 }
 
@@ -252,54 +257,96 @@ static __device__ __forceinline__ void dense_tok_vals(const float *x, int32_t ro
 }
 
 /* absorb: q_lat[i][h][c] = chain over d < d_nope of q_nope[i][h][d] * wk_b[h][d][c].
- * Shared memory: qs[d][TT] (the group's q rows, zero for tokens past t_q). */
-template <int TT>
-static __global__ void __launch_bounds__(DENSE_COLS, 2)
+ * Block: AB_WARPS warps, warp w the 128 outputs [c0 + 128 w, c0 + 128 w + 128) of the block's
+ * range, lane l four of them (VEC: c0w + 4 l .. + 3, one float4; else c0w + l + 32 x, x < 4).
+ * Each warp stages the weight rows d of its 128 columns (512 contiguous bytes a row) through its
+ * own AB_NS-deep cp.async ring of AB_CH rows. VEC: kv_rank % (4 split) == 0 and wk_b 16-byte
+ * aligned (every range starts on a float4). Shared memory: qs[d][TT], then the rings. */
+template <int TT, bool VEC>
+static __global__ void __launch_bounds__(AB_WARPS * 32)
     absorb_q_f32(const float *__restrict__ q_nope, const float *__restrict__ wk_b,
                  float *__restrict__ q_lat, int32_t t_q, int32_t n_head, int32_t d_nope,
                  int32_t kv_rank, int32_t split, int32_t nb) {
     extern __shared__ __align__(16) float smem[];
     dense_block q;
-    if (!dense_block_of(t_q, n_head, kv_rank, split, nb, TT, &q)) return; /* block-uniform */
-    const int tid = threadIdx.x;
-    for (int32_t e = tid; e < d_nope * TT; e += DENSE_COLS) {
-        const int32_t d = e / TT, t = e - d * TT;
-        smem[e] = t < q.nt ? q_nope[((q.i0 + t) * n_head + q.h) * (int64_t)d_nope + d] : 0.0f;
-    }
-    __syncthreads();
-    const int32_t c = q.c0 + tid;
-    if (c >= q.o1) return;
-    const float *wc = wk_b + (int64_t)q.h * d_nope * kv_rank + c;
+    if (!dense_block_of(t_q, n_head, kv_rank, split, nb, TT, AB_COLS, &q)) return;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    float *qs = smem;
+    float *ring = smem + (size_t)((d_nope * TT + 3) & ~3) + (size_t)warp * AB_RING_FLOATS;
+    const int32_t c0w = q.c0 + warp * 128; /* the warp's first output */
+    const bool warp_on = c0w < q.o1;
+    const int32_t n_ch = (d_nope + AB_CH - 1) / AB_CH;
+    const float *wh = wk_b + (int64_t)q.h * d_nope * kv_rank;
 
-    float acc[TT];
+    auto issue = [&](int32_t k) {
+        if (k < n_ch) {
+            float *st = ring + (k % AB_NS) * (AB_CH * 128);
+            const int32_t d0 = k * AB_CH;
+#pragma unroll 4
+            for (int r = 0; r < AB_CH; r++) {
+                const bool row_ok = d0 + r < d_nope;
+                const float *src = wh + (int64_t)(d0 + r) * kv_rank + c0w;
+                if (VEC) {
+                    const bool ok = row_ok && c0w + 4 * lane < q.o1;
+                    mla_cp_async16(st + r * 128 + 4 * lane, ok ? src + 4 * lane : wk_b, ok);
+                } else {
 #pragma unroll
-    for (int t = 0; t < TT; t++) acc[t] = 0.0f;
-    float wa[ABSORB_U], wb[ABSORB_U];
-    auto load = [&](float(&w)[ABSORB_U], int32_t d0) {
-#pragma unroll
-        for (int j = 0; j < ABSORB_U; j++)
-            w[j] = d0 + j < d_nope ? __ldg(wc + (int64_t)(d0 + j) * kv_rank) : 0.0f;
-    };
-    auto chain = [&](const float(&w)[ABSORB_U], int32_t d0) {
-#pragma unroll
-        for (int j = 0; j < ABSORB_U; j++) {
-            if (d0 + j >= d_nope) break;
-            float qv[TT];
-            dense_tok_vals<TT>(smem, d0 + j, qv);
-#pragma unroll
-            for (int t = 0; t < TT; t++) acc[t] = __fmaf_rn(qv[t], w[j], acc[t]);
+                    for (int x = 0; x < 4; x++) {
+                        const bool ok = row_ok && c0w + lane + 32 * x < q.o1;
+                        mla_cp_async4(st + r * 128 + lane + 32 * x, ok ? src + lane + 32 * x : wk_b,
+                                      ok);
+                    }
+                }
+            }
         }
+        mla_cp_async_commit(); /* an empty group past the last chunk keeps the count uniform */
     };
-    load(wa, 0);
-    for (int32_t d0 = 0; d0 < d_nope; d0 += 2 * ABSORB_U) {
-        load(wb, d0 + ABSORB_U);
-        chain(wa, d0);
-        load(wa, d0 + 2 * ABSORB_U);
-        chain(wb, d0 + ABSORB_U);
+
+    if (warp_on)
+        for (int k = 0; k < AB_NS - 1; k++) issue(k);
+    for (int32_t e = tid; e < d_nope * TT; e += AB_WARPS * 32) {
+        const int32_t d = e / TT, t = e - d * TT;
+        qs[e] = t < q.nt ? q_nope[((q.i0 + t) * n_head + q.h) * (int64_t)d_nope + d] : 0.0f;
     }
+    __syncthreads(); /* qs; the only block barrier */
+    if (!warp_on) return;
+
+    float acc[TT][4];
 #pragma unroll
-    for (int t = 0; t < TT; t++)
-        if (t < q.nt) q_lat[((q.i0 + t) * n_head + q.h) * (int64_t)kv_rank + c] = acc[t];
+    for (int t = 0; t < TT; t++) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.0f;
+    for (int32_t k = 0; k < n_ch; k++) {
+        issue(k + AB_NS - 1); /* into the stage chunk k - 1 used: released by the last syncwarp */
+        mla_cp_async_wait<AB_NS - 1>();
+        __syncwarp();
+        const int32_t d0 = k * AB_CH, dw = min(AB_CH, d_nope - d0);
+        const float *st = ring + (k % AB_NS) * (AB_CH * 128);
+        for (int r = 0; r < dw; r++) {
+            float w[4];
+            if (VEC) {
+                const float4 f = *reinterpret_cast<const float4 *>(st + r * 128 + 4 * lane);
+                w[0] = f.x, w[1] = f.y, w[2] = f.z, w[3] = f.w;
+            } else {
+#pragma unroll
+                for (int x = 0; x < 4; x++) w[x] = st[r * 128 + lane + 32 * x];
+            }
+            float qv[TT];
+            dense_tok_vals<TT>(qs, d0 + r, qv);
+#pragma unroll
+            for (int t = 0; t < TT; t++)
+#pragma unroll
+                for (int x = 0; x < 4; x++) acc[t][x] = __fmaf_rn(qv[t], w[x], acc[t][x]);
+        }
+        __syncwarp(); /* the stage is refilled by issue(k + AB_NS) */
+    }
+    mla_cp_async_wait<0>();
+#pragma unroll
+    for (int x = 0; x < 4; x++) {
+        const int32_t c = VEC ? c0w + 4 * lane + x : c0w + lane + 32 * x;
+        if (c >= q.o1) continue;
+#pragma unroll
+        for (int t = 0; t < TT; t++)
+            if (t < q.nt) q_lat[((q.i0 + t) * n_head + q.h) * (int64_t)kv_rank + c] = acc[t][x];
+    }
 }
 
 /* decompress: out[i][h][v] = chain over r < kv_rank of wv_b[h][v][r] * o_lat[i][h][r].
@@ -313,7 +360,7 @@ static __global__ void __launch_bounds__(DENSE_COLS, 2)
                      int32_t kv_rank, int32_t split, int32_t nb) {
     extern __shared__ __align__(16) float smem[];
     dense_block q;
-    if (!dense_block_of(t_q, n_head, d_v, split, nb, TT, &q)) return; /* block-uniform */
+    if (!dense_block_of(t_q, n_head, d_v, split, nb, TT, DENSE_COLS, &q)) return;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     float *os = smem;
     float *ring = smem + (size_t)((kv_rank + 3) & ~3) * TT + (size_t)warp * DV_RING_FLOATS;
@@ -328,8 +375,8 @@ static __global__ void __launch_bounds__(DENSE_COLS, 2)
             const int32_t r0 = k * DV_CH, rw = min(DV_CH, kv_rank - r0);
             if (VEC) { /* rw is a multiple of 4 */
 #pragma unroll
-                for (int u = 0; u < 8; u++) {
-                    const int e = u * 32 + lane, row = e >> 3, c4 = e & 7;
+                for (int u = 0; u < 32 * DV_CH / 4 / 32; u++) {
+                    const int e = u * 32 + lane, row = e / (DV_CH / 4), c4 = e % (DV_CH / 4);
                     const bool ok = v0 + row < q.o1 && 4 * c4 < rw;
                     mla_cp_async16(st + row * DV_LD + 4 * c4,
                                    ok ? wh + (int64_t)(v0 + row) * kv_rank + r0 + 4 * c4 : wv_b,
@@ -337,10 +384,11 @@ static __global__ void __launch_bounds__(DENSE_COLS, 2)
                 }
             } else {
 #pragma unroll 4
-                for (int row = 0; row < 32; row++) {
-                    const bool ok = v0 + row < q.o1 && lane < rw;
-                    mla_cp_async4(st + row * DV_LD + lane,
-                                  ok ? wh + (int64_t)(v0 + row) * kv_rank + r0 + lane : wv_b, ok);
+                for (int e = lane; e < 32 * DV_CH; e += 32) {
+                    const int row = e / DV_CH, c = e % DV_CH;
+                    const bool ok = v0 + row < q.o1 && c < rw;
+                    mla_cp_async4(st + row * DV_LD + c,
+                                  ok ? wh + (int64_t)(v0 + row) * kv_rank + r0 + c : wv_b, ok);
                 }
             }
         }
@@ -397,19 +445,24 @@ static __global__ void __launch_bounds__(DENSE_COLS, 2)
             if (t < q.nt) out[((q.i0 + t) * n_head + q.h) * (int64_t)d_v + v0 + lane] = acc[t];
 }
 
+static size_t absorb_smem(int32_t d_nope, int tt) {
+    return ((size_t)((d_nope * tt + 3) & ~3) + (size_t)AB_WARPS * AB_RING_FLOATS) * sizeof(float);
+}
+
 template <int TT>
 static void absorb_q_f32_arm(const dense_plan &p, const float *q_nope, const float *wk_b,
                              float *q_lat, int32_t t_q, int32_t n_head, int32_t d_nope,
                              int32_t kv_rank, int32_t split, cudaStream_t st) {
-    const size_t smem = (size_t)d_nope * TT * sizeof(float);
-    absorb_q_f32<TT><<<(unsigned)p.blocks, DENSE_COLS, smem, st>>>(q_nope, wk_b, q_lat, t_q, n_head,
-                                                                   d_nope, kv_rank, split, p.nb);
+    const bool vec = kv_rank % (4 * split) == 0 && ((uintptr_t)wk_b & 15) == 0;
+    auto kern = vec ? absorb_q_f32<TT, true> : absorb_q_f32<TT, false>;
+    kern<<<(unsigned)p.blocks, AB_WARPS * 32, absorb_smem(d_nope, TT), st>>>(
+        q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, split, p.nb);
 }
 
 static void absorb_q_f32_launch(const float *q_nope, const float *wk_b, float *q_lat, int32_t t_q,
                                 int32_t n_head, int32_t d_nope, int32_t kv_rank, int32_t split,
                                 cudaStream_t st) {
-    const dense_plan p = dense_plan_of(t_q, n_head, kv_rank, split);
+    const dense_plan p = dense_plan_of(t_q, n_head, kv_rank, split, AB_COLS);
     auto arm = p.tt == 1   ? absorb_q_f32_arm<1>
                : p.tt == 2 ? absorb_q_f32_arm<2>
                : p.tt == 4 ? absorb_q_f32_arm<4>
@@ -442,7 +495,7 @@ static void decompress_v_f32_arm(const dense_plan &p, const float *o_lat, const 
 static void decompress_v_f32_launch(const float *o_lat, const float *wv_b, float *out, int32_t t_q,
                                     int32_t n_head, int32_t d_v, int32_t kv_rank, int32_t split,
                                     cudaStream_t st) {
-    const dense_plan p = dense_plan_of(t_q, n_head, d_v, split);
+    const dense_plan p = dense_plan_of(t_q, n_head, d_v, split, DENSE_COLS);
     auto arm = p.tt == 1   ? decompress_v_f32_arm<1>
                : p.tt == 2 ? decompress_v_f32_arm<2>
                : p.tt == 4 ? decompress_v_f32_arm<4>
@@ -510,8 +563,12 @@ template <int TT> static cudaError_t dense_set_attrs(void) {
     e = cudaFuncSetAttribute(decompress_v_f32<TT, false>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, dv);
     if (e != cudaSuccess) return e;
-    return cudaFuncSetAttribute(absorb_q_f32<TT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)(MLA_MAX_HEAD_DIM * TT * sizeof(float)));
+    const int ab = (int)absorb_smem(MLA_MAX_HEAD_DIM, TT);
+    e = cudaFuncSetAttribute(absorb_q_f32<TT, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             ab);
+    if (e != cudaSuccess) return e;
+    return cudaFuncSetAttribute(absorb_q_f32<TT, false>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize, ab);
 }
 
 static int ensure_smem_attrs(void) {

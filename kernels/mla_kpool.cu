@@ -769,6 +769,57 @@ static __device__ __forceinline__ uint32_t sel_pow2_ceil(uint32_t n) {
     return n <= 1 ? 1u : 1u << (32 - __clz(n - 1));
 }
 
+/* list[0 .. n_c) holds every key (desc32 << 32 | pool) at or below a row's n_sel-th key, and
+ * possibly more (n_sel <= n_c <= SEL_CAP). Finds the n_sel-th key's desc32 T by 12 / 12 / 8-bit
+ * histograms of the list (in shared memory, hist as scratch), and when the keys equal to T are
+ * exactly the ties to take (no tie group straddles the cut: every realistic row), compacts the
+ * n_sel winners (every key with desc32 <= T) and sorts only their pool indices into
+ * list[0 .. n_sel), ascending. This replaces the bitonic sort of all n_c keys (up to 8192:
+ * 91 barrier steps) by three short histograms and a sort of n_sel. Returns false, list untouched,
+ * when the cut falls inside a tie group (or n_sel > SEL_BINS): the caller sorts everything. */
+static __device__ bool sel_settle(uint64_t *list, uint32_t n_c, uint32_t n_sel, uint32_t *hist,
+                                  uint32_t *warp_sums, uint32_t *s_bin, uint32_t *s_before,
+                                  uint32_t *s_count) {
+    if (n_sel > SEL_BINS) return false;
+    uint32_t prefix = 0, k = n_sel, cnt = 0;
+    int consumed = 0;
+    for (int level = 0; level < 3; level++) {
+        const int bits = level < 2 ? 12 : 8, shift = 32 - consumed - bits;
+        const uint32_t mask = (1u << bits) - 1u;
+        for (int j = threadIdx.x; j < (1 << bits); j += blockDim.x) hist[j] = 0u;
+        __syncthreads();
+        for (uint32_t e = threadIdx.x; e < n_c; e += blockDim.x) {
+            const uint32_t dk = (uint32_t)(list[e] >> 32);
+            if (consumed == 0 || (dk >> (32 - consumed)) == prefix)
+                atomicAdd(&hist[(dk >> shift) & mask], 1u);
+        }
+        __syncthreads();
+        sel_find_bin(hist, 1 << bits, k, warp_sums, s_bin, s_before);
+        const uint32_t b = *s_bin;
+        cnt = hist[b];
+        k -= *s_before;
+        prefix = (prefix << bits) | b;
+        consumed += bits;
+        __syncthreads(); /* hist, s_bin and s_before are rewritten next */
+    }
+    if (cnt != k) return false; /* block-uniform: every thread read the same shared values */
+    const uint32_t T = prefix;
+    if (threadIdx.x == 0) *s_count = 0u;
+    __syncthreads();
+    for (uint32_t e = threadIdx.x; e < n_c; e += blockDim.x) {
+        const uint64_t key = list[e];
+        if ((uint32_t)(key >> 32) <= T)
+            hist[atomicAdd(s_count, 1u)] = (uint32_t)SEL_KEY_POOL(key & 0xFFFFFFFFull);
+    }
+    __syncthreads();
+    const uint32_t n3 = sel_pow2_ceil(n_sel);
+    for (uint32_t e = threadIdx.x; e < n3; e += blockDim.x)
+        list[e] = e < n_sel ? (uint64_t)hist[e] : ~0ull;
+    __syncthreads();
+    sel_bitonic_sort(list, n3);
+    return true;
+}
+
 /* The block's minimum of v (every thread calls; ends with a barrier). */
 static __device__ uint32_t sel_block_min_u32(uint32_t v, uint32_t *warp_sums) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
@@ -841,9 +892,17 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             if (tid == 0) s_bin = SEL_BINS - 1; /* a sample short of ks keys: take every bin */
             __syncthreads();
             const int64_t n_seg = (n_vis + 31) / 32, n_samp = (n_seg + 15) / 16 * 32;
-            for (int64_t e = tid; e < n_samp; e += blockDim.x) {
-                const int64_t p = (e / 32) * 16 * 32 + (e % 32);
-                if (p < n_vis) atomicAdd(&hist[SEL_DESC32(__ldg(row + p)) >> 20], 1u);
+            for (int64_t e0 = 0; e0 < n_samp; e0 += 8 * (int64_t)blockDim.x) {
+                uint32_t bin[8]; /* 8 loads in flight, then their atomics */
+#pragma unroll
+                for (int u = 0; u < 8; u++) {
+                    const int64_t e = e0 + u * (int64_t)blockDim.x + tid;
+                    const int64_t p = (e / 32) * 16 * 32 + (e % 32);
+                    bin[u] = e < n_samp && p < n_vis ? SEL_DESC32(__ldg(row + p)) >> 20 : SEL_BINS;
+                }
+#pragma unroll
+                for (int u = 0; u < 8; u++)
+                    if (bin[u] < SEL_BINS) atomicAdd(&hist[bin[u]], 1u);
             }
             __syncthreads();
             const uint32_t ks = (uint32_t)((3 * n_sel + 31) / 32) + 16; /* 1.5 n_sel / 16 + 16 */
@@ -851,22 +910,60 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             const uint32_t tb = s_bin;
             if (tid == 0) s_count = 0u;
             __syncthreads();
-            /* one pass: collect every key whose top 12 bits are <= tb, and count the keys in tb
-             * (the rest of the count is below it), with the least and greatest key of tb (a
-             * warp-aggregated slot atomic spilled registers at two blocks per SM) */
+            /* one pass: collect every key whose top 12 bits are <= tb (one slot atomic per warp
+             * and element step: a tie-heavy row puts most of a warp's keys in one bin), and count
+             * the keys in tb (the rest of the count is below it), with the least and greatest key
+             * of tb. The loops' trip counts are block-uniform, so every lane reaches each ballot.
+             */
             uint32_t n_eq = 0, eq_lo = 0xFFFFFFFFu, eq_hi = 0u;
-            sel_for_each(row, n_vis, [&](float x, int64_t p) {
+            const int lane = tid & 31;
+            auto visit = [&](float x, int64_t p, bool valid) {
                 const uint32_t dk = SEL_DESC32(x), top = dk >> 20;
-                if (top == tb) {
+                if (valid && top == tb) {
                     n_eq++;
                     eq_lo = min(eq_lo, dk);
                     eq_hi = max(eq_hi, dk);
                 }
-                const bool take = top <= tb;
-                const uint32_t pos = take ? atomicAdd(&s_count, 1u) : 0u;
-                if (take && pos < SEL_CAP)
-                    list[pos] = ((uint64_t)dk << 32) | (uint64_t)SEL_KEY_LOW(p);
-            });
+                const bool take = valid && top <= tb;
+                const uint32_t m = __ballot_sync(FULL_MASK, take);
+                if (m != 0u) {
+                    const int leader = __ffs(m) - 1;
+                    uint32_t b0 = 0u;
+                    if (lane == leader) b0 = atomicAdd(&s_count, (uint32_t)__popc(m));
+                    b0 = __shfl_sync(FULL_MASK, b0, leader);
+                    const uint32_t pos = b0 + (uint32_t)__popc(m & ((1u << lane) - 1u));
+                    if (take && pos < SEL_CAP)
+                        list[pos] = ((uint64_t)dk << 32) | (uint64_t)SEL_KEY_LOW(p);
+                }
+            };
+            int64_t p_done = 0;
+            if ((((uintptr_t)row) & 15) == 0) {
+                const float4 *row4 = reinterpret_cast<const float4 *>(row);
+                const int64_t n4 = n_vis >> 2, step = blockDim.x;
+                for (int64_t g0 = 0; g0 < n4; g0 += 4 * step) {
+                    float4 v[4];
+#pragma unroll
+                    for (int u = 0; u < 4; u++) {
+                        const int64_t g = g0 + u * step + tid;
+                        v[u] = g < n4 ? __ldg(row4 + g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                    }
+#pragma unroll
+                    for (int u = 0; u < 4; u++) {
+                        const int64_t g = g0 + u * step + tid;
+                        const bool ok = g < n4;
+                        visit(v[u].x, 4 * g, ok);
+                        visit(v[u].y, 4 * g + 1, ok);
+                        visit(v[u].z, 4 * g + 2, ok);
+                        visit(v[u].w, 4 * g + 3, ok);
+                    }
+                }
+                p_done = n4 * 4;
+            }
+            for (int64_t p0 = p_done; p0 < n_vis; p0 += blockDim.x) {
+                const int64_t p = p0 + tid;
+                const bool ok = p < n_vis;
+                visit(ok ? __ldg(row + p) : 0.0f, p, ok);
+            }
             uint32_t c_eq;
             block_excl_scan_u32(n_eq, &c_eq, warp_sums);
             eq_lo = sel_block_min_u32(eq_lo, warp_sums);
@@ -938,16 +1035,19 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             });
             __syncthreads();
         }
-        const uint32_t n_c = s_count; /* == c_less + cnt, >= n_sel */
-        const uint32_t n2 = sel_pow2_ceil(n_c);
-        for (uint32_t e = n_c + tid; e < n2; e += blockDim.x) list[e] = ~0ull;
-        __syncthreads();
-        sel_bitonic_sort(list, n2);
-        const uint32_t ns = (uint32_t)n_sel, n3 = sel_pow2_ceil(ns);
-        for (uint32_t e = tid; e < n3; e += blockDim.x)
-            list[e] = e < ns ? (uint64_t)SEL_KEY_POOL(list[e] & 0xFFFFFFFFull) : ~0ull;
-        __syncthreads();
-        sel_bitonic_sort(list, n3);
+        const uint32_t n_c = s_count; /* >= n_sel, <= SEL_CAP */
+        if (!sel_settle(list, n_c, (uint32_t)n_sel, hist, warp_sums, &s_bin, &s_before, &s_count)) {
+            /* the whole sort: a tie group at the threshold larger than the ties to take */
+            const uint32_t n2 = sel_pow2_ceil(n_c);
+            for (uint32_t e = n_c + tid; e < n2; e += blockDim.x) list[e] = ~0ull;
+            __syncthreads();
+            sel_bitonic_sort(list, n2);
+            const uint32_t ns = (uint32_t)n_sel, n3 = sel_pow2_ceil(ns);
+            for (uint32_t e = tid; e < n3; e += blockDim.x)
+                list[e] = e < ns ? (uint64_t)SEL_KEY_POOL(list[e] & 0xFFFFFFFFull) : ~0ull;
+            __syncthreads();
+            sel_bitonic_sort(list, n3);
+        }
         for (int64_t e = tid; e < n_sel * pool; e += blockDim.x) {
             const int64_t s = SEL_DIV_POOL(e, pool), r = e - s * pool;
             out[e] = (int32_t)((int64_t)list[s] * pool + r);

@@ -733,12 +733,14 @@ int main(int argc, char **argv) {
                                           g_slots, g_scale, 0));
         },
         2, reps, &s_gtc512);
+    const std::string h_gtc512 = dev_sha256(o, (size_t)t_q * g_heads * g_rank);
     double t_gtc1 = time_ms(
         [&] {
             RC(mla_door_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, 1,
                                           g_slots, g_scale, 0));
         },
         2, reps, &s_gtc1);
+    const std::string h_gtc1 = dev_sha256(o, (size_t)g_heads * g_rank);
     unsetenv("MEMRA_MLA_TC_ATTN");
     const uint64_t tc_n = mla_tc_attn_dispatches() - tc0;
     fprintf(stderr, "receipt: MEMRA_MLA_TC_ATTN=tf32 attn_gathered: %llu TC dispatches\n",
@@ -857,9 +859,9 @@ int main(int argc, char **argv) {
     add("attn_gathered", sh_g, "", s_g512, g_floor, NAN, 2 * g_fma, -1, NULL, h_g512);
     add("attn_gathered", sh_g1, "", s_g1, NAN, NAN, NAN, -1, "decode, latency-bound", h_g1);
     add("attn_gathered", sh_g, "TC door: tf32", s_gtc512, g_floor, NAN, 2 * g_fma, -1,
-        "MEMRA_MLA_TC_ATTN=tf32 (own class)", "");
+        "MEMRA_MLA_TC_ATTN=tf32 (own class)", h_gtc512);
     add("attn_gathered", sh_g1, "TC door: tf32", s_gtc1, NAN, NAN, NAN, -1,
-        "MEMRA_MLA_TC_ATTN=tf32 (own class)", "");
+        "MEMRA_MLA_TC_ATTN=tf32 (own class)", h_gtc1);
     const int json_rc = bench_json_write_env("bench_kpool", prop.name, copy_gbs, 2 * fma_tfma * 1e3,
                                              recs.data(), recs.size());
     return g_fail ? g_fail : json_rc;
