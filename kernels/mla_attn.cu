@@ -746,7 +746,7 @@ static __global__ void __launch_bounds__(AC_NT)
 static_assert(TCA_JT == 32 && TCA_NT == 256, "the tf32 arm's thread layouts assume these");
 
 /* Row stride of the cache tiles: the width rounded up to 8, then to 8 mod 32. */
-static __host__ __device__ __forceinline__ int32_t tca_ldk(int32_t width) {
+static __host__ __device__ constexpr int32_t tca_ldk(int32_t width) {
     int32_t l = (width + 7) & ~7;
     while ((l & 31) != 8) l += 8;
     return l;
@@ -761,7 +761,11 @@ static size_t tca_smem_bytes(int32_t width) {
     return f * sizeof(float);
 }
 
-template <class Walk>
+/* KSW > 0: the arm of width 64 * KSW (K8 = 8 * KSW: KSW k8 steps per warp) with kv_rank
+ * 64 * NNT (NNT > 0), every stride and loop bound a constant (ncu, H200 2026-12-01: the
+ * runtime-width arm was bound by integer address arithmetic, ALU the busiest pipe at 1.6 IPC);
+ * KSW = NNT = 0: any covered shape, from the arguments. */
+template <class Walk, int KSW, int NNT>
 static __global__ void __launch_bounds__(TCA_NT, 1)
     attn_tc_f32(const float *__restrict__ q_lat, const float *__restrict__ q_pe,
                 const float *__restrict__ cache, Walk walk, float *__restrict__ o_lat,
@@ -771,8 +775,12 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
     extern __shared__ __align__(16) float smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int fg = lane >> 2, ft = lane & 3; /* fragment row group, thread in group */
-    const int32_t width = kv_rank + d_rope, ldk = tca_ldk(width), wp4 = width >> 2;
+    static_assert(KSW >= 0 && KSW <= TCA_KS && NNT >= 0 && NNT <= 8, "arm");
+    constexpr int32_t C_LDK = tca_ldk(64 * KSW);
+    const int32_t width = KSW ? 64 * KSW : kv_rank + d_rope;
+    const int32_t ldk = KSW ? C_LDK : tca_ldk(width), wp4 = width >> 2;
     const int32_t nks = width >> 3, ka = warp * nks / 8, kb = (warp + 1) * nks / 8;
+    const int32_t ksw = KSW ? KSW : kb - ka; /* this warp's k8 steps */
 
     float *ks = smem;                                           /* [2][32][ldk] */
     float *sp = ks + 2 * (size_t)TCA_JT * ldk;                  /* [8][32][SPL] */
@@ -852,7 +860,7 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
     float m_run = -INFINITY, l_run = 0.0f;
     bool poison = false, any_valid = false;
     /* P . V ownership: this warp's output columns, nnt n-tiles of 8 */
-    const int32_t vc0 = warp * (kv_rank / 8), nnt = kv_rank / 64;
+    const int32_t vc0 = warp * (kv_rank / 8), nnt = NNT ? NNT : kv_rank / 64;
     float o[2][8][4];
 #pragma unroll
     for (int mt = 0; mt < 2; mt++)
@@ -872,6 +880,10 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
         stage(k + 2);
         const float *buf = ks + (size_t)(k & 1) * TCA_JT * ldk;
         const int32_t *rt = rows_s + (k % 3) * TCA_JT;
+        /* per-thread fragment bases: the logits' B (row fg, this warp's first k8 step, column 2
+         * ft) and P . V's B (row ft, this warp's first column + fg) */
+        const float *bs = buf + fg * ldk + ka * 8 + 2 * ft;
+        const float *bv = buf + ft * ldk + vc0 + fg;
 
         /* 1. this warp's partial logits */
         {
@@ -883,12 +895,10 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
                     sa[mt][nt][0] = sa[mt][nt][1] = sa[mt][nt][2] = sa[mt][nt][3] = 0.0f;
 #pragma unroll
             for (int s = 0; s < TCA_KS; s++) {
-                if (ka + s >= kb) break;
-                const int32_t c = (ka + s) * 8 + 2 * ft;
+                if (s >= ksw) break;
 #pragma unroll
                 for (int nt = 0; nt < 4; nt++) {
-                    const float2 kv2 =
-                        *reinterpret_cast<const float2 *>(buf + (size_t)(nt * 8 + fg) * ldk + c);
+                    const float2 kv2 = *reinterpret_cast<const float2 *>(bs + nt * 8 * ldk + s * 8);
                     const uint32_t b[2] = {at_tf32(kv2.x), at_tf32(kv2.y)};
                     at_mma(sa[0][nt], qf[0][s], b);
                     at_mma(sa[1][nt], qf[1][s], b);
@@ -975,24 +985,23 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
                 o[mt][nt][3] = __fmul_rn(o[mt][nt][3], a1);
             }
         }
+        const uint32_t *pa = ps + fg * TCA_PL + ft;
 #pragma unroll
         for (int kk = 0; kk < TCA_JT / 8; kk++) {
-            const int j = kk * 8 + ft;
             uint32_t a[2][4];
 #pragma unroll
             for (int mt = 0; mt < 2; mt++) {
-                const int hr = mt * 16 + fg;
-                a[mt][0] = ps[hr * TCA_PL + j];
-                a[mt][1] = ps[(hr + 8) * TCA_PL + j];
-                a[mt][2] = ps[hr * TCA_PL + j + 4];
-                a[mt][3] = ps[(hr + 8) * TCA_PL + j + 4];
+                const uint32_t *pm = pa + mt * 16 * TCA_PL + kk * 8;
+                a[mt][0] = pm[0];
+                a[mt][1] = pm[8 * TCA_PL];
+                a[mt][2] = pm[4];
+                a[mt][3] = pm[8 * TCA_PL + 4];
             }
 #pragma unroll
             for (int nt = 0; nt < 8; nt++) {
                 if (nt >= nnt) break;
-                const int32_t col = vc0 + nt * 8 + fg;
-                const uint32_t b[2] = {at_tf32(buf[(size_t)j * ldk + col]),
-                                       at_tf32(buf[(size_t)(j + 4) * ldk + col])};
+                const float *bk = bv + kk * 8 * ldk + nt * 8;
+                const uint32_t b[2] = {at_tf32(bk[0]), at_tf32(bk[4 * ldk])};
                 at_mma(o[0][nt], a[0], b);
                 at_mma(o[1][nt], a[1], b);
             }
@@ -1087,8 +1096,18 @@ template <int HT, class Walk> static cudaError_t at_set_attrs(void) {
     e = cudaFuncSetAttribute(attn_walk_f32<32, Walk, true, 3>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     if (e != cudaSuccess) return e;
-    return cudaFuncSetAttribute(attn_tc_f32<Walk>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)tca_smem_bytes(MLA_TC_ATTN_MAX_WIDTH));
+    const int tcb = (int)tca_smem_bytes(MLA_TC_ATTN_MAX_WIDTH);
+    e = cudaFuncSetAttribute(attn_tc_f32<Walk, 0, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             tcb);
+    if (e != cudaSuccess) return e;
+    e = cudaFuncSetAttribute(attn_tc_f32<Walk, 8, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             tcb);
+    if (e != cudaSuccess) return e;
+    e = cudaFuncSetAttribute(attn_tc_f32<Walk, 9, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             tcb);
+    if (e != cudaSuccess) return e;
+    return cudaFuncSetAttribute(attn_tc_f32<Walk, 10, 8>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize, tcb);
 }
 
 static int at_ensure_attrs(void) {
@@ -1126,7 +1145,14 @@ static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, co
     const unsigned blocks = (unsigned)(p.n_tiles * p.n_chunks);
     const bool ht32 = p.ht == 32;
     if (tc == 1) { /* the tf32 door arm: its own kernel on the same plan */
-        attn_tc_f32<Walk><<<blocks, TCA_NT, tca_smem_bytes(width), st>>>(
+        /* the constant-width arms at kv_rank 512 with d_rope 0, 64, 128; any other width the
+         * general arm */
+        auto tck = kv_rank != 512 ? attn_tc_f32<Walk, 0, 0>
+                   : width == 512 ? attn_tc_f32<Walk, 8, 8>
+                   : width == 576 ? attn_tc_f32<Walk, 9, 8>
+                   : width == 640 ? attn_tc_f32<Walk, 10, 8>
+                                  : attn_tc_f32<Walk, 0, 0>;
+        tck<<<blocks, TCA_NT, tca_smem_bytes(width), st>>>(
             q_lat, q_pe, cache, walk, o_lat, ws, ws_ml, n_head, kv_rank, d_rope, t_q, scale, p.n_hg,
             p.chunk_slots, p.n_chunks);
         return;

@@ -183,17 +183,22 @@ extern "C" int memra_mla_append_latent_f32(float *cache, const float *c_kv, cons
  *  - absorb: the weights W[h][d][c] are read straight into registers, 32 rows ahead in two
  *    register batches (a warp's load is one 128-byte row segment);
  *  - decompress: the weights W[h][v][r] are rows per output, so each warp stages its 32 rows
- *    through its own DV_NS-deep cp.async ring of 32-float row chunks (warp-synchronous). */
+ *    through its own dv_ns(TT)-deep cp.async ring of DV_CH-float row chunks (warp-synchronous). */
 #define DENSE_COLS 128 /* decompress: outputs (threads) per block, 4 warps of 32 rows */
 #define DV_CH 64       /* floats per row per decompress chunk (256 contiguous bytes) */
 #define DV_LD 68       /* its shared-memory row stride: 4 mod 32, conflict-free float4 rows */
-#define DV_NS 4        /* chunks in flight per warp */
-#define DV_RING_FLOATS (DV_NS * 32 * DV_LD)
+/* chunks per warp ring: deeper for the decode-width groups (tt <= 2: the bytes in flight bound
+ * them, ncu 2026-12-01: one block of 4 warps per SM, 56% of DRAM with 4), shallower for the wider
+ * groups (their o_lat rows take the shared memory) */
+static __host__ __device__ constexpr int dv_ns(int tt) { return tt <= 2 ? 6 : 4; }
+static __host__ __device__ constexpr int dv_ring_floats(int tt) { return dv_ns(tt) * 32 * DV_LD; }
 #define AB_WARPS 2               /* absorb: warps per block */
 #define AB_COLS (AB_WARPS * 128) /* outputs per block: 4 consecutive per lane */
 #define AB_CH 16                 /* weight rows per absorb chunk (16 x 512 contiguous bytes) */
-#define AB_NS 4                  /* chunks in flight per warp */
-#define AB_RING_FLOATS (AB_NS * AB_CH * 128)
+/* chunks per warp ring: as decompress (ncu 2026-12-01: two warps per SM at decode, 40% of DRAM
+ * with 4 in flight) */
+static __host__ __device__ constexpr int ab_ns(int tt) { return tt <= 2 ? 8 : 4; }
+static __host__ __device__ constexpr int ab_ring_floats(int tt) { return ab_ns(tt) * AB_CH * 128; }
 
 struct dense_plan {
     int32_t tt;       /* tokens per group */
@@ -260,7 +265,7 @@ static __device__ __forceinline__ void dense_tok_vals(const float *x, int32_t ro
  * Block: AB_WARPS warps, warp w the 128 outputs [c0 + 128 w, c0 + 128 w + 128) of the block's
  * range, lane l four of them (VEC: c0w + 4 l .. + 3, one float4; else c0w + l + 32 x, x < 4).
  * Each warp stages the weight rows d of its 128 columns (512 contiguous bytes a row) through its
- * own AB_NS-deep cp.async ring of AB_CH rows. VEC: kv_rank % (4 split) == 0 and wk_b 16-byte
+ * own ab_ns(TT)-deep cp.async ring of AB_CH rows. VEC: kv_rank % (4 split) == 0 and wk_b 16-byte
  * aligned (every range starts on a float4). Shared memory: qs[d][TT], then the rings. */
 template <int TT, bool VEC>
 static __global__ void __launch_bounds__(AB_WARPS * 32)
@@ -272,7 +277,8 @@ static __global__ void __launch_bounds__(AB_WARPS * 32)
     if (!dense_block_of(t_q, n_head, kv_rank, split, nb, TT, AB_COLS, &q)) return;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     float *qs = smem;
-    float *ring = smem + (size_t)((d_nope * TT + 3) & ~3) + (size_t)warp * AB_RING_FLOATS;
+    constexpr int AB_NS = ab_ns(TT);
+    float *ring = smem + (size_t)((d_nope * TT + 3) & ~3) + (size_t)warp * ab_ring_floats(TT);
     const int32_t c0w = q.c0 + warp * 128; /* the warp's first output */
     const bool warp_on = c0w < q.o1;
     const int32_t n_ch = (d_nope + AB_CH - 1) / AB_CH;
@@ -363,7 +369,8 @@ static __global__ void __launch_bounds__(DENSE_COLS, 2)
     if (!dense_block_of(t_q, n_head, d_v, split, nb, TT, DENSE_COLS, &q)) return;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     float *os = smem;
-    float *ring = smem + (size_t)((kv_rank + 3) & ~3) * TT + (size_t)warp * DV_RING_FLOATS;
+    constexpr int DV_NS = dv_ns(TT);
+    float *ring = smem + (size_t)((kv_rank + 3) & ~3) * TT + (size_t)warp * dv_ring_floats(TT);
     const int32_t v0 = q.c0 + warp * 32; /* the warp's first output */
     const bool warp_on = v0 < q.o1;
     const int32_t n_ch = (kv_rank + DV_CH - 1) / DV_CH;
@@ -446,7 +453,8 @@ static __global__ void __launch_bounds__(DENSE_COLS, 2)
 }
 
 static size_t absorb_smem(int32_t d_nope, int tt) {
-    return ((size_t)((d_nope * tt + 3) & ~3) + (size_t)AB_WARPS * AB_RING_FLOATS) * sizeof(float);
+    return ((size_t)((d_nope * tt + 3) & ~3) + (size_t)AB_WARPS * ab_ring_floats(tt)) *
+           sizeof(float);
 }
 
 template <int TT>
@@ -459,9 +467,18 @@ static void absorb_q_f32_arm(const dense_plan &p, const float *q_nope, const flo
         q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, split, p.nb);
 }
 
+/* The split actually used: the caller's, but never ranges narrower than a block's width (a
+ * range below it leaves lanes idle in every block: the seed's policy asks for 32 outputs per
+ * range, the kernels' blocks are 128 / 256 wide). The bytes are the same for every split. */
+static int32_t dense_split_eff(int32_t split, int32_t out_dim, int32_t cols) {
+    const int32_t most = out_dim / cols > 1 ? out_dim / cols : 1;
+    return split < most ? split : most;
+}
+
 static void absorb_q_f32_launch(const float *q_nope, const float *wk_b, float *q_lat, int32_t t_q,
                                 int32_t n_head, int32_t d_nope, int32_t kv_rank, int32_t split,
                                 cudaStream_t st) {
+    split = dense_split_eff(split, kv_rank, AB_COLS);
     const dense_plan p = dense_plan_of(t_q, n_head, kv_rank, split, AB_COLS);
     auto arm = p.tt == 1   ? absorb_q_f32_arm<1>
                : p.tt == 2 ? absorb_q_f32_arm<2>
@@ -471,7 +488,7 @@ static void absorb_q_f32_launch(const float *q_nope, const float *wk_b, float *q
 }
 
 static size_t decompress_smem(int32_t kv_rank, int tt) {
-    return ((size_t)((kv_rank + 3) & ~3) * tt + (size_t)(DENSE_COLS / 32) * DV_RING_FLOATS) *
+    return ((size_t)((kv_rank + 3) & ~3) * tt + (size_t)(DENSE_COLS / 32) * dv_ring_floats(tt)) *
            sizeof(float);
 }
 
@@ -495,6 +512,7 @@ static void decompress_v_f32_arm(const dense_plan &p, const float *o_lat, const 
 static void decompress_v_f32_launch(const float *o_lat, const float *wv_b, float *out, int32_t t_q,
                                     int32_t n_head, int32_t d_v, int32_t kv_rank, int32_t split,
                                     cudaStream_t st) {
+    split = dense_split_eff(split, d_v, DENSE_COLS);
     const dense_plan p = dense_plan_of(t_q, n_head, d_v, split, DENSE_COLS);
     auto arm = p.tt == 1   ? decompress_v_f32_arm<1>
                : p.tt == 2 ? decompress_v_f32_arm<2>

@@ -681,6 +681,7 @@ static __global__ void __launch_bounds__(SEL_REF_NT)
 #define SEL_NT 512
 #define SEL_CAP 8192
 #define SEL_BINS 4096
+#define SEL_SU 3 /* float4 loads in flight per thread in the sampled pass (64 registers) */
 #define SEL_OE 8 /* pools per thread per chunk of the ordered pass */
 #define SEL_SMEM ((size_t)SEL_CAP * sizeof(uint64_t) + (size_t)SEL_BINS * sizeof(uint32_t))
 
@@ -820,14 +821,25 @@ static __device__ bool sel_settle(uint64_t *list, uint32_t n_c, uint32_t n_sel, 
     return true;
 }
 
-/* The block's minimum of v (every thread calls; ends with a barrier). */
-static __device__ uint32_t sel_block_min_u32(uint32_t v, uint32_t *warp_sums) {
+/* The smallest non-NaN float x with kpool_desc32(x) <= D (kpool_desc32 is monotone
+ * non-increasing in x, +0 and -0 equal), or NaN when no float ranks that high (D above +inf's
+ * key): then "x >= result" holds for no x. D at or past -inf's key gives -inf (every non-NaN x). */
+static __device__ __forceinline__ float sel_desc_floor(uint32_t D) {
+    if (D < 0x007FFFFFu) return NAN;
+    if (D >= 0xFF800000u) return -INFINITY;
+    const uint32_t o = ~D;
+    return __uint_as_float((o & 0x80000000u) ? (o & 0x7FFFFFFFu) : ~o);
+}
+
+/* The block's maximum of v (NaN-free inputs; every thread calls; ends with a barrier). */
+static __device__ float sel_block_max_f32(float v, uint32_t *warp_sums) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    v = __reduce_min_sync(FULL_MASK, v);
-    if (lane == 0) warp_sums[warp] = v;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, o));
+    if (lane == 0) warp_sums[warp] = __float_as_uint(v);
     __syncthreads();
-    uint32_t r = 0xFFFFFFFFu;
-    for (int w = 0; w < nwarps; w++) r = min(r, warp_sums[w]);
+    float r = -INFINITY;
+    for (int w = 0; w < nwarps; w++) r = fmaxf(r, __uint_as_float(warp_sums[w]));
     __syncthreads();
     return r;
 }
@@ -844,7 +856,8 @@ static __device__ uint32_t sel_block_min_u32(uint32_t v, uint32_t *warp_sums) {
  *    key of tb is one value (a tie-heavy row), that value is the threshold T and the row goes
  *    straight to the ordered pass;
  *  - else the full passes from level 0.
- * Receipts: sel_sampled_hits (settled by the route: collected, or tb one value) / _fallbacks. */
+ * Receipts: sel_sampled_hits (settled with no further full-row pass: collected, or tb one value)
+ * / _fallbacks (another full-row pass or more). */
 #define SEL_SAMPLE_MIN 65536
 __device__ unsigned long long sel_sampled_hits, sel_sampled_fallbacks;
 
@@ -886,6 +899,7 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
      * from there (start_level 1, or 3: straight to the ordered pass). */
     uint32_t prefix = 0, k = (uint32_t)n_sel, c_less = 0, cnt = 0;
     int consumed = 0, start_level = 0;
+    bool collect = false; /* a collecting pass of the keys with prefix <= `prefix` is due */
     if constexpr (SAMPLED) {
         if (n_vis >= SEL_SAMPLE_MIN) {
             for (int j = tid; j < SEL_BINS; j += blockDim.x) hist[j] = 0u;
@@ -908,6 +922,9 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             const uint32_t ks = (uint32_t)((3 * n_sel + 31) / 32) + 16; /* 1.5 n_sel / 16 + 16 */
             sel_find_bin(hist, SEL_BINS, ks, warp_sums, &s_bin, &s_before);
             const uint32_t tb = s_bin;
+            /* the sample's estimate of the keys at or below tb: far past SEL_CAP (a tie group
+             * at the cut) the pass only counts; slots cost a contended atomic per warp step */
+            const bool collect_now = ((uint64_t)s_before + hist[tb]) * 16 <= 2 * (uint64_t)SEL_CAP;
             if (tid == 0) s_count = 0u;
             __syncthreads();
             /* one pass: collect every key whose top 12 bits are <= tb (one slot atomic per warp
@@ -915,46 +932,66 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
              * the keys in tb (the rest of the count is below it), with the least and greatest key
              * of tb. The loops' trip counts are block-uniform, so every lane reaches each ballot.
              */
-            uint32_t n_eq = 0, eq_lo = 0xFFFFFFFFu, eq_hi = 0u;
+            /* Bins as float thresholds (desc32 is monotone in the score): a key's top 12 bits are
+             * <= tb iff x >= thr, < tb iff x >= thr_lt (NaN: neither, unless tb is the last bin,
+             * which takes every key); one compare per key instead of desc32 and a shift. */
+            const bool take_all = tb == SEL_BINS - 1;
+            const float thr = sel_desc_floor(((tb + 1u) << 20) - 1u);
+            const float thr_lt = tb == 0u ? NAN : sel_desc_floor((tb << 20) - 1u);
+            uint32_t n_eq = 0, n_lt = 0;
+            float eq_min = INFINITY, eq_max = -INFINITY;
             const int lane = tid & 31;
-            auto visit = [&](float x, int64_t p, bool valid) {
-                const uint32_t dk = SEL_DESC32(x), top = dk >> 20;
-                if (valid && top == tb) {
-                    n_eq++;
-                    eq_lo = min(eq_lo, dk);
-                    eq_hi = max(eq_hi, dk);
-                }
-                const bool take = valid && top <= tb;
-                const uint32_t m = __ballot_sync(FULL_MASK, take);
-                if (m != 0u) {
-                    const int leader = __ffs(m) - 1;
-                    uint32_t b0 = 0u;
-                    if (lane == leader) b0 = atomicAdd(&s_count, (uint32_t)__popc(m));
-                    b0 = __shfl_sync(FULL_MASK, b0, leader);
-                    const uint32_t pos = b0 + (uint32_t)__popc(m & ((1u << lane) - 1u));
-                    if (take && pos < SEL_CAP)
-                        list[pos] = ((uint64_t)dk << 32) | (uint64_t)SEL_KEY_LOW(p);
-                }
+            auto slot = [&](float x, int64_t p,
+                            bool take) { /* warp-aggregated list slot */
+                                         const uint32_t m = __ballot_sync(FULL_MASK, take);
+                                         if (m != 0u) {
+                                             const int leader = __ffs(m) - 1;
+                                             uint32_t b0 = 0u;
+                                             if (lane == leader)
+                                                 b0 = atomicAdd(&s_count, (uint32_t)__popc(m));
+                                             b0 = __shfl_sync(FULL_MASK, b0, leader);
+                                             const uint32_t pos =
+                                                 b0 + (uint32_t)__popc(m & ((1u << lane) - 1u));
+                                             if (take && pos < SEL_CAP)
+                                                 list[pos] = ((uint64_t)SEL_DESC32(x) << 32) |
+                                                             (uint64_t)SEL_KEY_LOW(p);
+                                         }
+            };
+            auto count = [&](float x, bool valid) { /* -> take */
+                                                    const bool tk = valid && (take_all || x >= thr);
+                                                    const bool lt = valid && x >= thr_lt;
+                                                    n_lt += lt ? 1u : 0u;
+                                                    if (tk && !lt) {
+                                                        n_eq++;
+                                                        eq_min = fminf(eq_min, x);
+                                                        eq_max = fmaxf(eq_max, x);
+                                                    }
+                                                    return tk;
             };
             int64_t p_done = 0;
             if ((((uintptr_t)row) & 15) == 0) {
                 const float4 *row4 = reinterpret_cast<const float4 *>(row);
                 const int64_t n4 = n_vis >> 2, step = blockDim.x;
-                for (int64_t g0 = 0; g0 < n4; g0 += 4 * step) {
-                    float4 v[4];
+                for (int64_t g0 = 0; g0 < n4; g0 += SEL_SU * step) {
+                    float4 v[SEL_SU];
 #pragma unroll
-                    for (int u = 0; u < 4; u++) {
+                    for (int u = 0; u < SEL_SU; u++) {
                         const int64_t g = g0 + u * step + tid;
                         v[u] = g < n4 ? __ldg(row4 + g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
                     }
 #pragma unroll
-                    for (int u = 0; u < 4; u++) {
+                    for (int u = 0; u < SEL_SU; u++) {
                         const int64_t g = g0 + u * step + tid;
                         const bool ok = g < n4;
-                        visit(v[u].x, 4 * g, ok);
-                        visit(v[u].y, 4 * g + 1, ok);
-                        visit(v[u].z, 4 * g + 2, ok);
-                        visit(v[u].w, 4 * g + 3, ok);
+                        const bool t0 = count(v[u].x, ok), t1 = count(v[u].y, ok),
+                                   t2 = count(v[u].z, ok), t3 = count(v[u].w, ok);
+                        /* block-uniform collect_now; one vote per float4 when nothing is taken */
+                        if (collect_now && __any_sync(FULL_MASK, t0 || t1 || t2 || t3)) {
+                            slot(v[u].x, 4 * g, t0);
+                            slot(v[u].y, 4 * g + 1, t1);
+                            slot(v[u].z, 4 * g + 2, t2);
+                            slot(v[u].w, 4 * g + 3, t3);
+                        }
                     }
                 }
                 p_done = n4 * 4;
@@ -962,15 +999,20 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             for (int64_t p0 = p_done; p0 < n_vis; p0 += blockDim.x) {
                 const int64_t p = p0 + tid;
                 const bool ok = p < n_vis;
-                visit(ok ? __ldg(row + p) : 0.0f, p, ok);
+                const float x = ok ? __ldg(row + p) : 0.0f;
+                const bool tk = count(x, ok);
+                if (collect_now) slot(x, p, tk);
             }
-            uint32_t c_eq;
+            uint32_t c_eq, c_lt;
             block_excl_scan_u32(n_eq, &c_eq, warp_sums);
-            eq_lo = sel_block_min_u32(eq_lo, warp_sums);
-            eq_hi = ~sel_block_min_u32(~eq_hi, warp_sums);
-            const uint32_t n_got = s_count; /* every key <= tb; published by the barriers above */
-            const uint32_t c_lt = n_got - c_eq;
-            collected = n_got >= (uint32_t)n_sel && n_got <= SEL_CAP;
+            block_excl_scan_u32(n_lt, &c_lt, warp_sums);
+            eq_min = sel_block_max_f32(-eq_min, warp_sums) * -1.0f;
+            eq_max = sel_block_max_f32(eq_max, warp_sums);
+            /* the one-value test in key order (+0 == -0); a NaN in the last bin never passes */
+            const uint32_t eq_lo = take_all ? 0u : SEL_DESC32(eq_max),
+                           eq_hi = take_all ? 1u : SEL_DESC32(eq_min);
+            const uint32_t n_got = s_count; /* published by the barriers above */
+            collected = collect_now && n_got >= (uint32_t)n_sel && n_got <= SEL_CAP;
             if (!collected && c_lt < (uint32_t)n_sel && (uint32_t)n_sel <= c_lt + c_eq) {
                 /* the n_sel-th key is in bin tb: level 0 is resolved by this pass */
                 c_less = c_lt;
@@ -983,16 +1025,18 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
                     prefix = eq_lo;
                     consumed = 32;
                     start_level = 3;
+                } else if (c_lt + c_eq <= SEL_CAP) { /* only counted: one collecting pass */
+                    collect = true;
+                    start_level = 3;
                 }
             }
             if (tid == 0)
-                atomicAdd(collected || start_level == 3 ? &sel_sampled_hits
-                                                        : &sel_sampled_fallbacks,
+                atomicAdd(collected || (start_level == 3 && !collect) ? &sel_sampled_hits
+                                                                      : &sel_sampled_fallbacks,
                           1ull);
             __syncthreads(); /* s_count read by all before the fallback resets it */
         }
     }
-    bool collect = false;
     for (int level = start_level; level < 3 && !collected; level++) {
         const int bits = level < 2 ? 12 : 8;
         const int shift = 32 - consumed - bits;
