@@ -183,15 +183,21 @@ extern "C" int memra_mla_append_latent_f32(float *cache, const float *c_kv, cons
  *  - absorb: the weights W[h][d][c] are read straight into registers, 32 rows ahead in two
  *    register batches (a warp's load is one 128-byte row segment);
  *  - decompress: the weights W[h][v][r] are rows per output, so each warp stages its 32 rows
- *    through its own dv_ns(TT)-deep cp.async ring of DV_CH-float row chunks (warp-synchronous). */
+ *    through its own dv_ns(TT)-deep cp.async ring of dv_ch(TT)-float row chunks (warp-synchronous).
+ */
 #define DENSE_COLS 128 /* decompress: outputs (threads) per block, 4 warps of 32 rows */
-#define DV_CH 64       /* floats per row per decompress chunk (256 contiguous bytes) */
-#define DV_LD 68       /* its shared-memory row stride: 4 mod 32, conflict-free float4 rows */
+/* floats per row per decompress chunk: 64 (256 contiguous bytes) for the decode-width groups,
+ * 32 for the wider ones (their blocks are compute-bound: a smaller ring keeps 2 blocks per SM;
+ * H200 2026-12-01: prefill took 765 us with 32, 1227 us with 64) */
+static __host__ __device__ constexpr int dv_ch(int tt) { return tt <= 2 ? 64 : 32; }
+static __host__ __device__ constexpr int dv_ld(int tt) { return dv_ch(tt) + 4; } /* 4 mod 32 */
 /* chunks per warp ring: deeper for the decode-width groups (tt <= 2: the bytes in flight bound
  * them, ncu 2026-12-01: one block of 4 warps per SM, 56% of DRAM with 4), shallower for the wider
  * groups (their o_lat rows take the shared memory) */
 static __host__ __device__ constexpr int dv_ns(int tt) { return tt <= 2 ? 6 : 4; }
-static __host__ __device__ constexpr int dv_ring_floats(int tt) { return dv_ns(tt) * 32 * DV_LD; }
+static __host__ __device__ constexpr int dv_ring_floats(int tt) {
+    return dv_ns(tt) * 32 * dv_ld(tt);
+}
 #define AB_WARPS 2               /* absorb: warps per block */
 #define AB_COLS (AB_WARPS * 128) /* outputs per block: 4 consecutive per lane */
 #define AB_CH 16                 /* weight rows per absorb chunk (16 x 512 contiguous bytes) */
@@ -357,8 +363,8 @@ static __global__ void __launch_bounds__(AB_WARPS * 32)
 
 /* decompress: out[i][h][v] = chain over r < kv_rank of wv_b[h][v][r] * o_lat[i][h][r].
  * Shared memory: os[r][TT] (the group's o_lat rows), then per warp a ring of DV_NS chunks
- * [32 rows][DV_LD] (row chunk r0 .. r0 + DV_CH of the warp's 32 outputs). VEC: 16-byte copies
- * (kv_rank % 4 == 0 and wv_b 16-byte aligned), else 4-byte copies. */
+ * [32 rows][dv_ld(TT)] (row chunk r0 .. r0 + dv_ch(TT) of the warp's 32 outputs). VEC: 16-byte
+ * copies (kv_rank % 4 == 0 and wv_b 16-byte aligned), else 4-byte copies. */
 template <int TT, bool VEC>
 static __global__ void __launch_bounds__(DENSE_COLS, 2)
     decompress_v_f32(const float *__restrict__ o_lat, const float *__restrict__ wv_b,
@@ -369,7 +375,7 @@ static __global__ void __launch_bounds__(DENSE_COLS, 2)
     if (!dense_block_of(t_q, n_head, d_v, split, nb, TT, DENSE_COLS, &q)) return;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     float *os = smem;
-    constexpr int DV_NS = dv_ns(TT);
+    constexpr int DV_NS = dv_ns(TT), DV_CH = dv_ch(TT), DV_LD = dv_ld(TT);
     float *ring = smem + (size_t)((kv_rank + 3) & ~3) * TT + (size_t)warp * dv_ring_floats(TT);
     const int32_t v0 = q.c0 + warp * 32; /* the warp's first output */
     const bool warp_on = v0 < q.o1;
