@@ -772,12 +772,12 @@ static __device__ __forceinline__ uint32_t sel_pow2_ceil(uint32_t n) {
 
 /* list[0 .. n_c) holds every key (desc32 << 32 | pool) at or below a row's n_sel-th key, and
  * possibly more (n_sel <= n_c <= SEL_CAP). Finds the n_sel-th key's desc32 T by 12 / 12 / 8-bit
- * histograms of the list (in shared memory, hist as scratch), and when the keys equal to T are
- * exactly the ties to take (no tie group straddles the cut: every realistic row), compacts the
- * n_sel winners (every key with desc32 <= T) and sorts only their pool indices into
- * list[0 .. n_sel), ascending. This replaces the bitonic sort of all n_c keys (up to 8192:
- * 91 barrier steps) by three short histograms and a sort of n_sel. Returns false, list untouched,
- * when the cut falls inside a tie group (or n_sel > SEL_BINS): the caller sorts everything. */
+ * histograms of the list (in shared memory, hist as scratch), then compacts the n_sel winners
+ * (every key with desc32 < T, and the k smallest keys with desc32 == T: a small sort of the tie
+ * group when it straddles the cut) and sorts only their pool indices into list[0 .. n_sel),
+ * ascending. This replaces the bitonic sort of all n_c keys (up to 8192: 91 barrier steps) by three
+ * short histograms and sorts of the tie group and of n_sel. Returns false, list untouched, when
+ * n_sel plus the tie group exceed SEL_BINS (the scratch): the caller sorts everything. */
 static __device__ bool sel_settle(uint64_t *list, uint32_t n_c, uint32_t n_sel, uint32_t *hist,
                                   uint32_t *warp_sums, uint32_t *s_bin, uint32_t *s_before,
                                   uint32_t *s_count) {
@@ -803,14 +803,34 @@ static __device__ bool sel_settle(uint64_t *list, uint32_t n_c, uint32_t n_sel, 
         consumed += bits;
         __syncthreads(); /* hist, s_bin and s_before are rewritten next */
     }
-    if (cnt != k) return false; /* block-uniform: every thread read the same shared values */
-    const uint32_t T = prefix;
-    if (threadIdx.x == 0) *s_count = 0u;
+    /* block-uniform (every thread read the same shared values): the winners are the n_sel - k
+     * keys below T and the k smallest keys equal to T (by their low word: the pool index), which
+     * the tie group's own small sort picks; a group too large for the scratch takes the caller's
+     * whole sort */
+    if (n_sel + cnt > SEL_BINS) return false;
+    const uint32_t T = prefix, n_lt = n_sel - k;
+    if (threadIdx.x == 0) *s_count = 0u, *s_before = 0u;
     __syncthreads();
     for (uint32_t e = threadIdx.x; e < n_c; e += blockDim.x) {
         const uint64_t key = list[e];
-        if ((uint32_t)(key >> 32) <= T)
+        const uint32_t d = (uint32_t)(key >> 32);
+        if (d < T) /* hist[0 .. n_lt): the winners below T */
             hist[atomicAdd(s_count, 1u)] = (uint32_t)SEL_KEY_POOL(key & 0xFFFFFFFFull);
+        else if (d == T) /* hist[n_sel .. n_sel + cnt): the tie group's low words */
+            hist[n_sel + atomicAdd(s_before, 1u)] = (uint32_t)(key & 0xFFFFFFFFull);
+    }
+    __syncthreads();
+    if (cnt != k) { /* the first k of the tie group, in key order */
+        const uint32_t nt = sel_pow2_ceil(cnt);
+        for (uint32_t e = threadIdx.x; e < nt; e += blockDim.x)
+            list[e] = e < cnt ? (uint64_t)hist[n_sel + e] : ~0ull;
+        __syncthreads();
+        sel_bitonic_sort(list, nt);
+        for (uint32_t e = threadIdx.x; e < k; e += blockDim.x)
+            hist[n_lt + e] = (uint32_t)SEL_KEY_POOL(list[e] & 0xFFFFFFFFull);
+    } else {
+        for (uint32_t e = threadIdx.x; e < k; e += blockDim.x)
+            hist[n_lt + e] = (uint32_t)SEL_KEY_POOL(hist[n_sel + e]);
     }
     __syncthreads();
     const uint32_t n3 = sel_pow2_ceil(n_sel);

@@ -351,6 +351,16 @@ def read_equivalent(path=EQUIV_FILE):
 
 
 def select(ms, a):
+    also = set(a.also.split(",")) if getattr(a, "also", None) else set()
+    extra = [m for m in ms if m["id"] in also]
+    if getattr(a, "ids", None):
+        want = set(a.ids.split(","))
+        ms = [m for m in ms if m["id"] in want]
+    ms = _select_filtered(ms, a)
+    return ms + [m for m in extra if m["id"] not in {x["id"] for x in ms}]
+
+
+def _select_filtered(ms, a):
     if a.file:
         ms = [m for m in ms if m["file"] == a.file or os.path.basename(m["file"]) == a.file]
     if a.kernel:
@@ -807,7 +817,9 @@ def cmd_run(a, ms):
                        f"finish writing its report), bundle commit {commit}")
     late = [r for r in results if r["status"] == "not run (deadline)"]
     results = [r for r in results if r["status"] != "not run (deadline)"]
+    n_also = len(set(a.also.split(","))) if getattr(a, "also", None) else 0
     meta = (f"{len(ms)} mutants ({'sampled: ' + str(a.sample) + ' with seed ' + str(a.seed) if a.sample else 'all generated'}"
+            + (f", plus {n_also} named by --also (earlier survivors re-run)" if n_also else "")
             + (f"; {len(late)} of them not started by the {a.deadline:.0f} s deadline, so "
                f"{len(results)} ran" if late else "")
             + f"), {'GPU' if gpu else 'CPU only (no device: ' + probe.stdout.strip() + ')'} checks,"
@@ -828,6 +840,9 @@ def main(argv=None):
         p.add_argument("--kernel")
         p.add_argument("--operator", choices=OPERATORS)
         p.add_argument("--sample", type=int, default=0)
+        p.add_argument("--ids", help="only these mutant ids (comma-separated), e.g. survivors")
+        p.add_argument("--also", help="these mutant ids in addition to the selection (a sample "
+                       "plus earlier survivors to re-kill)")
         p.add_argument("--seed", type=int, default=1)
         p.add_argument("--files", nargs="*", default=None, help=argparse.SUPPRESS)
     sub.choices["list"].add_argument("-o", "--output")

@@ -346,5 +346,26 @@ def a_timed_out_check_leaves_no_process_and_a_busy_binary_is_restored():
             p.wait()
 
 
+@test
+def ids_and_also_pick_named_mutants():
+    ms = mu.generate(mu.default_files())
+    ids = [ms[3]["id"], ms[7]["id"]]
+
+    class A:
+        file = kernel = operator = None
+        sample, seed, ids_, also = 0, 1, None, None
+
+    a = A()
+    a.ids = ",".join(ids)
+    a.also = None
+    assert [m["id"] for m in mu.select(ms, a)] == ids
+    a.ids, a.sample, a.seed, a.also = None, 5, 9, ids[0]
+    got = mu.select(ms, a)
+    assert ids[0] in [m["id"] for m in got] and len(got) in (5, 6), len(got)
+    a.also = None
+    base = mu.select(ms, a)
+    assert len(base) == 5 and all(m in got for m in base)  # the sample is unchanged by --also
+
+
 if __name__ == "__main__":
     sys.exit(main("mutate_test"))
