@@ -34,6 +34,10 @@
  *                            the launcher's bytes == the full passes' == the reference's; the
  *                            receipts count every row, the rows the route can settle settle and
  *                            the others are handed back; the rollback moves no receipt;
+ *  san_select_sampled        the same on 5 queries x 66,000 pools (one row per kind), small
+ *                            enough for compute-sanitizer (the sanitizer set's san_* filter);
+ *  san_score_misaligned      the scorers with q and keys only 4-byte aligned: the fast plan's
+ *                            scalar arm, the reference's bytes;
  *  san_score_exact_alloc     the fast and reference scorers on buffers of exactly their size
  *                            (plain cudaMalloc, no guard bands) at d 132 (streamed float4), 68
  *                            (resident float4) and 7 (scalar), t_q 1 and 64: fast == reference
@@ -578,16 +582,21 @@ static float *exact_download(tb *t, const void *d, size_t bytes) {
     return h;
 }
 
-static void score_exact_alloc(tb *t, int32_t tq, int32_t D) {
+/* off: q and keys start `off` floats into their allocations (off 1: 4-byte aligned only, so
+ * the scorer must take its scalar-load arm; a plan that took float4 loads there faults). */
+static void score_exact_alloc(tb *t, int32_t tq, int32_t D, int off) {
     const int32_t H = 2, NP = 300, pool = 1, first_pos = NP - tq;
-    char name[64];
-    snprintf(name, sizeof name, "t_q %d, d %d, %d pools", tq, D, NP);
+    char name[80];
+    snprintf(name, sizeof name, "t_q %d, d %d, %d pools%s", tq, D, NP,
+             off ? ", q and keys 4-byte aligned" : "");
     tb_set_case(t, name);
     size_t nq = (size_t)tq * H * D, nk = (size_t)NP * D, nh = (size_t)tq * H, ns = (size_t)tq * NP;
-    float *q = host_fill(t, "exact/idx_q", nq, 1.0f), *keys = host_fill(t, "exact/keys", nk, 0.5f),
+    float *q = host_fill(t, "exact/idx_q", nq + off, 1.0f),
+          *keys = host_fill(t, "exact/keys", nk + off, 0.5f),
           *hw = host_fill(t, "exact/idx_hw", nh, 1.0f);
-    void *dq = exact_upload(t, q, nq * 4), *dk = exact_upload(t, keys, nk * 4),
+    void *dq0 = exact_upload(t, q, (nq + off) * 4), *dk0 = exact_upload(t, keys, (nk + off) * 4),
          *dh = exact_upload(t, hw, nh * 4), *ds = exact_upload(t, NULL, ns * 4);
+    const float *dq = (const float *)dq0 + off, *dk = (const float *)dk0 + off;
     float *out[2];
     for (int r = 0; r < 2; r++) {
         int rc = (r == 0 ? memra_mla_kpool_score_f32 : memra_mla_kpool_score_ref_f32)(
@@ -599,7 +608,7 @@ static void score_exact_alloc(tb *t, int32_t tq, int32_t D) {
     const int64_t shape[2] = {tq, NP};
     tb_compare(t, "score", ST_F32, 2, shape, out[0], "fast", out[1], "reference", MLA_TOL_EXACT,
                NULL, TB_BYTES);
-    cudaFree(dq), cudaFree(dk), cudaFree(dh), cudaFree(ds);
+    cudaFree(dq0), cudaFree(dk0), cudaFree(dh), cudaFree(ds);
     free(out[0]), free(out[1]), free(q), free(keys), free(hw);
 }
 
@@ -610,7 +619,20 @@ Test(kpool_identities, san_score_exact_alloc, .timeout = 300) {
     static const int32_t dims[] = {132, 68, 7}, tqs[] = {1, 64};
     for (size_t i = 0; i < sizeof dims / sizeof *dims; i++)
         for (size_t j = 0; j < sizeof tqs / sizeof *tqs; j++)
-            score_exact_alloc(&t, tqs[j], dims[i]);
+            score_exact_alloc(&t, tqs[j], dims[i], 0);
+}
+
+/* The scorer's plan picks float4 loads only for 16-byte aligned q and keys: with both 4-byte
+ * aligned it must take the scalar arm and give the reference's bytes (the H200 mutate survivor of
+ * 2026-12-01, fourth session: the alignment test inverted passed every aligned check). */
+Test(kpool_identities, san_score_misaligned, .timeout = 300) {
+    GPU_REQUIRE();
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, "san_score_misaligned");
+    static const int32_t dims[] = {128, 132}, tqs[] = {1, 64};
+    for (size_t i = 0; i < sizeof dims / sizeof *dims; i++)
+        for (size_t j = 0; j < sizeof tqs / sizeof *tqs; j++)
+            score_exact_alloc(&t, tqs[j], dims[i], 1);
 }
 
 /* ---- select_sampled_door ---- */
@@ -623,20 +645,19 @@ static float sample_blind_value(int64_t p, mla_fill_stream *s) {
     return (p / 32) % 16 == 0 ? -2.5f + 0.5f * u : u;
 }
 
-Test(kpool_identities, select_sampled_door, .timeout = 300) {
-    GPU_REQUIRE();
-    tb t;
-    TB_CRITERION_INIT(&t, TARGET, SUITE, "select_sampled_door");
-    const int32_t TQ = 20, NP = 70000, POOL = 4, K = 512, W = 2051, FP = NP * POOL - TQ;
-    tb_set_case(&t, "20 queries x 70000 pools, pool 4, select_k 512, tail");
-    float *s = tb_xmalloc(&t, (size_t)TQ * NP * sizeof *s);
+static void sampled_route(tb *tp, int32_t TQ, int32_t NP) {
+    const int32_t POOL = 4, K = 512, W = 2051, FP = NP * POOL - TQ;
+    char cname[96];
+    snprintf(cname, sizeof cname, "%d queries x %d pools, pool 4, select_k 512, tail", TQ, NP);
+    tb_set_case(tp, cname);
+    float *s = tb_xmalloc(tp, (size_t)TQ * NP * sizeof *s);
     mla_fill_stream st = mla_fill_stream_init(SEED, "sampled/score");
     for (int32_t i = 0; i < TQ; i++)
         for (int32_t p = 0; p < NP; p++)
             s[(size_t)i * NP + p] = i % 5 == 4 ? sample_blind_value(p, &st) : tie_value(i % 5, &st);
     gpu_buf bs = gpu_buf_from_host(s, (size_t)TQ * NP * 4), bi = gpu_buf_alloc((size_t)TQ * W * 4);
     uint64_t h0 = 0, f0 = 0, h1 = 0, f1 = 0;
-    tb_launched(&t, mla_select_sampled_counts(&h0, &f0), "mla_select_sampled_counts");
+    tb_launched(tp, mla_select_sampled_counts(&h0, &f0), "mla_select_sampled_counts");
     int32_t *ix[3];
     for (int r = 0; r < 3;
          r++) { /* launcher (sampled), door rolled back (full passes), reference */
@@ -648,33 +669,51 @@ Test(kpool_identities, select_sampled_door, .timeout = 300) {
                 ? mla_door_kpool_select_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL)
                 : memra_mla_kpool_select_ref_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL);
         unsetenv("MEMRA_MLA_SELECT_SAMPLED");
-        tb_launched(&t, rc,
+        tb_launched(tp, rc,
                     r == 0   ? "the launcher (sampled route)"
                     : r == 1 ? "the door with MEMRA_MLA_SELECT_SAMPLED=0 (full passes)"
                              : "the reference");
-        ix[r] = tb_output(&t, &bi, "idx", r == 0 ? "sampled" : r == 1 ? "full" : "reference", 1);
+        ix[r] = tb_output(tp, &bi, "idx", r == 0 ? "sampled" : r == 1 ? "full" : "reference", 1);
         if (r == 0)
-            tb_launched(&t, mla_select_sampled_counts(&h1, &f1), "mla_select_sampled_counts");
+            tb_launched(tp, mla_select_sampled_counts(&h1, &f1), "mla_select_sampled_counts");
     }
     uint64_t h2 = 0, f2 = 0;
-    tb_launched(&t, mla_select_sampled_counts(&h2, &f2), "mla_select_sampled_counts");
+    tb_launched(tp, mla_select_sampled_counts(&h2, &f2), "mla_select_sampled_counts");
     const int64_t ishape[2] = {TQ, W};
-    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "sampled", ix[1], "full", MLA_TOL_EXACT, NULL,
+    tb_compare(tp, "idx", ST_I32, 2, ishape, ix[0], "sampled", ix[1], "full", MLA_TOL_EXACT, NULL,
                1);
-    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "sampled", ix[2], "reference", MLA_TOL_EXACT,
+    tb_compare(tp, "idx", ST_I32, 2, ishape, ix[0], "sampled", ix[2], "reference", MLA_TOL_EXACT,
                NULL, 1);
-    tb_expectf(&t, (h1 - h0) + (f1 - f0) == (uint64_t)TQ,
+    tb_expectf(tp, (h1 - h0) + (f1 - f0) == (uint64_t)TQ,
                "receipts: %llu settled + %llu handed back, expected %d rows",
                (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0), TQ);
     /* settled: the realistic rows (collected) and the two one-value-bin kinds (16 levels, mostly
      * 0.5); handed back: the equal-high-bit rows and the sample-blind rows */
-    tb_expectf(&t, h1 - h0 >= (uint64_t)(3 * TQ / 5) && f1 - f0 >= (uint64_t)(TQ / 5),
+    tb_expectf(tp, h1 - h0 >= (uint64_t)(3 * TQ / 5) && f1 - f0 >= (uint64_t)(TQ / 5),
                "receipts: %llu rows settled by the sampled route, %llu handed back (expected at "
                "least %d and %d)",
                (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0), 3 * TQ / 5, TQ / 5);
-    tb_expectf(&t, h2 == h1 && f2 == f1, "the rolled-back door moved the receipts");
+    tb_expectf(tp, h2 == h1 && f2 == f1, "the rolled-back door moved the receipts");
     cr_log_info("sampled route: %llu rows settled, %llu handed to the full passes",
                 (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0));
     free(ix[0]), free(ix[1]), free(ix[2]), free(s);
     gpu_buf_free(&bs), gpu_buf_free(&bi);
+}
+
+Test(kpool_identities, select_sampled_door, .timeout = 300) {
+    GPU_REQUIRE();
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, "select_sampled_door");
+    sampled_route(&t, 20, 70000);
+}
+
+/* The sampled route on a case small enough for compute-sanitizer (one row of each kind, 66,000
+ * pools: just past SEL_SAMPLE_MIN): racecheck sees its shared-memory histogram, the collect and
+ * count pass, the settle and the ordered pass (the H200 mutate survivor of 2026-12-01, fourth
+ * session: a barrier after the histogram's clear removed, unseen by the small sets). */
+Test(kpool_identities, san_select_sampled, .timeout = 300) {
+    GPU_REQUIRE();
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, "san_select_sampled");
+    sampled_route(&t, 5, 66000);
 }
