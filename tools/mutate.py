@@ -335,7 +335,9 @@ def apply(m, src_text):
 
 
 def read_equivalent(path=EQUIV_FILE):
-    """{(file, operator, before-line text): reason}; '#' comments; fields tab-separated."""
+    """{(file, operator, before-line text): reason}; '#' comments; fields tab-separated. A
+    line-text field "id:<mutant id>" names one mutant (for a line whose text recurs, where only
+    that one mutant is equivalent): its key is ("id", id)."""
     eq = {}
     if os.path.exists(path):
         with open(path) as f:
@@ -346,7 +348,9 @@ def read_equivalent(path=EQUIV_FILE):
                 if len(parts) != 4 or not parts[3].strip():
                     raise SystemExit(f"{path}:{n}: want file<TAB>operator<TAB>line text<TAB>"
                                      "reason")
-                eq[(parts[0], parts[1], parts[2].strip())] = parts[3].strip()
+                text = parts[2].strip()
+                key = ("id", text[3:]) if text.startswith("id:") else (parts[0], parts[1], text)
+                eq[key] = parts[3].strip()
     return eq
 
 
@@ -683,7 +687,8 @@ def totals(rows, eq):
     result rows). The report's tables and the nightly ledger (tools/ledger.py) both use it."""
     killed = sum(r["status"].startswith("killed") for r in rows)
     surv = [r for r in rows if r["status"] == "survived"]
-    live = [r for r in surv if (r["file"], r["operator"], r["before"]) not in eq]
+    live = [r for r in surv if (r["file"], r["operator"], r["before"]) not in eq
+            and ("id", r.get("id")) not in eq]
     denom = killed + len(live)
     return {"mutants": len(rows), "killed": killed, "survived": len(live),
             "equivalent": len(surv) - len(live),
