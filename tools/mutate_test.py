@@ -365,6 +365,16 @@ def ids_and_also_pick_named_mutants():
     a.also = None
     base = mu.select(ms, a)
     assert len(base) == 5 and all(m in got for m in base)  # the sample is unchanged by --also
+    # an "id:" ledger key makes exactly that survivor equivalent, not its line's other mutants
+    with tempfile.TemporaryDirectory() as t:
+        led = os.path.join(t, "eq.txt")
+        with open(led, "w") as f:
+            f.write(f"{ms[3]['file']}\t{ms[3]['operator']}\tid:{ms[3]['id']}\tplanted reason\n")
+        eq = mu.read_equivalent(led)
+        twin = dict(ms[3], id="0000000000")
+        rows = [dict(ms[3], status="survived"), dict(twin, status="survived")]
+        tot = mu.totals(rows, eq)
+        assert tot["equivalent"] == 1 and tot["survived"] == 1, tot
 
 
 if __name__ == "__main__":
