@@ -947,46 +947,43 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             const bool collect_now = ((uint64_t)s_before + hist[tb]) * 16 <= 2 * (uint64_t)SEL_CAP;
             if (tid == 0) s_count = 0u;
             __syncthreads();
-            /* one pass: collect every key whose top 12 bits are <= tb (one slot atomic per warp
+            /* One pass: collect every key whose top 12 bits are <= tb (one slot atomic per warp
              * and element step: a tie-heavy row puts most of a warp's keys in one bin), and count
-             * the keys in tb (the rest of the count is below it), with the least and greatest key
-             * of tb. The loops' trip counts are block-uniform, so every lane reaches each ballot.
-             */
-            /* Bins as float thresholds (desc32 is monotone in the score): a key's top 12 bits are
-             * <= tb iff x >= thr, < tb iff x >= thr_lt (NaN: neither, unless tb is the last bin,
-             * which takes every key); one compare per key instead of desc32 and a shift. */
+             * the keys below tb and in tb, with the least and greatest score of tb. The loops'
+             * trip counts are block-uniform, so every lane reaches each ballot. The bins are
+             * float thresholds (desc32 is monotone in the score): a key's top 12 bits are <= tb
+             * iff x >= thr, < tb iff x >= thr_lt (NaN: neither, unless tb is the last bin, which
+             * takes every key); one compare per key instead of desc32 and a shift. */
             const bool take_all = tb == SEL_BINS - 1;
             const float thr = sel_desc_floor(((tb + 1u) << 20) - 1u);
             const float thr_lt = tb == 0u ? NAN : sel_desc_floor((tb << 20) - 1u);
             uint32_t n_eq = 0, n_lt = 0;
             float eq_min = INFINITY, eq_max = -INFINITY;
             const int lane = tid & 31;
-            auto slot = [&](float x, int64_t p,
-                            bool take) { /* warp-aggregated list slot */
-                                         const uint32_t m = __ballot_sync(FULL_MASK, take);
-                                         if (m != 0u) {
-                                             const int leader = __ffs(m) - 1;
-                                             uint32_t b0 = 0u;
-                                             if (lane == leader)
-                                                 b0 = atomicAdd(&s_count, (uint32_t)__popc(m));
-                                             b0 = __shfl_sync(FULL_MASK, b0, leader);
-                                             const uint32_t pos =
-                                                 b0 + (uint32_t)__popc(m & ((1u << lane) - 1u));
-                                             if (take && pos < SEL_CAP)
-                                                 list[pos] = ((uint64_t)SEL_DESC32(x) << 32) |
-                                                             (uint64_t)SEL_KEY_LOW(p);
-                                         }
+            /* a warp-aggregated list slot for each lane with `take` */
+            auto slot = [&](float x, int64_t p, bool take) {
+                const uint32_t m = __ballot_sync(FULL_MASK, take);
+                if (m != 0u) {
+                    const int leader = __ffs(m) - 1;
+                    uint32_t b0 = 0u;
+                    if (lane == leader) b0 = atomicAdd(&s_count, (uint32_t)__popc(m));
+                    b0 = __shfl_sync(FULL_MASK, b0, leader);
+                    const uint32_t pos = b0 + (uint32_t)__popc(m & ((1u << lane) - 1u));
+                    if (take && pos < SEL_CAP)
+                        list[pos] = ((uint64_t)SEL_DESC32(x) << 32) | (uint64_t)SEL_KEY_LOW(p);
+                }
             };
-            auto count = [&](float x, bool valid) { /* -> take */
-                                                    const bool tk = valid && (take_all || x >= thr);
-                                                    const bool lt = valid && x >= thr_lt;
-                                                    n_lt += lt ? 1u : 0u;
-                                                    if (tk && !lt) {
-                                                        n_eq++;
-                                                        eq_min = fminf(eq_min, x);
-                                                        eq_max = fmaxf(eq_max, x);
-                                                    }
-                                                    return tk;
+            /* the counts of one key; returns whether it is taken */
+            auto count = [&](float x, bool valid) {
+                const bool tk = valid && (take_all || x >= thr);
+                const bool lt = valid && x >= thr_lt;
+                n_lt += lt ? 1u : 0u;
+                if (tk && !lt) {
+                    n_eq++;
+                    eq_min = fminf(eq_min, x);
+                    eq_max = fmaxf(eq_max, x);
+                }
+                return tk;
             };
             int64_t p_done = 0;
             if ((((uintptr_t)row) & 15) == 0) {
