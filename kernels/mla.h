@@ -47,11 +47,17 @@ extern "C" {
  * A kernel that changes its walk restates it here (kernels/mla_attn.cu asserts its row tile is
  * MLA_ATTN_WALK_TILE); the suites then bound the new walk. */
 #define MLA_ATTN_WALK_TILE 16
-static inline void mla_attn_walk(int64_t n_terms, int64_t n_slots, int64_t *R, int64_t *D) {
-    const int64_t tiles = (n_slots + MLA_ATTN_WALK_TILE - 1) / MLA_ATTN_WALK_TILE;
+/* The form every stated walk takes: row tiles of `tile` slots, at most `in_tile` f32 roundings
+ * into an accumulator inside a term's tile, one merge per later tile, one in the combine. */
+static inline void mla_attn_walk_of(int64_t n_terms, int64_t n_slots, int64_t tile, int64_t in_tile,
+                                    int64_t *R, int64_t *D) {
+    const int64_t tiles = (n_slots + tile - 1) / tile;
     const int64_t r = n_terms < tiles ? n_terms : tiles;
     *R = r;
-    *D = (n_terms < MLA_ATTN_WALK_TILE ? n_terms : MLA_ATTN_WALK_TILE) + r + 1;
+    *D = (n_terms < in_tile ? n_terms : in_tile) + r + 1;
+}
+static inline void mla_attn_walk(int64_t n_terms, int64_t n_slots, int64_t *R, int64_t *D) {
+    mla_attn_walk_of(n_terms, n_slots, MLA_ATTN_WALK_TILE, MLA_ATTN_WALK_TILE, R, D);
 }
 
 /* The chunk plan of the walk (kernels/mla_attn.cu, a function of the shape only, never of the

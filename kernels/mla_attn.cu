@@ -121,6 +121,9 @@ template <int HT> struct at_cfg {
     static_assert(HT % 8 == 0 && HT % HV == 0 && HV % 4 == 0, "head tile");
     static_assert(AT_NT % HT == 0 && TR * 4 == AT_JT, "thread layouts");
 };
+static_assert(at_cfg<32>::MAX_RANK == 512,
+              "the head tile rule (32 heads up to kv_rank 512, else 8) is stated in kernels/mla.h "
+              "(mla_attn_chunk_slots): restate it there");
 
 /* ---- tensor-core arms (the MEMRA_MLA_TC_ATTN door, kernels/mla_door.h; docs/performance.md) ----
  * TC = 1: single-pass TF32 operands; TC = 3: 3xTF32 (x = hi + lo, hi = tf32(x), lo = tf32(x - hi);

@@ -116,10 +116,7 @@ int mla_bf16_transpose_heads(const float *src, uint16_t *dst, int32_t batch, int
  * numerator the rescale multiply O * alpha) and one per chunk in the combine. The numerator's
  * in-tile accumulation is the tensor cores' (mla_attn_tc_arith's pv_rel). */
 static inline void mla_attn_tc_walk(int64_t n_terms, int64_t n_slots, int64_t *R, int64_t *D) {
-    const int64_t tiles = (n_slots + MLA_TC_ATTN_TILE - 1) / MLA_TC_ATTN_TILE;
-    const int64_t r = n_terms < tiles ? n_terms : tiles;
-    *R = r;
-    *D = (n_terms < 6 ? n_terms : 6) + r + 1;
+    mla_attn_walk_of(n_terms, n_slots, MLA_TC_ATTN_TILE, 6, R, D);
 }
 
 /* The tf32 arm's arithmetic beyond class attn (docs/tolerances.md, "The tf32 door arm"), for a

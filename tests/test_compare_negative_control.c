@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kernels/mla.h"
+#include "kernels/mla_door.h"
 #include "tests/lib/compare.h"
 #include "tests/lib/mla_fill.h"
 #include "tests/lib/testbed.h"
@@ -163,6 +164,23 @@ Test(compare_negative_control, stated_walk_values) {
         mla_attn_walk(want[i].n, want[i].w, &r, &d);
         cr_expect(r == want[i].r && d == want[i].d,
                   "mla_attn_walk(N %lld, W %lld) = R %lld D %lld, docs say R %lld D %lld",
+                  (long long)want[i].n, (long long)want[i].w, (long long)r, (long long)d,
+                  (long long)want[i].r, (long long)want[i].d);
+    }
+}
+
+/* The tf32 door arm's stated walk (kernels/mla_door.h): tiles of 32, 6 in-tile roundings of the
+ * denominator (docs/tolerances.md, "The tf32 door arm as rebuilt"). */
+Test(compare_negative_control, stated_tc_walk_values) {
+    static const struct {
+        int64_t n, w, r, d;
+    } want[] = {{1, 1, 1, 3},           {6, 6, 1, 8},       {32, 32, 1, 8}, {33, 33, 2, 9},
+                {4096, 4096, 128, 135}, {10, 4096, 10, 17}, {0, 64, 0, 1}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        int64_t r = -1, d = -1;
+        mla_attn_tc_walk(want[i].n, want[i].w, &r, &d);
+        cr_expect(r == want[i].r && d == want[i].d,
+                  "mla_attn_tc_walk(N %lld, W %lld) = R %lld D %lld, docs say R %lld D %lld",
                   (long long)want[i].n, (long long)want[i].w, (long long)r, (long long)d,
                   (long long)want[i].r, (long long)want[i].d);
     }
