@@ -462,15 +462,17 @@ def stage_checks(file, kernel):
 
 def gpu_checks(bundle, file=None, kernel=None):
     """The GPU checks in order, each (label, argv relative to the worker dir, extra env):
-    1. each GPU binary on its small case set (tools/sanitize_set.tsv: the san_* cases reach
-       every kernel arm in seconds);
-    2. the fixture cases of the mutated kernel's stage in the golden suites (KERNEL_CHECKS,
+    1. the fixture cases of the mutated kernel's stage in the golden suites (KERNEL_CHECKS,
        else the file's FILE_CHECKS), and the other GPU binaries that exercise the file
        (FILE_BINARIES), whole; every GPU binary whole when the file is not listed;
+    2. the small case sets (tools/sanitize_set.tsv: the san_* cases reach every kernel arm) of
+       the binaries that exercise the file (FILE_SANITIZE) and did not already run whole in 1;
     3. the corpus replay of each GPU fuzzer that reaches the file (FILE_FUZZERS);
     4. 10 s of fuzzing per such target;
     5. racecheck, then memcheck, on the small case sets of the binaries that exercise the file
-       (FILE_SANITIZE; compute-sanitizer, when on PATH)."""
+       (FILE_SANITIZE; compute-sanitizer, when on PATH).
+    The killers first: in the H200 passes of 2026-12-01 the stage checks killed most mutants and
+    the small sets, run first, killed none alone; each check before the killer is time lost."""
     small = {}
     tsv = os.path.join(bundle, "tools", "sanitize_set.tsv")
     if os.path.exists(tsv):
@@ -488,8 +490,7 @@ def gpu_checks(bundle, file=None, kernel=None):
     # two Criterion workers per binary: the mutants run in parallel on one GPU, and each
     # worker process holds a CUDA context
     cj = ["--jobs=2"]
-    checks = [(f"{b} --filter={small[b]}", [f"bin/{b}", f"--filter={small[b]}", *cj], {})
-              for b in GPU_BINARIES if b in small]
+    checks = []
     if file in FILE_CHECKS:
         # the product arms' checks first, the doors' (the tensor-core attention arms) after
         # them: each group half the cases' work, so a product mutant dies before its timeout
@@ -501,9 +502,12 @@ def gpu_checks(bundle, file=None, kernel=None):
             flt = "*/*__@(" + "|".join(group) + ")"
             checks += [(f"{b} --filter={flt}", [f"bin/{b}", f"--filter={flt}", *cj], {})
                        for b in GOLDEN_SUITES]
-        checks += [(b, [f"bin/{b}", *cj], {}) for b in FILE_BINARIES[file]]
+        whole = FILE_BINARIES[file]
     else:
-        checks += [(b, [f"bin/{b}", *cj], {}) for b in GPU_BINARIES]
+        whole = GPU_BINARIES
+    checks += [(b, [f"bin/{b}", *cj], {}) for b in whole]
+    checks += [(f"{b} --filter={small[b]}", [f"bin/{b}", f"--filter={small[b]}", *cj], {})
+               for b in sanitized if b not in whole]
     checks += [(f"{t}_replay", [f"bin/{t}_fuzzer", "-runs=0", f"fuzz/corpus/{t}"], asan)
                for t in fuzzers]
     checks += [(f"fuzz_{t} 10 s", [f"bin/{t}_fuzzer", "-max_total_time=10", "{scratch}",
@@ -633,7 +637,8 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
 
     p = build(phases[0])
     build_s = time.time() - t0
-    res = dict(m, build_seconds=round(build_s, 1))
+    # every check run, in order: (label, verdict, seconds), for the report's time table
+    res = dict(m, build_seconds=round(build_s, 1), trace=[])
     try:
         if p is not None and p.returncode != 0:
             res.update(failed_build(p))
@@ -653,6 +658,7 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
                     res.update(failed_build(p))
                     return res
             verdict, dt = run_check(wdir, argv, extra, a.timeout, env)
+            res["trace"].append([label, verdict, round(dt, 1)])
             if verdict in ("killed", "timeout") and unmutated is not None:
                 base, base_dt = unmutated.verdict(label, argv, extra)
                 if base != "survived" and base != "skipped":
@@ -702,6 +708,34 @@ def rows_undecided(rows):
     return [r for r in rows if r["status"].startswith("undecided")]
 
 
+def time_table(results):
+    """Where the workers' time went: per check label, how often it ran, its mean and longest
+    time, and how many mutants it killed; the builds first. A pass's sample size and worker
+    count are planned from it."""
+    rows = {}
+    builds = [r["build_seconds"] for r in results if "build_seconds" in r]
+    for r in results:
+        for label, verdict, dt in r.get("trace", []):
+            e = rows.setdefault(label, [0, 0.0, 0.0, 0])
+            e[0] += 1
+            e[1] += dt
+            e[2] = max(e[2], dt)
+            e[3] += verdict in ("killed", "timeout") and r["status"].startswith("killed")
+    if not builds and not rows:
+        return []
+    total = sum(builds) + sum(e[1] for e in rows.values())
+    md = ["", "## Where the time went", "",
+          f"{total:.0f} worker-seconds over {len(results)} mutants"
+          + (f", {total / len(results):.0f} per mutant" if results else "") + ".", "",
+          "| step | runs | mean s | max s | killed |", "| --- | ---: | ---: | ---: | ---: |"]
+    if builds:
+        md.append(f"| build (nvcc + relink) | {len(builds)} | {sum(builds) / len(builds):.1f} | "
+                  f"{max(builds):.1f} | - |")
+    md += [f"| {label} | {n} | {tot / n:.1f} | {mx:.1f} | {k} |"
+           for label, (n, tot, mx, k) in rows.items()]
+    return md
+
+
 def report(results, eq, out, meta):
     md = ["# Mutation report", "", meta, ""]
     for key, title in (("file", "file"), ("kernel", "kernel")):
@@ -742,6 +776,7 @@ def report(results, eq, out, meta):
     md += [f"| {r['id']} | {r['file']}:{r['line']} {r['kernel']} | {r['operator']} | "
            f"{r['killer']}{' (timeout)' if 'timeout' in r['status'] else ''} | {r['seconds']} |"
            for r in results if r["status"].startswith("killed")]
+    md += time_table(results)
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "mutation-report.md"), "w") as f:
         f.write("\n".join(md) + "\n")

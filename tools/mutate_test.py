@@ -172,9 +172,11 @@ def applying_a_mutant_changes_exactly_its_span():
 def the_report_scores_files_and_kernels():
     rows = [
         {"id": "a", "file": "k.cu", "kernel": "f", "line": 1, "operator": "REL", "before": "x",
-         "after": "y", "status": "killed", "killer": "t1", "seconds": 1.5},
+         "after": "y", "status": "killed", "killer": "t1", "seconds": 1.5,
+         "build_seconds": 10.0, "trace": [["t0", "survived", 3.0], ["t1", "killed", 1.5]]},
         {"id": "b", "file": "k.cu", "kernel": "f", "line": 2, "operator": "SYNC",
-         "before": "__syncthreads();", "after": ";", "status": "survived"},
+         "before": "__syncthreads();", "after": ";", "status": "survived",
+         "build_seconds": 20.0, "trace": [["t0", "survived", 5.0], ["t1", "survived", 2.5]]},
         {"id": "c", "file": "k.cu", "kernel": "g", "line": 3, "operator": "MINMAX",
          "before": "m = fmaxf(a, a);", "after": "m = fminf(a, a);", "status": "survived"},
         {"id": "d", "file": "k.cu", "kernel": "g", "line": 4, "operator": "REL", "before": "p",
@@ -199,6 +201,11 @@ def the_report_scores_files_and_kernels():
     assert "| d | k.cu:4 g | REL | t2 (timeout) | 120.0 |" in md, md
     assert "**CPU only:** 1 compiled mutants" in md, md
     assert "**Undecided:** 1 mutants" in md, md
+    # where the time went: 30 s of builds and 12 s of checks over the 7 mutants
+    assert "42 worker-seconds over 7 mutants, 6 per mutant." in md, md
+    assert "| build (nvcc + relink) | 2 | 15.0 | 20.0 | - |" in md, md
+    assert "| t0 | 2 | 4.0 | 5.0 | 0 |" in md, md
+    assert "| t1 | 2 | 2.0 | 2.5 | 1 |" in md, md
 
 
 @test
@@ -232,16 +239,17 @@ def fake_bundle(t):
 def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
     with tempfile.TemporaryDirectory() as t:
         fake_bundle(t)
-        labels = [c[0] for c in mu.gpu_checks(t, "kernels/mla_kpool.cu")]
-        small = [f"{b} --filter=*/san_*" for b in mu.GPU_BINARIES]
-        assert labels[:len(small)] == small, labels  # the small sets first, every binary
-        rest = labels[len(small):]
+        rest = [c[0] for c in mu.gpu_checks(t, "kernels/mla_kpool.cu")]
         flt = "*/*__@(index_append_ring|pool_keys|score|select)"
-        assert rest[:4] == [f"dense_gpu_goldens_test --filter={flt}",
+        # the killers first: the stage's fixture checks, then the file's binaries whole, then
+        # the small sets of the file's other sanitizer binaries (those run whole hold theirs)
+        assert rest[:5] == [f"dense_gpu_goldens_test --filter={flt}",
                             f"kpool_gpu_goldens_test --filter={flt}",
-                            "kpool_identities_gpu_test", "decode_chain_gpu_test"], rest
-        assert rest[4:6] == ["select_order_replay", "fuzz_select_order 10 s"], rest
+                            "kpool_identities_gpu_test", "decode_chain_gpu_test",
+                            "kpool_gpu_goldens_test --filter=*/san_*"], rest
+        assert rest[5:7] == ["select_order_replay", "fuzz_select_order 10 s"], rest
         assert "dense_gpu_goldens_test" not in rest  # never a golden suite whole
+        assert not any(x.startswith("tc_attn_gpu_test") for x in rest), rest  # not the file's
         # a kernel of a listed stage: that stage's checks only; a shared helper: the file's
         sel = [c[0] for c in mu.gpu_checks(t, "kernels/mla_kpool.cu", "kpool_select_radix_f32")]
         assert "kpool_gpu_goldens_test --filter=*/*__@(select)" in sel, sel
@@ -249,7 +257,7 @@ def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
         assert any("@(rope|split_latent|append_latent|absorb_q|decompress_v)" in x
                    for x in assr), assr
         # the attention file: the product checks, then the tensor-core doors' checks
-        att = [c[0] for c in mu.gpu_checks(t, "kernels/mla_attn.cu")][len(small):]
+        att = [c[0] for c in mu.gpu_checks(t, "kernels/mla_attn.cu")]
         assert att[:4] == [
             "dense_gpu_goldens_test --filter=*/*__@(attn_absorbed|attn_gathered)",
             "kpool_gpu_goldens_test --filter=*/*__@(attn_absorbed|attn_gathered)",
@@ -278,8 +286,9 @@ def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
         for m in mu.generate(mu.default_files()):  # every mutant gets checks of its own file
             assert set(mu.stage_checks(m["file"], m["kernel"])) <= set(mu.FILE_CHECKS[m["file"]])
         # a file the table does not know: every binary whole
-        whole = [c[0] for c in mu.gpu_checks(t, "kernels/new.cu")][len(small):]
+        whole = [c[0] for c in mu.gpu_checks(t, "kernels/new.cu")]
         assert whole[:len(mu.GPU_BINARIES)] == mu.GPU_BINARIES, whole
+        assert not any("--filter=*/san_*" in x for x in whole), whole  # held by the wholes
         for f in mu.FILE_CHECKS:  # the table covers every kernel source
             assert os.path.exists(os.path.join(mu.ROOT, f)), f
         mutated = sorted({m["file"] for m in mu.generate(mu.default_files())})
