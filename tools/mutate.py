@@ -496,9 +496,12 @@ def gpu_checks(bundle, file=None, kernel=None):
         # them: each group half the cases' work, so a product mutant dies before its timeout
         # (H200 2026-12-01: the four attention checks in one filter took 120 s under 14 workers)
         stage = stage_checks(file, kernel)
-        for group in ([c for c in stage if "_tc" not in c], [c for c in stage if "_tc" in c]):
-            if not group:
-                continue
+        groups = []
+        for part in ([c for c in stage if "_tc" not in c], [c for c in stage if "_tc" in c]):
+            # at most two stages a filter: a shared helper's four kpool stages in one filter took
+            # 100 s unmutated under 14 workers, past the timeout (fifth session, call 1)
+            groups += [part[j:j + 2] for j in range(0, len(part), 2)]
+        for group in groups:
             flt = "*/*__@(" + "|".join(group) + ")"
             checks += [(f"{b} --filter={flt}", [f"bin/{b}", f"--filter={flt}", *cj], {})
                        for b in GOLDEN_SUITES]
@@ -597,7 +600,10 @@ def worker_dir(bundle, base):
     os.makedirs(base)
     for d in ("bin", "relink"):
         shutil.copytree(os.path.join(bundle, d), os.path.join(base, d), symlinks=True)
-    for d in ("golden", "fuzz", "lib", "known_failures.txt", "out"):
+    # tools/: sanitize_set.tsv, the small case sets of the small-set and sanitizer checks (the
+    # H200 pass of 2026-12-01, fifth session, call 1, ran without them: gpu_checks read the
+    # worker's copy, which had no tools/, so no small set and no sanitizer check ran)
+    for d in ("golden", "fuzz", "lib", "known_failures.txt", "out", "tools"):
         src = os.path.join(bundle, d)
         if os.path.exists(src):
             os.symlink(src, os.path.join(base, d))
@@ -785,6 +791,32 @@ def report(results, eq, out, meta):
     return "\n".join(md)
 
 
+def resume_verdicts(a, ms):
+    """--resume REPORT.json: the final verdicts (killed, killed by a timeout, did not compile or
+    link) of an earlier pass over the same selection, by mutant id; every other mutant of the
+    selection (survived, undecided, not run) runs again. Each resumed mutant must be the same
+    change of the same source here (id, line and text): a kernel edited since makes the run
+    refuse, since its verdicts were of other code."""
+    if not getattr(a, "resume", None):
+        return {}
+    with open(a.resume) as f:
+        old = json.load(f)
+    m = re.search(r"bundle commit ([0-9a-f]+)", old.get("meta", ""))
+    a.resume_commit = m.group(1) if m else "?"
+    here = {x["id"]: x for x in ms}
+    out = {}
+    for r in old["results"]:
+        x = here.get(r["id"])
+        if x is None or not (r["status"].startswith("killed") or r["status"].startswith("did not")):
+            continue
+        if (x["file"], x["line"], x["before"], x["after"]) != (r["file"], r["line"], r["before"],
+                                                              r["after"]):
+            raise SystemExit(f"mutate: --resume {a.resume}: mutant {r['id']} is not the same "
+                             "change here (the kernel source changed since that pass)")
+        out[r["id"]] = dict(r, resumed=True)
+    return out
+
+
 def cmd_run(a, ms):
     bundle = os.path.abspath(a.bundle)
     for need in ("bin", "relink"):
@@ -824,6 +856,9 @@ def cmd_run(a, ms):
     ms = list(ms)
     random.Random(a.seed).shuffle(ms)
     results = []
+    resumed = resume_verdicts(a, ms)
+    if resumed:  # the earlier pass's final verdicts stand; the rest of its selection runs
+        ms = [m for m in ms if m["id"] not in resumed]
     commit = open(os.path.join(bundle, "COMMIT")).read().strip()[:12]
     with tempfile.TemporaryDirectory() as tmp:
         wdirs = [worker_dir(bundle, os.path.join(tmp, f"w{i}")) for i in range(a.jobs)]
@@ -856,10 +891,13 @@ def cmd_run(a, ms):
                        f"PARTIAL: {i} of {len(ms)} mutants reported so far (the run did not "
                        f"finish writing its report), bundle commit {commit}")
     late = [r for r in results if r["status"] == "not run (deadline)"]
-    results = [r for r in results if r["status"] != "not run (deadline)"]
+    results = list(resumed.values()) + [r for r in results if r["status"] != "not run (deadline)"]
     n_also = len(set(a.also.split(","))) if getattr(a, "also", None) else 0
-    meta = (f"{len(ms)} mutants ({'sampled: ' + str(a.sample) + ' with seed ' + str(a.seed) if a.sample else 'all generated'}"
+    meta = (f"{len(ms) + len(resumed)} mutants ({'sampled: ' + str(a.sample) + ' with seed ' + str(a.seed) if a.sample else 'all generated'}"
             + (f", plus {n_also} named by --also (earlier survivors re-run)" if n_also else "")
+            + (f"; {len(resumed)} final verdicts (killed, or no build) resumed from "
+               f"{os.path.basename(a.resume)} (bundle commit {a.resume_commit}), the other "
+               f"{len(ms)} run here" if resumed else "")
             + (f"; {len(late)} of them not started by the {a.deadline:.0f} s deadline, so "
                f"{len(results)} ran" if late else "")
             + f"), {'GPU' if gpu else 'CPU only (no device: ' + probe.stdout.strip() + ')'} checks,"
@@ -898,6 +936,8 @@ def main(argv=None):
                    help="with --deadline: seconds after it at which running mutants stop "
                         "before their next check (reported as undecided, outside the score)")
     r.add_argument("--out", default=os.path.join(ROOT, "out", "mutate"))
+    r.add_argument("--resume", help="an earlier pass's mutation-report.json over the same "
+                   "selection and bundle commit: its kills stand, the rest runs again")
     s = sub.add_parser("show")
     s.add_argument("ids", nargs="+")
     ap_ = sub.add_parser("apply")

@@ -11,6 +11,7 @@ the report's arithmetic, on the CPU.
   - the GPU checks run the mutated file's own fixture checks (not every suite whole), and a
     kill or timeout counts only when the same check passes on the unmutated bundle.
 """
+import argparse
 import json
 import shutil
 import subprocess
@@ -240,32 +241,40 @@ def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
     with tempfile.TemporaryDirectory() as t:
         fake_bundle(t)
         rest = [c[0] for c in mu.gpu_checks(t, "kernels/mla_kpool.cu")]
-        flt = "*/*__@(index_append_ring|pool_keys|score|select)"
+        f1, f2 = "*/*__@(index_append_ring|pool_keys)", "*/*__@(score|select)"
         # the killers first: the stage's fixture checks, then the file's binaries whole, then
         # the small sets of the file's other sanitizer binaries (those run whole hold theirs)
-        assert rest[:5] == [f"dense_gpu_goldens_test --filter={flt}",
-                            f"kpool_gpu_goldens_test --filter={flt}",
+        assert rest[:7] == [f"dense_gpu_goldens_test --filter={f1}",
+                            f"kpool_gpu_goldens_test --filter={f1}",
+                            f"dense_gpu_goldens_test --filter={f2}",
+                            f"kpool_gpu_goldens_test --filter={f2}",
                             "kpool_identities_gpu_test", "decode_chain_gpu_test",
                             "kpool_gpu_goldens_test --filter=*/san_*"], rest
-        assert rest[5:7] == ["select_order_replay", "fuzz_select_order 10 s"], rest
+        assert rest[7:9] == ["select_order_replay", "fuzz_select_order 10 s"], rest
         assert "dense_gpu_goldens_test" not in rest  # never a golden suite whole
         assert not any(x.startswith("tc_attn_gpu_test") for x in rest), rest  # not the file's
         # a kernel of a listed stage: that stage's checks only; a shared helper: the file's
         sel = [c[0] for c in mu.gpu_checks(t, "kernels/mla_kpool.cu", "kpool_select_radix_f32")]
         assert "kpool_gpu_goldens_test --filter=*/*__@(select)" in sel, sel
         assr = [c[0] for c in mu.gpu_checks(t, "kernels/mla_dense.cu", "dense_slab_plan")]
-        assert any("@(rope|split_latent|append_latent|absorb_q|decompress_v)" in x
-                   for x in assr), assr
+        assert [x for x in assr if x.startswith("dense_gpu_goldens_test --filter=*/*__")] == [
+            "dense_gpu_goldens_test --filter=*/*__@(" + g + ")"
+            for g in ("rope|split_latent", "append_latent|absorb_q", "decompress_v")], assr
         # the attention file: the product checks, then the tensor-core doors' checks
         att = [c[0] for c in mu.gpu_checks(t, "kernels/mla_attn.cu")]
-        assert att[:4] == [
+        assert att[:6] == [
             "dense_gpu_goldens_test --filter=*/*__@(attn_absorbed|attn_gathered)",
             "kpool_gpu_goldens_test --filter=*/*__@(attn_absorbed|attn_gathered)",
-            "dense_gpu_goldens_test --filter=*/*__@(attn_absorbed_tctf32|attn_gathered_tctf32"
-            "|attn_absorbed_tc3xtf32|attn_gathered_tc3xtf32)",
-            "kpool_gpu_goldens_test --filter=*/*__@(attn_absorbed_tctf32|attn_gathered_tctf32"
-            "|attn_absorbed_tc3xtf32|attn_gathered_tc3xtf32)",
+            "dense_gpu_goldens_test --filter=*/*__@(attn_absorbed_tctf32|attn_gathered_tctf32)",
+            "kpool_gpu_goldens_test --filter=*/*__@(attn_absorbed_tctf32|attn_gathered_tctf32)",
+            "dense_gpu_goldens_test --filter=*/*__@(attn_absorbed_tc3xtf32|attn_gathered_tc3xtf32)",
+            "kpool_gpu_goldens_test --filter=*/*__@(attn_absorbed_tc3xtf32|attn_gathered_tc3xtf32)",
         ], att
+        # a shared helper of four stages (kpool_pool_visible): two filters of two stages (one of
+        # four ran past the timeout unmutated)
+        helper = [c[0] for c in mu.gpu_checks(t, "kernels/mla_kpool.cu", "kpool_pool_visible")]
+        assert "kpool_gpu_goldens_test --filter=*/*__@(index_append_ring|pool_keys)" in helper
+        assert "kpool_gpu_goldens_test --filter=*/*__@(score|select)" in helper, helper
         # fuzzers and sanitizer binaries of the mutated file only: select_order cannot see an
         # attention mutant, and kpool_identities_gpu_test never runs attention
         assert not any("select_order" in x for x in att), att
@@ -293,6 +302,49 @@ def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
             assert os.path.exists(os.path.join(mu.ROOT, f)), f
         mutated = sorted({m["file"] for m in mu.generate(mu.default_files())})
         assert sorted(mu.FILE_CHECKS) == mutated, mutated
+
+
+@test
+def a_workers_copy_sees_the_small_sets_and_the_sanitizer_checks():
+    # the checks are planned in each worker's directory: it must see tools/sanitize_set.tsv
+    # (fifth session, call 1: it did not, and no small set or sanitizer check ran)
+    with tempfile.TemporaryDirectory() as t:
+        b = os.path.join(t, "b")
+        os.makedirs(b)
+        fake_bundle(b)
+        os.makedirs(os.path.join(b, "relink"))
+        w = mu.worker_dir(b, os.path.join(t, "w0"))
+        old_which = mu.shutil.which
+        mu.shutil.which = lambda name: "/usr/bin/compute-sanitizer"
+        try:
+            labels = [c[0] for c in mu.gpu_checks(w, "kernels/mla_kpool.cu")]
+        finally:
+            mu.shutil.which = old_which
+        assert "kpool_gpu_goldens_test --filter=*/san_*" in labels, labels
+        assert "memcheck kpool_identities_gpu_test" in labels, labels
+
+
+@test
+def resume_keeps_an_earlier_passs_kills_and_reruns_the_rest():
+    ms = [{"id": i, "file": "k.cu", "line": n, "before": "a", "after": "b"}
+          for n, i in enumerate(["m1", "m2", "m3", "m4"])]
+    rows = [dict(ms[0], status="killed", killer="t"), dict(ms[1], status="survived"),
+            dict(ms[2], status="not run (deadline)"), dict(ms[3], status="did not compile")]
+    with tempfile.TemporaryDirectory() as t:
+        rep = os.path.join(t, "r.json")
+        with open(rep, "w") as f:
+            json.dump({"meta": "x, bundle commit abc123", "results": rows}, f)
+        a = argparse.Namespace(resume=rep)
+        got = mu.resume_verdicts(a, ms)
+        assert sorted(got) == ["m1", "m4"] and got["m1"]["resumed"], got
+        assert a.resume_commit == "abc123"
+        changed = [dict(ms[0], before="other")] + ms[1:]
+        try:
+            mu.resume_verdicts(a, changed)
+            raise AssertionError("a changed source was resumed")
+        except SystemExit as e:
+            assert "not the same change" in str(e)
+        assert mu.resume_verdicts(argparse.Namespace(resume=None), ms) == {}
 
 
 @test
