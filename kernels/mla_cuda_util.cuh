@@ -1,6 +1,8 @@
 /* mla_cuda_util.cuh: what the kernel files share (CUDA C++ only, header-only):
  *  - cp.async staging helpers (sm_80+): 16- and 4-byte copies global -> shared with an optional
  *    zero-fill (valid == false reads nothing and writes zeros), commit and wait;
+ *  - mbarrier and bulk-copy helpers (sm_90): one thread copies a contiguous run global -> shared,
+ *    the block waits on the barrier's phase;
  *  - mla_device_once: a per-device, thread-safe once guard for host-side configuration such as
  *    the dynamic shared-memory opt-in (set to each kernel's maximum so concurrent callers never
  *    race on it). */
@@ -39,6 +41,54 @@ static __device__ __forceinline__ void mla_cp_async_commit(void) {
 /* Waits until at most N committed groups are still in flight. */
 template <int N> static __device__ __forceinline__ void mla_cp_async_wait(void) {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/* Bulk copies (sm_90: the tensor memory accelerator's 1-D form) completing on an mbarrier. One
+ * thread issues a copy of any multiple of 16 bytes (both addresses 16-byte aligned); the block
+ * waits on the barrier's phase. Per stage: mla_mbar_expect(bar, bytes) once (the barrier counts
+ * one arrival), then the copies, then every consumer mla_mbar_wait(bar, parity) with parity the
+ * stage's use count mod 2. A barrier is initialised by one thread, then mla_mbar_fence_init()
+ * and a block barrier, before any copy names it. */
+static __device__ __forceinline__ void mla_mbar_init(uint64_t *bar, unsigned count) {
+    unsigned b = (unsigned)__cvta_generic_to_shared(bar);
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
+}
+
+static __device__ __forceinline__ void mla_mbar_fence_init(void) {
+    /* the initialised barriers visible to the async proxy that completes the copies */
+    asm volatile("fence.mbarrier_init.release.cluster;\n"
+                 "fence.proxy.async.shared::cta;\n" ::
+                     : "memory");
+}
+
+/* The one arrival of the barrier's phase, announcing `bytes` of copies that complete on it. */
+static __device__ __forceinline__ void mla_mbar_expect(uint64_t *bar, unsigned bytes) {
+    unsigned b = (unsigned)__cvta_generic_to_shared(bar);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes)
+                 : "memory");
+}
+
+static __device__ __forceinline__ void mla_bulk_copy(void *smem, const void *gmem, unsigned bytes,
+                                                     uint64_t *bar) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    unsigned b = (unsigned)__cvta_generic_to_shared(bar);
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], "
+                 "%2, [%3];\n" ::"r"(s),
+                 "l"(gmem), "r"(bytes), "r"(b)
+                 : "memory");
+}
+
+/* Until the barrier's phase of this parity has completed (its copies have landed). */
+static __device__ __forceinline__ void mla_mbar_wait(uint64_t *bar, unsigned parity) {
+    unsigned b = (unsigned)__cvta_generic_to_shared(bar);
+    asm volatile("{\n"
+                 ".reg .pred p;\n"
+                 "MLA_MBAR_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+                 "@!p bra MLA_MBAR_WAIT;\n"
+                 "}\n" ::"r"(b),
+                 "r"(parity)
+                 : "memory");
 }
 
 /* Runs configure() (returning 0 or a status) once per device, for the current device, under a

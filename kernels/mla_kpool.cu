@@ -989,13 +989,21 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             if ((((uintptr_t)row) & 15) == 0) {
                 const float4 *row4 = reinterpret_cast<const float4 *>(row);
                 const int64_t n4 = n_vis >> 2, step = blockDim.x;
-                for (int64_t g0 = 0; g0 < n4; g0 += SEL_SU * step) {
-                    float4 v[SEL_SU];
+                /* software-pipelined: the next step's SEL_SU float4 are in flight while this
+                 * step's are counted (without it each step waited a whole load latency: ncu
+                 * 2026-12-01, the pass ran at about 1 read per 136 us per wave) */
+                float4 v[SEL_SU];
+                auto load = [&](int64_t g0, float4(&w)[SEL_SU]) {
 #pragma unroll
                     for (int u = 0; u < SEL_SU; u++) {
                         const int64_t g = g0 + u * step + tid;
-                        v[u] = g < n4 ? __ldg(row4 + g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                        w[u] = g < n4 ? __ldg(row4 + g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
                     }
+                };
+                load(0, v);
+                for (int64_t g0 = 0; g0 < n4; g0 += SEL_SU * step) {
+                    float4 nv[SEL_SU];
+                    load(g0 + SEL_SU * step, nv);
 #pragma unroll
                     for (int u = 0; u < SEL_SU; u++) {
                         const int64_t g = g0 + u * step + tid;
@@ -1010,6 +1018,8 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
                             slot(v[u].w, 4 * g + 3, t3);
                         }
                     }
+#pragma unroll
+                    for (int u = 0; u < SEL_SU; u++) v[u] = nv[u];
                 }
                 p_done = n4 * 4;
             }
