@@ -178,12 +178,15 @@ extern "C" int memra_mla_append_latent_f32(float *cache, const float *c_kv, cons
  * that output's whole __fmaf_rn chain, for each token of its group, in ascending reduction order
  * from 0.0f: the oracle's sequence, so every split and group size gives the same bytes.
  *
- * Two arms of each, the same blocks and bytes:
- *  - the bulk arms (TT <= 4 with 16-byte alignment: decode, short verify; the default there):
- *    one output per thread, the block's weight rows staged by bulk copies (sm_90) on mbarriers,
- *    so no thread spends instructions on copy addresses (absorb_q_bulk_f32, decompress_v_bulk_f32);
- *  - the warp-ring arms (TT 8, or unaligned): each warp stages its own columns / rows through
- *    its own cp.async ring (warp-synchronous, no block barrier after the prologue).
+ * The arms, each with the same blocks and bytes:
+ *  - absorb's bulk arm (TT <= 4 with 16-byte alignment: decode, short verify; the default
+ *    there): one output per thread, the block's weight rows staged by bulk copies (sm_90) on
+ *    mbarriers, so no thread spends instructions on copy addresses (absorb_q_bulk_f32);
+ *  - the warp-ring arms (absorb at TT 8 or unaligned; decompress always): each warp stages its
+ *    own columns / rows through its own cp.async ring (warp-synchronous, no block barrier after
+ *    the prologue). A bulk arm of decompress (one 256-byte copy per row and chunk, 1,024 a
+ *    block) ran at 35.8 us against this arm's 14.4 (H200 2026-12-01, fifth session, call 2:
+ *    DRAM 21%, 0.24 instructions a cycle) and was removed.
  */
 #define DENSE_COLS 128 /* decompress: outputs (threads) per block, 4 warps of 32 rows */
 /* floats per row per decompress chunk: 64 (256 contiguous bytes) for the decode-width groups,
@@ -381,13 +384,14 @@ static __global__ void __launch_bounds__(AB_COLS)
     absorb_q_bulk_f32(const float *__restrict__ q_nope, const float *__restrict__ wk_b,
                       float *__restrict__ q_lat, int32_t t_q, int32_t n_head, int32_t d_nope,
                       int32_t kv_rank, int32_t split, int32_t nb) {
-    extern __shared__ __align__(128) float smem[];
+    /* its own name: every `extern __shared__ smem` is one symbol, of one alignment */
+    extern __shared__ __align__(128) float ab_bulk_smem[];
     __shared__ __align__(8) uint64_t bar[AB_BULK_NS];
     dense_block q;
     if (!dense_block_of(t_q, n_head, kv_rank, split, nb, TT, AB_COLS, &q)) return;
     const int tid = threadIdx.x, lane = tid & 31;
-    float *qs = smem;
-    float *ring = smem + (size_t)((d_nope * TT + 3) & ~3);
+    float *qs = ab_bulk_smem;
+    float *ring = ab_bulk_smem + (size_t)((d_nope * TT + 3) & ~3);
     const int32_t n_ch = (d_nope + AB_BULK_ROWS - 1) / AB_BULK_ROWS;
     const int32_t w = min(AB_COLS, q.o1 - q.c0); /* the block's columns: a multiple of 4 (VEC) */
     const unsigned row_bytes = (unsigned)w * 4u;
@@ -568,109 +572,6 @@ static __global__ void __launch_bounds__(DENSE_COLS, 2)
             if (t < q.nt) out[((q.i0 + t) * n_head + q.h) * (int64_t)d_v + v0 + lane] = acc[t];
 }
 
-/* decompress, the bulk arm (TT <= 4 with VEC's alignment; the launcher's default there): the
- * same blocks, outputs and chains as decompress_v_f32. ncu at glm5 decode (2026-12-01): one warp
- * per scheduler, 5 cycles per issued instruction, about 3,900 instructions per warp (its 16
- * cp.async a chunk with their addresses, then a shared load per fma): the warps' instruction
- * streams, not the bytes, set the 12.9 us (DRAM 56%). Here warp 0's lanes issue each chunk as
- * one bulk copy per row (dv_ch(1) floats of each of the block's DENSE_COLS rows, into rows of
- * DV_BULK_LD floats), completing on the chunk's mbarrier, DV_BULK_NS chunks in flight; each
- * thread's loop is a float4 of its row and a float4 of the o_lat values per 4 fmas.
- * Shared memory: os[r][TT], then the ring. */
-#define DV_BULK_CH 64               /* floats per row per chunk (256 contiguous bytes) */
-#define DV_BULK_LD (DV_BULK_CH + 4) /* 4 mod 32: a warp's float4 row reads take 4 wavefronts */
-#define DV_BULK_NS 6                /* chunks in flight (6 x 34 KB) */
-static __host__ __device__ constexpr int dv_bulk_ring_floats(void) {
-    return DV_BULK_NS * DENSE_COLS * DV_BULK_LD;
-}
-
-template <int TT>
-static __global__ void __launch_bounds__(DENSE_COLS)
-    decompress_v_bulk_f32(const float *__restrict__ o_lat, const float *__restrict__ wv_b,
-                          float *__restrict__ out, int32_t t_q, int32_t n_head, int32_t d_v,
-                          int32_t kv_rank, int32_t split, int32_t nb) {
-    extern __shared__ __align__(128) float smem[];
-    __shared__ __align__(8) uint64_t bar[DV_BULK_NS];
-    dense_block q;
-    if (!dense_block_of(t_q, n_head, d_v, split, nb, TT, DENSE_COLS, &q)) return;
-    const int tid = threadIdx.x, lane = tid & 31;
-    float *os = smem;
-    float *ring = smem + (size_t)((kv_rank + 3) & ~3) * TT;
-    const int32_t n_ch = (kv_rank + DV_BULK_CH - 1) / DV_BULK_CH;
-    const int32_t rows = min(DENSE_COLS, q.o1 - q.c0); /* the block's outputs */
-    const float *wh = wv_b + ((int64_t)q.h * d_v + q.c0) * kv_rank;
-
-    /* chunk k into its stage, by warp 0: lane 0 announces its bytes, then the lanes issue its
-     * rows (row j by lane j % 32) */
-    auto issue = [&](int32_t k) {
-        const int32_t r0 = k * DV_BULK_CH, rw = min(DV_BULK_CH, kv_rank - r0);
-        uint64_t *b = &bar[k % DV_BULK_NS];
-        if (lane == 0) mla_mbar_expect(b, (unsigned)rows * (unsigned)rw * 4u);
-        __syncwarp();
-        float *st = ring + (size_t)(k % DV_BULK_NS) * DENSE_COLS * DV_BULK_LD;
-        for (int32_t j = lane; j < rows; j += 32)
-            mla_bulk_copy(st + (size_t)j * DV_BULK_LD, wh + (int64_t)j * kv_rank + r0,
-                          (unsigned)rw * 4u, b);
-    };
-
-    if (tid == 0) {
-        for (int i = 0; i < DV_BULK_NS; i++) mla_mbar_init(&bar[i], 1);
-        mla_mbar_fence_init();
-    }
-    __syncthreads(); /* the barriers */
-    if (tid < 32)
-        for (int32_t k = 0; k < min(n_ch, DV_BULK_NS); k++) issue(k);
-    for (int32_t e = tid; e < kv_rank * TT; e += DENSE_COLS) {
-        const int32_t r = e / TT, t = e - r * TT;
-        os[e] = t < q.nt ? o_lat[((q.i0 + t) * n_head + q.h) * (int64_t)kv_rank + r] : 0.0f;
-    }
-    __syncthreads(); /* os */
-
-    float acc[TT];
-#pragma unroll
-    for (int t = 0; t < TT; t++) acc[t] = 0.0f;
-    for (int32_t k = 0; k < n_ch; k++) {
-        mla_mbar_wait(&bar[k % DV_BULK_NS], (unsigned)(k / DV_BULK_NS) & 1u);
-        const int32_t r0 = k * DV_BULK_CH, rw = min(DV_BULK_CH, kv_rank - r0);
-        const float *row = ring + ((size_t)(k % DV_BULK_NS) * DENSE_COLS + tid) * DV_BULK_LD;
-        if (tid < rows) {
-            auto step4 = [&](int32_t c) { /* r0 + c .. + 3: rw and r0 are multiples of 4 */
-                                          const float4 w4 =
-                                              *reinterpret_cast<const float4 *>(row + c);
-                                          float w[4];
-                                          w[0] = w4.x, w[1] = w4.y, w[2] = w4.z, w[3] = w4.w;
-                                          float ov[4 * TT];
-#pragma unroll
-                                          for (int u = 0; u < TT; u++) {
-                                              const float4 f = *reinterpret_cast<const float4 *>(
-                                                  os + (size_t)(r0 + c) * TT + 4 * u);
-                                              ov[4 * u] = f.x, ov[4 * u + 1] = f.y,
-                                                     ov[4 * u + 2] = f.z, ov[4 * u + 3] = f.w;
-                                          }
-#pragma unroll
-                                          for (int x = 0; x < 4; x++)
-#pragma unroll
-                                              for (int t = 0; t < TT; t++)
-                                                  acc[t] = __fmaf_rn(w[x], ov[x * TT + t], acc[t]);
-            };
-            if (rw == DV_BULK_CH) {
-#pragma unroll 4
-                for (int32_t c = 0; c < DV_BULK_CH; c += 4) step4(c);
-            } else {
-                for (int32_t c = 0; c < rw; c += 4) step4(c);
-            }
-        }
-        if (k + DV_BULK_NS < n_ch) {
-            __syncthreads(); /* every thread is done with the stage */
-            if (tid < 32) issue(k + DV_BULK_NS);
-        }
-    }
-    if (tid < rows)
-#pragma unroll
-        for (int t = 0; t < TT; t++)
-            if (t < q.nt) out[((q.i0 + t) * n_head + q.h) * (int64_t)d_v + q.c0 + tid] = acc[t];
-}
-
 static size_t absorb_smem(int32_t d_nope, int tt) {
     return ((size_t)((d_nope * tt + 3) & ~3) + (size_t)AB_WARPS * ab_ring_floats(tt)) *
            sizeof(float);
@@ -724,33 +625,20 @@ static size_t decompress_smem(int32_t kv_rank, int tt) {
            sizeof(float);
 }
 
-static size_t decompress_bulk_smem(int32_t kv_rank, int tt) {
-    return ((size_t)((kv_rank + 3) & ~3) * tt + (size_t)dv_bulk_ring_floats()) * sizeof(float);
-}
-
 template <int TT>
 static void decompress_v_f32_arm(const dense_plan &p, const float *o_lat, const float *wv_b,
                                  float *out, int32_t t_q, int32_t n_head, int32_t d_v,
                                  int32_t kv_rank, int32_t split, cudaStream_t st) {
     const bool vec = (kv_rank & 3) == 0 && ((uintptr_t)wv_b & 15) == 0;
-    auto launch = [&] {
-        if constexpr (TT <= 4) {
-            if (vec) { /* the bulk arm: row chunks as 16-byte multiples from 16-byte aligned rows */
-                decompress_v_bulk_f32<TT>
-                    <<<(unsigned)p.blocks, DENSE_COLS, decompress_bulk_smem(kv_rank, TT), st>>>(
-                        o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, split, p.nb);
-                return;
-            }
-        }
-        auto kern = vec ? decompress_v_f32<TT, (TT > 4)> : decompress_v_f32<TT, false>;
-        kern<<<(unsigned)p.blocks, DENSE_COLS, decompress_smem(kv_rank, TT), st>>>(
-            o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, split, p.nb);
-    };
-    launch();
+    auto kern = vec ? decompress_v_f32<TT, true> : decompress_v_f32<TT, false>;
+    const size_t smem = decompress_smem(kv_rank, TT);
+    kern<<<(unsigned)p.blocks, DENSE_COLS, smem, st>>>(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank,
+                                                       split, p.nb);
 #if defined(MLA_SLOW_DECOMPRESS_V)
     /* test-only slowed variant (kernels/BUILD MLA_SLOWS, docs/perf-gate.md): the same launch
      * again, so the bytes are unchanged and the time about doubles; the perf gate must name it */
-    launch();
+    kern<<<(unsigned)p.blocks, DENSE_COLS, smem, st>>>(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank,
+                                                       split, p.nb);
 #endif
 }
 
@@ -820,18 +708,12 @@ extern "C" int memra_mla_decompress_v_split_f32(const float *o_lat, const float 
 
 template <int TT> static cudaError_t dense_set_attrs(void) {
     const int dv = (int)decompress_smem(MLA_MAX_RANK, TT);
-    cudaError_t e = cudaFuncSetAttribute(decompress_v_f32<TT, (TT > 4)>,
+    cudaError_t e = cudaFuncSetAttribute(decompress_v_f32<TT, true>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, dv);
     if (e != cudaSuccess) return e;
     e = cudaFuncSetAttribute(decompress_v_f32<TT, false>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, dv);
     if (e != cudaSuccess) return e;
-    if constexpr (TT <= 4) {
-        e = cudaFuncSetAttribute(decompress_v_bulk_f32<TT>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)decompress_bulk_smem(MLA_MAX_RANK, TT));
-        if (e != cudaSuccess) return e;
-    }
     const int ab = (int)absorb_smem(MLA_MAX_HEAD_DIM, TT);
     e = cudaFuncSetAttribute(absorb_q_f32<TT, (TT > 4)>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, ab);
