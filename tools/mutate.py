@@ -663,8 +663,22 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
                 if p.returncode != 0:
                     res.update(failed_build(p))
                     return res
-            verdict, dt = run_check(wdir, argv, extra, a.timeout, env)
+            # the hard stop bounds the check too: a check still running there is cut, and the
+            # mutant is undecided, not killed by a timeout (fifth session, call 3: 13 mutants'
+            # checks ran on past the stop and the command's own limit ended the run unreported)
+            limit, cut = a.timeout, False
+            if a.stop_at and a.stop_at - time.time() < limit:
+                limit, cut = max(a.stop_at - time.time(), 1.0), True
+            verdict, dt = run_check(wdir, argv, extra, limit, env)
             res["trace"].append([label, verdict, round(dt, 1)])
+            if verdict == "timeout" and cut:
+                res.update(status="undecided (deadline)", detail=f"cut at the hard stop in {label}")
+                return res
+            if verdict in ("killed", "timeout") and a.stop_at and time.time() > a.stop_at:
+                # its unmutated verdict would run past the stop
+                res.update(status="undecided (deadline)",
+                           detail=f"{label} {verdict}; no time left for its unmutated run")
+                return res
             if verdict in ("killed", "timeout") and unmutated is not None:
                 base, base_dt = unmutated.verdict(label, argv, extra)
                 if base != "survived" and base != "skipped":
@@ -880,17 +894,24 @@ def cmd_run(a, ms):
                     free.append(w)
 
         with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-            for i, r in enumerate(ex.map(task, ms), 1):
+            # in the order they finish, each reported and written at once (in submission order,
+            # one slow mutant held back every later verdict: fifth session, call 3)
+            futs = [ex.submit(task, m) for m in ms]
+            for i, fut in enumerate(cf.as_completed(futs), 1):
+                r = fut.result()
                 results.append(r)
                 print(f"mutate: [{i}/{len(ms)}] {r['id']} {r['file']}:{r['line']} "
                       f"{r['operator']}: {r['status']}"
                       + (f" by {r['killer']} in {r['seconds']} s" if "killer" in r else ""),
                       flush=True)
                 # the report so far, after every mutant: a run cut from outside keeps its verdicts
-                report([x for x in results if x["status"] != "not run (deadline)"], eq, a.out,
+                report(list(resumed.values())
+                       + [x for x in results if x["status"] != "not run (deadline)"], eq, a.out,
                        f"PARTIAL: {i} of {len(ms)} mutants reported so far (the run did not "
                        f"finish writing its report), bundle commit {commit}")
     late = [r for r in results if r["status"] == "not run (deadline)"]
+    order = {m["id"]: k for k, m in enumerate(ms)}  # the report in the seeded order again
+    results.sort(key=lambda r: order.get(r["id"], 0))
     results = list(resumed.values()) + [r for r in results if r["status"] != "not run (deadline)"]
     n_also = len(set(a.also.split(","))) if getattr(a, "also", None) else 0
     meta = (f"{len(ms) + len(resumed)} mutants ({'sampled: ' + str(a.sample) + ' with seed ' + str(a.seed) if a.sample else 'all generated'}"

@@ -372,6 +372,42 @@ def a_kill_counts_only_when_the_unmutated_bundle_passes_the_check():
 
 
 @test
+def the_hard_stop_cuts_a_running_check_and_leaves_the_mutant_undecided():
+    # fifth session, call 3: checks started just before the hard stop ran their whole timeout
+    # past it, and the command's limit ended the run with nothing reported
+    limits = []
+
+    def fake_run_check(bdir, argv, extra, timeout, env):
+        limits.append(timeout)
+        return ("survived", 0.1) if len(limits) == 1 else ("timeout", timeout)
+
+    with tempfile.TemporaryDirectory() as t:
+        for d in ("relink/src/kernels", "relink/kobj/opt", "bin"):
+            os.makedirs(os.path.join(t, d))
+        with open(os.path.join(t, "relink", "src", "kernels", "k.cu"), "w") as f:
+            f.write("int f(int i, int n) { return i < n; }\n")
+        with open(os.path.join(t, "relink", "links.json"), "w") as f:
+            json.dump({}, f)
+        for b in ("contract_codes_test", "status_messages_test"):
+            open(os.path.join(t, "bin", b), "w").close()
+        m = {"id": "x", "file": "kernels/k.cu", "line": 1, "operator": "REL", "kernel": "f",
+             "start": 31, "end": 32, "replacement": "<=", "before": "", "after": ""}
+        a = argparse.Namespace(timeout=150, stop_at=time.time() + 3, bundle_abs=t, libdir=t)
+        saved = mu.run_check
+        mu.run_check = fake_run_check
+        try:
+            r = mu.run_one(m, t, a, {}, False)
+        finally:
+            mu.run_check = saved
+        assert r["status"] == "undecided (deadline)", r
+        assert "cut at the hard stop in status_messages_test" in r["detail"], r
+        assert limits[0] == 150 or limits[0] <= 3.5, limits  # bounded by the stop
+        assert limits[1] <= 3.5, limits
+        # the worker's source is restored
+        assert "i < n" in open(os.path.join(t, "relink", "src", "kernels", "k.cu")).read()
+
+
+@test
 def a_timed_out_check_leaves_no_process_and_a_busy_binary_is_restored():
     # H200 2026-12-01: a timed-out Criterion binary's forked workers outlived it, held the
     # binary (the restore failed with ETXTBSY, ending the run) and the GPU
