@@ -357,6 +357,9 @@
  *  san_dense_e   one decode query over 4224 rows at 2 heads: the split walk's most chunks (132,
  *                one wave), more than attn_combine's 128 threads, so its chunk loops take a
  *                second step (a mutant striding past chunks 128..131 survived every other case).
+ *  san_dense_f   t_q 3 (token groups of 4), d_nope 200, kv_rank 264: absorb's bulk arm at
+ *                TT 4 with its ring refilled (13 chunks of 16 rows for 12 stages, the last of 8)
+ *                and a block of 8 columns beside one of 256; decompress at TT 4.
  *  san_kpool_a   pool 1, t_q 3: score arm 1 x 256 with the key tile resident and float4 (d 128).
  *  san_kpool_b   pool 3 (not a power of two), t_q 6, always_tail: score arm 8 x 128, d 7
  *                (resident, scalar); gathered HT 8 scalar rows (526).
@@ -377,7 +380,8 @@
     X(san_dense_d, dense)                                                                          \
     X(san_rope_max, rope_only)                                                                     \
     X(san_prefill, dense_bf16)                                                                     \
-    X(san_dense_e, dense)
+    X(san_dense_e, dense)                                                                          \
+    X(san_dense_f, dense)
 
 #define MLA_CASE_san_dense_a                                                                       \
     .model = "glm5", .seed = 0x5A4E0001u,                                                          \
@@ -433,6 +437,17 @@
              .d_v = 8,                                                                             \
              .t_q = 1,                                                                             \
              .t_kv = 4224,                                                                         \
+             .rope_base = 1e4f,                                                                    \
+             .scale = 0.1f}
+#define MLA_CASE_san_dense_f                                                                       \
+    .model = "synthetic", .seed = 0x5A4E0008u,                                                     \
+    .geom = {.n_head = 2,                                                                          \
+             .kv_rank = 264,                                                                       \
+             .d_rope = 0,                                                                          \
+             .d_nope = 200,                                                                        \
+             .d_v = 8,                                                                             \
+             .t_q = 3,                                                                             \
+             .t_kv = 16,                                                                           \
              .rope_base = 1e4f,                                                                    \
              .scale = 0.1f}
 #define MLA_CASE_san_rope_max                                                                      \
