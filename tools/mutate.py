@@ -536,6 +536,11 @@ class Unmutated:
         self.bundle, self.a, self.env = bundle, a, env
         self.lock, self.seen = threading.Lock(), {}
 
+    def known(self, label):
+        """Whether the check's unmutated run has started (its verdict costs no new run)."""
+        with self.lock:
+            return label in self.seen
+
     def verdict(self, label, argv, extra):
         with self.lock:
             ev = self.seen.get(label)
@@ -674,8 +679,9 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
             if verdict == "timeout" and cut:
                 res.update(status="undecided (deadline)", detail=f"cut at the hard stop in {label}")
                 return res
-            if verdict in ("killed", "timeout") and a.stop_at and time.time() > a.stop_at:
-                # its unmutated verdict would run past the stop
+            if (verdict in ("killed", "timeout") and unmutated is not None and a.stop_at
+                    and time.time() > a.stop_at and not unmutated.known(label)):
+                # its unmutated verdict would be a new run past the stop
                 res.update(status="undecided (deadline)",
                            detail=f"{label} {verdict}; no time left for its unmutated run")
                 return res

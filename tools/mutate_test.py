@@ -406,6 +406,32 @@ def the_hard_stop_cuts_a_running_check_and_leaves_the_mutant_undecided():
         # the worker's source is restored
         assert "i < n" in open(os.path.join(t, "relink", "src", "kernels", "k.cu")).read()
 
+        # a kill that ends just past the stop: it counts when no new unmutated run is needed
+        # (no baseline on CPU, or the check's baseline already run), else it is undecided
+        def slow_kill(bdir, argv, extra, timeout, env):
+            time.sleep(0.3)
+            return ("killed", 0.3)
+
+        class Seen:
+            def __init__(self, seen):
+                self.seen = seen
+
+            def known(self, label):
+                return self.seen
+
+            def verdict(self, label, argv, extra):
+                return ("survived", 1.0)
+
+        mu.run_check = slow_kill
+        try:
+            got = []
+            for unm in (None, Seen(True), Seen(False)):
+                a.stop_at = time.time() + 0.1
+                got.append(mu.run_one(m, t, a, {}, False, unm)["status"])
+        finally:
+            mu.run_check = saved
+        assert got == ["killed", "killed", "undecided (deadline)"], got
+
 
 @test
 def a_timed_out_check_leaves_no_process_and_a_busy_binary_is_restored():
