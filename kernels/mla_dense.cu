@@ -253,6 +253,18 @@ static __device__ __forceinline__ bool dense_block_of(int32_t t_q, int32_t n_hea
     return q->c0 < q->o1;
 }
 
+/* The group's token rows of src[t_q][n_head][dim] at head q.h into dst[dim][TT] of shared memory
+ * (dst[d * TT + t] = token i0 + t's element d; zero for t >= nt), by the block's nthreads. */
+template <int TT>
+static __device__ __forceinline__ void dense_load_group(float *dst, const float *src, int32_t dim,
+                                                        int32_t n_head, const dense_block &q,
+                                                        int nthreads) {
+    for (int32_t e = threadIdx.x; e < dim * TT; e += nthreads) {
+        const int32_t d = e / TT, t = e - d * TT;
+        dst[e] = t < q.nt ? src[((q.i0 + t) * n_head + q.h) * (int64_t)dim + d] : 0.0f;
+    }
+}
+
 /* The TT values x[(row) * TT + 0 .. TT) of shared memory (float4 reads where TT allows). */
 template <int TT>
 static __device__ __forceinline__ void dense_tok_vals(const float *x, int32_t row, float v[TT]) {
@@ -319,10 +331,7 @@ static __global__ void __launch_bounds__(AB_WARPS * 32)
 
     if (warp_on)
         for (int k = 0; k < AB_NS - 1; k++) issue(k);
-    for (int32_t e = tid; e < d_nope * TT; e += AB_WARPS * 32) {
-        const int32_t d = e / TT, t = e - d * TT;
-        qs[e] = t < q.nt ? q_nope[((q.i0 + t) * n_head + q.h) * (int64_t)d_nope + d] : 0.0f;
-    }
+    dense_load_group<TT>(qs, q_nope, d_nope, n_head, q, AB_WARPS * 32);
     __syncthreads(); /* qs; the only block barrier */
     if (!warp_on) return;
 
@@ -420,10 +429,7 @@ static __global__ void __launch_bounds__(AB_COLS)
     }
     __syncthreads(); /* the barriers */
     if (tid < 32) issue(0, min(n_ch, AB_BULK_NS));
-    for (int32_t e = tid; e < d_nope * TT; e += AB_COLS) {
-        const int32_t d = e / TT, t = e - d * TT;
-        qs[e] = t < q.nt ? q_nope[((q.i0 + t) * n_head + q.h) * (int64_t)d_nope + d] : 0.0f;
-    }
+    dense_load_group<TT>(qs, q_nope, d_nope, n_head, q, AB_COLS);
     __syncthreads(); /* qs */
 
     float acc[TT];
@@ -524,10 +530,7 @@ static __global__ void __launch_bounds__(DENSE_COLS, 2)
 
     if (warp_on)
         for (int k = 0; k < DV_NS - 1; k++) issue(k);
-    for (int32_t e = tid; e < kv_rank * TT; e += DENSE_COLS) {
-        const int32_t r = e / TT, t = e - r * TT;
-        os[e] = t < q.nt ? o_lat[((q.i0 + t) * n_head + q.h) * (int64_t)kv_rank + r] : 0.0f;
-    }
+    dense_load_group<TT>(os, o_lat, kv_rank, n_head, q, DENSE_COLS);
     __syncthreads(); /* os; the only block barrier */
     if (!warp_on) return;
 
