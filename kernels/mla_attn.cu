@@ -159,6 +159,24 @@ static __device__ __forceinline__ void at_mma_tc(float c[4], const float a[4], c
     }
     at_mma(c, ah, bh);
 }
+
+/* One lane's output pair, columns r and r + 1 of row qh (a tensor-core fragment's two values):
+ * with one chunk the final o_lat (+0 for an empty row, NaN for a poisoned or infinite-max one,
+ * else v / l); with several, the chunk's unnormalised partial in ws_o. */
+static __device__ __forceinline__ void at_store_pair(float *o_lat, float *ws_o, int32_t n_chunks,
+                                                     int32_t chunk, int64_t n_qh, int64_t qh,
+                                                     int32_t kv_rank, int32_t r, float v0, float v1,
+                                                     bool nonempty, bool nan_out, float l) {
+    if (n_chunks == 1) {
+        float *dst = o_lat + qh * kv_rank + r;
+        dst[0] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(v0, l);
+        dst[1] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(v1, l);
+    } else {
+        float *dst = ws_o + ((int64_t)chunk * n_qh + qh) * kv_rank + r;
+        dst[0] = v0;
+        dst[1] = v1;
+    }
+}
 #define AT_TC_MAX_NT 8 /* P . V n-tiles of 8 columns per warp: kv_rank <= 8 warps x 64 */
 
 /* Row stride (floats) of the shared query / cache tiles: the row padded to whole float4s, plus
@@ -606,16 +624,9 @@ static __global__ void __launch_bounds__(AT_NT, 1)
                 for (int nt = 0; nt < AT_TC_MAX_NT; nt++) {
                     if (nt >= tc_nnt) break;
                     const int32_t r = tc_c0 + nt * 8 + 2 * ft;
-                    const float v0 = acc_tc[mt][nt][2 * half], v1 = acc_tc[mt][nt][2 * half + 1];
-                    if (n_chunks == 1) {
-                        float *dst = o_lat + qh * kv_rank + r;
-                        dst[0] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(v0, l);
-                        dst[1] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(v1, l);
-                    } else {
-                        float *dst = ws_o + ((int64_t)chunk * n_qh + qh) * kv_rank + r;
-                        dst[0] = v0;
-                        dst[1] = v1;
-                    }
+                    at_store_pair(o_lat, ws_o, n_chunks, chunk, n_qh, qh, kv_rank, r,
+                                  acc_tc[mt][nt][2 * half], acc_tc[mt][nt][2 * half + 1], nonempty,
+                                  nan_out, l);
                 }
             }
     } else if (v_on) {
@@ -1032,16 +1043,8 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
             for (int nt = 0; nt < 8; nt++) {
                 if (nt >= nnt) break;
                 const int32_t r = vc0 + nt * 8 + 2 * ft;
-                const float v0 = o[mt][nt][2 * half], v1 = o[mt][nt][2 * half + 1];
-                if (n_chunks == 1) {
-                    float *dst = o_lat + qh * kv_rank + r;
-                    dst[0] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(v0, l);
-                    dst[1] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(v1, l);
-                } else {
-                    float *dst = ws_o + ((int64_t)chunk * n_qh + qh) * kv_rank + r;
-                    dst[0] = v0;
-                    dst[1] = v1;
-                }
+                at_store_pair(o_lat, ws_o, n_chunks, chunk, n_qh, qh, kv_rank, r,
+                              o[mt][nt][2 * half], o[mt][nt][2 * half + 1], nonempty, nan_out, l);
             }
         }
     if (n_chunks > 1 && sq == 0 && h0 + sh < n_head) {
