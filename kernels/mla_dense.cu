@@ -378,10 +378,12 @@ static __global__ void __launch_bounds__(AB_WARPS * 32)
  * threads, 8 warps) instead of four per lane (2 warps). ncu at glm5 decode (2026-12-01): the
  * 2-warp blocks issued one instruction per 3.7 cycles per warp for 14.4 us, SM busy 11%, DRAM
  * 37%: each warp's own instruction stream (its copies' addresses and its 4-wide FMAs) was the
- * critical path, not the bytes. Here warp 0's lanes issue the weight rows as bulk copies (one
- * per row of AB_BULK_ROWS-row chunks, up to AB_BULK_NS chunks in flight: 192 KB, the whole
- * block at d_nope 192), each chunk completing on its own mbarrier, and every thread's loop is a
- * shared-memory load and TT fmas a row. Shared memory: qs[d][TT], then the ring. */
+ * critical path, not the bytes. Here the weight rows come in as bulk copies (one per row of
+ * AB_BULK_ROWS-row chunks, up to AB_BULK_NS chunks in flight: 192 KB, the whole block at d_nope
+ * 192), each chunk completing on its own mbarrier, and every thread's loop is a shared-memory
+ * load and TT fmas a row. Every thread issues its share of the rows (ncu, fifth session: with
+ * warp 0 issuing all 192, the other warps waited 7.1 of their 13.8 cycles an instruction at the
+ * block barrier; 12.48 us). Shared memory: qs[d][TT], then the ring. */
 #define AB_BULK_ROWS 16 /* weight rows per chunk (one mbarrier) */
 #define AB_BULK_NS 12   /* chunks in flight (12 x 16 KB) */
 static __host__ __device__ constexpr int ab_bulk_ring_floats(void) {
@@ -398,7 +400,7 @@ static __global__ void __launch_bounds__(AB_COLS)
     __shared__ __align__(8) uint64_t bar[AB_BULK_NS];
     dense_block q;
     if (!dense_block_of(t_q, n_head, kv_rank, split, nb, TT, AB_COLS, &q)) return;
-    const int tid = threadIdx.x, lane = tid & 31;
+    const int tid = threadIdx.x;
     float *qs = ab_bulk_smem;
     float *ring = ab_bulk_smem + (size_t)((d_nope * TT + 3) & ~3);
     const int32_t n_ch = (d_nope + AB_BULK_ROWS - 1) / AB_BULK_ROWS;
@@ -406,16 +408,17 @@ static __global__ void __launch_bounds__(AB_COLS)
     const unsigned row_bytes = (unsigned)w * 4u;
     const float *wh = wk_b + (int64_t)q.h * d_nope * kv_rank + q.c0;
 
-    /* chunks [k0, k1) into their stages, by warp 0: lane 0 announces each chunk's bytes, then
-     * the lanes issue its rows (row j of the run by lane j % 32) */
+    /* chunks [k0, k1) into their stages, by the whole block: thread 0 announces each chunk's
+     * bytes, and row d of the run is issued by thread d % AB_COLS (one row a thread at d_nope
+     * 192). A copy may complete before its chunk's announcement: the barrier's one pending
+     * arrival (the announcement's) keeps the phase open until both are in. */
     auto issue = [&](int32_t k0, int32_t k1) {
-        if (lane == 0)
+        if (tid == 0)
             for (int32_t k = k0; k < k1; k++)
                 mla_mbar_expect(&bar[k % AB_BULK_NS],
                                 (unsigned)min(AB_BULK_ROWS, d_nope - k * AB_BULK_ROWS) * row_bytes);
-        __syncwarp();
         const int32_t d_end = min(d_nope, k1 * AB_BULK_ROWS);
-        for (int32_t d = k0 * AB_BULK_ROWS + lane; d < d_end; d += 32) {
+        for (int32_t d = k0 * AB_BULK_ROWS + tid; d < d_end; d += AB_COLS) {
             const int32_t k = d / AB_BULK_ROWS;
             mla_bulk_copy(ring + ((size_t)(k % AB_BULK_NS) * AB_BULK_ROWS + d % AB_BULK_ROWS) *
                                      AB_COLS,
@@ -428,7 +431,7 @@ static __global__ void __launch_bounds__(AB_COLS)
         mla_mbar_fence_init();
     }
     __syncthreads(); /* the barriers */
-    if (tid < 32) issue(0, min(n_ch, AB_BULK_NS));
+    issue(0, min(n_ch, AB_BULK_NS));
     dense_load_group<TT>(qs, q_nope, d_nope, n_head, q, AB_COLS);
     __syncthreads(); /* qs */
 
@@ -471,7 +474,7 @@ static __global__ void __launch_bounds__(AB_COLS)
         }
         if (k + AB_BULK_NS < n_ch) {
             __syncthreads(); /* every thread is done with the stage */
-            if (tid < 32) issue(k + AB_BULK_NS, k + AB_BULK_NS + 1);
+            issue(k + AB_BULK_NS, k + AB_BULK_NS + 1);
         }
     }
     if (tid < w)

@@ -949,15 +949,16 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             __syncthreads();
             /* One pass: collect every key whose top 12 bits are <= tb (one slot atomic per warp
              * and element step: a tie-heavy row puts most of a warp's keys in one bin), and count
-             * the keys below tb and in tb, with the least and greatest score of tb. The loops'
-             * trip counts are block-uniform, so every lane reaches each ballot. The bins are
-             * float thresholds (desc32 is monotone in the score): a key's top 12 bits are <= tb
-             * iff x >= thr, < tb iff x >= thr_lt (NaN: neither, unless tb is the last bin, which
-             * takes every key); one compare per key instead of desc32 and a shift. */
+             * the keys at or below tb and below tb, with the least and greatest score of tb. The
+             * loops' trip counts are block-uniform, so every lane reaches each ballot. The bins
+             * are float thresholds (desc32 is monotone in the score): a key's top 12 bits are <=
+             * tb iff x >= thr, < tb iff x >= thr_lt; NaN (the last bin's) passes neither, so a
+             * NaN pads the lanes past the row. When tb is the last bin (a sample short of ks
+             * keys: NaN-heavy rows) the row takes the full passes from level 0 instead. */
             const bool take_all = tb == SEL_BINS - 1;
             const float thr = sel_desc_floor(((tb + 1u) << 20) - 1u);
             const float thr_lt = tb == 0u ? NAN : sel_desc_floor((tb << 20) - 1u);
-            uint32_t n_eq = 0, n_lt = 0;
+            uint32_t n_tk = 0, n_lt = 0;
             float eq_min = INFINITY, eq_max = -INFINITY;
             const int lane = tid & 31;
             /* a warp-aggregated list slot for each lane with `take` */
@@ -973,43 +974,42 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
                         list[pos] = ((uint64_t)SEL_DESC32(x) << 32) | (uint64_t)SEL_KEY_LOW(p);
                 }
             };
-            /* the counts of one key; returns whether it is taken */
-            auto count = [&](float x, bool valid) {
-                const bool tk = valid && (take_all || x >= thr);
-                const bool lt = valid && x >= thr_lt;
+            /* the counts of one key; returns whether it is taken. The least key of tb is the
+             * least taken key, its greatest the greatest key not below tb (keys below tb score
+             * higher than tb's, keys past it lower: with a key in tb, as every use has, the
+             * others cannot move either bound), so neither needs "in tb" itself. */
+            auto count = [&](float x) {
+                const bool tk = x >= thr, lt = x >= thr_lt;
+                n_tk += tk ? 1u : 0u;
                 n_lt += lt ? 1u : 0u;
-                if (tk && !lt) {
-                    n_eq++;
-                    eq_min = fminf(eq_min, x);
-                    eq_max = fmaxf(eq_max, x);
-                }
+                eq_min = fminf(eq_min, tk ? x : INFINITY);
+                eq_max = fmaxf(eq_max, lt ? -INFINITY : x);
                 return tk;
             };
             int64_t p_done = 0;
-            if ((((uintptr_t)row) & 15) == 0) {
-                const float4 *row4 = reinterpret_cast<const float4 *>(row);
-                const int64_t n4 = n_vis >> 2, step = blockDim.x;
-                /* software-pipelined: the next step's SEL_SU float4 are in flight while this
-                 * step's are counted (without it each step waited a whole load latency: ncu
-                 * 2026-12-01, the pass ran at about 1 read per 136 us per wave) */
+            const int64_t step = blockDim.x, chunk = SEL_SU * step;
+            if (!take_all && (((uintptr_t)row) & 15) == 0) {
+                const float4 *row4 = reinterpret_cast<const float4 *>(row) + tid;
+                /* whole chunks of SEL_SU float4 per thread, software-pipelined: the next
+                 * chunk's loads are in flight while this one's are counted (without it each step
+                 * waited a whole load latency: ncu 2026-12-01, about 1 read per 136 us per
+                 * wave); no bounds test per load (ncu, fifth session: the pass was bound by its
+                 * instructions, about 40 per key); the rest of the row takes the loop below */
+                const int64_t n4c = (n_vis >> 2) / chunk * chunk;
                 float4 v[SEL_SU];
                 auto load = [&](int64_t g0, float4(&w)[SEL_SU]) {
 #pragma unroll
-                    for (int u = 0; u < SEL_SU; u++) {
-                        const int64_t g = g0 + u * step + tid;
-                        w[u] = g < n4 ? __ldg(row4 + g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                    }
+                    for (int u = 0; u < SEL_SU; u++) w[u] = __ldg(row4 + g0 + u * step);
                 };
-                load(0, v);
-                for (int64_t g0 = 0; g0 < n4; g0 += SEL_SU * step) {
+                if (n4c > 0) load(0, v);
+                for (int64_t g0 = 0; g0 < n4c; g0 += chunk) {
                     float4 nv[SEL_SU];
-                    load(g0 + SEL_SU * step, nv);
+                    load(g0 + chunk < n4c ? g0 + chunk : g0, nv); /* the last: a cached reload */
 #pragma unroll
                     for (int u = 0; u < SEL_SU; u++) {
                         const int64_t g = g0 + u * step + tid;
-                        const bool ok = g < n4;
-                        const bool t0 = count(v[u].x, ok), t1 = count(v[u].y, ok),
-                                   t2 = count(v[u].z, ok), t3 = count(v[u].w, ok);
+                        const bool t0 = count(v[u].x), t1 = count(v[u].y), t2 = count(v[u].z),
+                                   t3 = count(v[u].w);
                         /* block-uniform collect_now; one vote per float4 when nothing is taken */
                         if (collect_now && __any_sync(FULL_MASK, t0 || t1 || t2 || t3)) {
                             slot(v[u].x, 4 * g, t0);
@@ -1021,26 +1021,26 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
 #pragma unroll
                     for (int u = 0; u < SEL_SU; u++) v[u] = nv[u];
                 }
-                p_done = n4 * 4;
+                p_done = n4c * 4;
             }
-            for (int64_t p0 = p_done; p0 < n_vis; p0 += blockDim.x) {
+            for (int64_t p0 = p_done; p0 < n_vis && !take_all; p0 += blockDim.x) {
                 const int64_t p = p0 + tid;
-                const bool ok = p < n_vis;
-                const float x = ok ? __ldg(row + p) : 0.0f;
-                const bool tk = count(x, ok);
+                const float x = p < n_vis ? __ldg(row + p) : NAN;
+                const bool tk = count(x);
                 if (collect_now) slot(x, p, tk);
             }
-            uint32_t c_eq, c_lt;
-            block_excl_scan_u32(n_eq, &c_eq, warp_sums);
+            uint32_t c_tk, c_lt;
+            block_excl_scan_u32(n_tk, &c_tk, warp_sums);
             block_excl_scan_u32(n_lt, &c_lt, warp_sums);
+            const uint32_t c_eq = c_tk - c_lt; /* a key below tb is at or below it */
             eq_min = sel_block_max_f32(-eq_min, warp_sums) * -1.0f;
             eq_max = sel_block_max_f32(eq_max, warp_sums);
-            /* the one-value test in key order (+0 == -0); a NaN in the last bin never passes */
-            const uint32_t eq_lo = take_all ? 0u : SEL_DESC32(eq_max),
-                           eq_hi = take_all ? 1u : SEL_DESC32(eq_min);
+            /* the one-value test in key order (+0 == -0) */
+            const uint32_t eq_lo = SEL_DESC32(eq_max), eq_hi = SEL_DESC32(eq_min);
             const uint32_t n_got = s_count; /* published by the barriers above */
-            collected = collect_now && n_got >= (uint32_t)n_sel && n_got <= SEL_CAP;
-            if (!collected && c_lt < (uint32_t)n_sel && (uint32_t)n_sel <= c_lt + c_eq) {
+            collected = !take_all && collect_now && n_got >= (uint32_t)n_sel && n_got <= SEL_CAP;
+            if (!take_all && !collected && c_lt < (uint32_t)n_sel &&
+                (uint32_t)n_sel <= c_lt + c_eq) {
                 /* the n_sel-th key is in bin tb: level 0 is resolved by this pass */
                 c_less = c_lt;
                 k = (uint32_t)n_sel - c_lt;
