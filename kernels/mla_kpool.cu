@@ -867,18 +867,21 @@ static __device__ float sel_block_max_f32(float v, uint32_t *warp_sums) {
 /* The sampled route (SAMPLED: the launcher's arm; MEMRA_MLA_SELECT_SAMPLED=0 is its rollback,
  * kernels/mla_door.h; docs/performance.md): for rows of at least SEL_SAMPLE_MIN visible pools, a
  * 12-bit histogram of every 16th 128-byte segment of the row (1/16 of a read) gives a threshold
- * bin tb expected to hold about 1.5 x n_sel keys at or below it; one pass collects every key whose
- * top 12 bits are at or below tb and counts the keys in tb, with their least and greatest key.
- *  - n_sel <= count <= SEL_CAP: the collected set holds every winner (all keys below the
- *    threshold are in it), and the sorts below give exactly the bytes of the full passes;
- *  - else, when the n_sel-th key lies in tb (count below tb < n_sel <= count): the first 12-bit
- *    digit is resolved, so the full passes continue at level 1 restricted to tb; and when every
- *    key of tb is one value (a tie-heavy row), that value is the threshold T and the row goes
- *    straight to the ordered pass;
- *  - else the full passes from level 0.
+ * bin tb expected to hold about 1.5 x n_sel keys at or below it; then one pass over the row:
+ *  - when the sample expects at most SEL_CAP keys at or below tb, it collects them all: with
+ *    n_sel <= count <= SEL_CAP the collected set holds every winner (all keys below the
+ *    threshold are in it), and the sorts below give exactly the bytes of the full passes; any
+ *    other count sends the row to the full passes from level 0;
+ *  - else (a tie group at the cut) it counts the keys below tb and in tb, with tb's least and
+ *    greatest key: when the n_sel-th key lies in tb (count below tb < n_sel <= count) the first
+ *    12-bit digit is resolved, so the full passes continue at level 1 restricted to tb (or one
+ *    collecting pass when tb's keys fit SEL_CAP); when every key of tb is one value (a
+ *    tie-heavy row), that value is the threshold T and the row goes straight to the ordered
+ *    pass; else the full passes from level 0.
  * Receipts: sel_sampled_hits (settled with no further full-row pass: collected, or tb one value)
  * / _fallbacks (another full-row pass or more). */
 #define SEL_SAMPLE_MIN 65536
+template <bool B> struct sel_form { static constexpr bool value = B; }; /* a pass's form */
 __device__ unsigned long long sel_sampled_hits, sel_sampled_fallbacks;
 
 template <bool SAMPLED>
@@ -947,14 +950,22 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             const bool collect_now = ((uint64_t)s_before + hist[tb]) * 16 <= 2 * (uint64_t)SEL_CAP;
             if (tid == 0) s_count = 0u;
             __syncthreads();
-            /* One pass: collect every key whose top 12 bits are <= tb (one slot atomic per warp
-             * and element step: a tie-heavy row puts most of a warp's keys in one bin), and count
-             * the keys at or below tb and below tb, with the least and greatest score of tb. The
-             * loops' trip counts are block-uniform, so every lane reaches each ballot. The bins
-             * are float thresholds (desc32 is monotone in the score): a key's top 12 bits are <=
-             * tb iff x >= thr, < tb iff x >= thr_lt; NaN (the last bin's) passes neither, so a
-             * NaN pads the lanes past the row. When tb is the last bin (a sample short of ks
-             * keys: NaN-heavy rows) the row takes the full passes from level 0 instead. */
+            /* One pass over the row, in one of two forms (block-uniform collect_now):
+             *  - collecting (the sample expects few keys at or below tb): every key whose top 12
+             *    bits are <= tb gets a list slot (one atomic per warp and element step, after
+             *    one vote per SEL_SU float4 finds any); the slot counter counts them all, so a
+             *    collected set of n_sel .. SEL_CAP keys settles the row, and any other count
+             *    (a sample far off) sends the row to the full passes from level 0;
+             *  - counting (a tie group at the cut, far past SEL_CAP): the keys below tb and in
+             *    tb, with tb's least and greatest score, for the level-0 digit and the
+             *    one-value test below.
+             * Each form does only its own work per key (ncu, fifth session: one form doing both
+             * ran at about 40 instructions a key, bound by issue). The loops' trip counts are
+             * block-uniform, so every lane reaches each vote. The bins are float thresholds
+             * (desc32 is monotone in the score): a key's top 12 bits are <= tb iff x >= thr, <
+             * tb iff x >= thr_lt; NaN (the last bin's) passes neither, so a NaN pads the lanes
+             * past the row. When tb is the last bin (a sample short of ks keys: NaN-heavy rows)
+             * the row takes the full passes from level 0 instead. */
             const bool take_all = tb == SEL_BINS - 1;
             const float thr = sel_desc_floor(((tb + 1u) << 20) - 1u);
             const float thr_lt = tb == 0u ? NAN : sel_desc_floor((tb << 20) - 1u);
@@ -974,87 +985,107 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
                         list[pos] = ((uint64_t)SEL_DESC32(x) << 32) | (uint64_t)SEL_KEY_LOW(p);
                 }
             };
-            /* the counts of one key; returns whether it is taken. The least key of tb is the
-             * least taken key, its greatest the greatest key not below tb (keys below tb score
-             * higher than tb's, keys past it lower: with a key in tb, as every use has, the
-             * others cannot move either bound), so neither needs "in tb" itself. */
-            auto count = [&](float x) {
-                const bool tk = x >= thr, lt = x >= thr_lt;
-                n_tk += tk ? 1u : 0u;
-                n_lt += lt ? 1u : 0u;
-                eq_min = fminf(eq_min, tk ? x : INFINITY);
-                eq_max = fmaxf(eq_max, lt ? -INFINITY : x);
-                return tk;
-            };
-            int64_t p_done = 0;
-            const int64_t step = blockDim.x, chunk = SEL_SU * step;
-            if (!take_all && (((uintptr_t)row) & 15) == 0) {
-                const float4 *row4 = reinterpret_cast<const float4 *>(row) + tid;
-                /* whole chunks of SEL_SU float4 per thread, software-pipelined: the next
-                 * chunk's loads are in flight while this one's are counted (without it each step
-                 * waited a whole load latency: ncu 2026-12-01, about 1 read per 136 us per
-                 * wave); no bounds test per load (ncu, fifth session: the pass was bound by its
-                 * instructions, about 40 per key); the rest of the row takes the loop below */
-                const int64_t n4c = (n_vis >> 2) / chunk * chunk;
-                float4 v[SEL_SU];
-                auto load = [&](int64_t g0, float4(&w)[SEL_SU]) {
-#pragma unroll
-                    for (int u = 0; u < SEL_SU; u++) w[u] = __ldg(row4 + g0 + u * step);
-                };
-                if (n4c > 0) load(0, v);
-                for (int64_t g0 = 0; g0 < n4c; g0 += chunk) {
-                    float4 nv[SEL_SU];
-                    load(g0 + chunk < n4c ? g0 + chunk : g0, nv); /* the last: a cached reload */
-#pragma unroll
-                    for (int u = 0; u < SEL_SU; u++) {
-                        const int64_t g = g0 + u * step + tid;
-                        const bool t0 = count(v[u].x), t1 = count(v[u].y), t2 = count(v[u].z),
-                                   t3 = count(v[u].w);
-                        /* block-uniform collect_now; one vote per float4 when nothing is taken */
-                        if (collect_now && __any_sync(FULL_MASK, t0 || t1 || t2 || t3)) {
-                            slot(v[u].x, 4 * g, t0);
-                            slot(v[u].y, 4 * g + 1, t1);
-                            slot(v[u].z, 4 * g + 2, t2);
-                            slot(v[u].w, 4 * g + 3, t3);
-                        }
+            auto pass = [&](auto form) {
+                constexpr bool COLLECT = decltype(form)::value;
+                /* one key: whether it is taken; the counting form's counts. The least key of
+                 * tb is the least taken key, its greatest the greatest key not below tb (keys
+                 * below tb score higher than tb's, keys past it lower: with a key in tb, as
+                 * every use has, the others cannot move either bound), so neither needs "in
+                 * tb" itself. */
+                auto key = [&](float x) {
+                    const bool tk = x >= thr;
+                    if constexpr (!COLLECT) {
+                        const bool lt = x >= thr_lt;
+                        n_tk += tk ? 1u : 0u;
+                        n_lt += lt ? 1u : 0u;
+                        eq_min = fminf(eq_min, tk ? x : INFINITY);
+                        eq_max = fmaxf(eq_max, lt ? -INFINITY : x);
                     }
+                    return tk;
+                };
+                int64_t p_done = 0;
+                const int64_t step = blockDim.x, chunk = SEL_SU * step;
+                if ((((uintptr_t)row) & 15) == 0) {
+                    const float4 *row4 = reinterpret_cast<const float4 *>(row) + tid;
+                    /* whole chunks of SEL_SU float4 per thread, software-pipelined: the next
+                     * chunk's loads are in flight while this one's are counted (without it each
+                     * step waited a whole load latency: ncu 2026-12-01, about 1 read per 136 us
+                     * per wave); no bounds test per load; the rest of the row takes the loop
+                     * below */
+                    const int64_t n4c = (n_vis >> 2) / chunk * chunk;
+                    float4 v[SEL_SU];
+                    auto load = [&](int64_t g0, float4(&w)[SEL_SU]) {
 #pragma unroll
-                    for (int u = 0; u < SEL_SU; u++) v[u] = nv[u];
+                        for (int u = 0; u < SEL_SU; u++) w[u] = __ldg(row4 + g0 + u * step);
+                    };
+                    if (n4c > 0) load(0, v);
+                    for (int64_t g0 = 0; g0 < n4c; g0 += chunk) {
+                        float4 nv[SEL_SU];
+                        load(g0 + chunk < n4c ? g0 + chunk : g0, nv); /* the last: a reload */
+                        bool t[SEL_SU][4], any = false;
+#pragma unroll
+                        for (int u = 0; u < SEL_SU; u++) {
+                            t[u][0] = key(v[u].x), t[u][1] = key(v[u].y);
+                            t[u][2] = key(v[u].z), t[u][3] = key(v[u].w);
+                            any = any || t[u][0] || t[u][1] || t[u][2] || t[u][3];
+                        }
+                        if constexpr (COLLECT) {
+                            if (__any_sync(FULL_MASK, any)) {
+#pragma unroll
+                                for (int u = 0; u < SEL_SU; u++) {
+                                    const int64_t p = 4 * (g0 + u * step + tid);
+                                    slot(v[u].x, p, t[u][0]);
+                                    slot(v[u].y, p + 1, t[u][1]);
+                                    slot(v[u].z, p + 2, t[u][2]);
+                                    slot(v[u].w, p + 3, t[u][3]);
+                                }
+                            }
+                        }
+#pragma unroll
+                        for (int u = 0; u < SEL_SU; u++) v[u] = nv[u];
+                    }
+                    p_done = n4c * 4;
                 }
-                p_done = n4c * 4;
-            }
-            for (int64_t p0 = p_done; p0 < n_vis && !take_all; p0 += blockDim.x) {
-                const int64_t p = p0 + tid;
-                const float x = p < n_vis ? __ldg(row + p) : NAN;
-                const bool tk = count(x);
-                if (collect_now) slot(x, p, tk);
-            }
-            uint32_t c_tk, c_lt;
-            block_excl_scan_u32(n_tk, &c_tk, warp_sums);
-            block_excl_scan_u32(n_lt, &c_lt, warp_sums);
-            const uint32_t c_eq = c_tk - c_lt; /* a key below tb is at or below it */
-            eq_min = sel_block_max_f32(-eq_min, warp_sums) * -1.0f;
-            eq_max = sel_block_max_f32(eq_max, warp_sums);
-            /* the one-value test in key order (+0 == -0) */
-            const uint32_t eq_lo = SEL_DESC32(eq_max), eq_hi = SEL_DESC32(eq_min);
-            const uint32_t n_got = s_count; /* published by the barriers above */
-            collected = !take_all && collect_now && n_got >= (uint32_t)n_sel && n_got <= SEL_CAP;
-            if (!take_all && !collected && c_lt < (uint32_t)n_sel &&
-                (uint32_t)n_sel <= c_lt + c_eq) {
-                /* the n_sel-th key is in bin tb: level 0 is resolved by this pass */
-                c_less = c_lt;
-                k = (uint32_t)n_sel - c_lt;
-                cnt = c_eq;
-                prefix = tb;
-                consumed = 12;
-                start_level = 1;
-                if (eq_lo == eq_hi) { /* one value fills the bin: the threshold is that key */
-                    prefix = eq_lo;
-                    consumed = 32;
-                    start_level = 3;
-                } else if (c_lt + c_eq <= SEL_CAP) { /* only counted: one collecting pass */
-                    collect = true;
-                    start_level = 3;
+                for (int64_t p0 = p_done; p0 < n_vis; p0 += blockDim.x) {
+                    const int64_t p = p0 + tid;
+                    const float x = p < n_vis ? __ldg(row + p) : NAN;
+                    const bool tk = key(x);
+                    if constexpr (COLLECT) slot(x, p, tk);
+                }
+            };
+            if (take_all) {
+                /* no pass: the full passes from level 0 */
+            } else if (collect_now) {
+                pass(sel_form<true>{});
+                __syncthreads(); /* s_count */
+                const uint32_t n_got = s_count;
+                collected = n_got >= (uint32_t)n_sel && n_got <= SEL_CAP;
+            } else {
+                pass(sel_form<false>{});
+                uint32_t c_tk, c_lt;
+                block_excl_scan_u32(n_tk, &c_tk, warp_sums);
+                block_excl_scan_u32(n_lt, &c_lt, warp_sums);
+                const uint32_t c_eq = c_tk - c_lt; /* a key below tb is at or below it */
+                eq_min = sel_block_max_f32(-eq_min, warp_sums) * -1.0f;
+                eq_max = sel_block_max_f32(eq_max, warp_sums);
+                /* the one-value test in key order (+0 == -0) */
+                const uint32_t eq_lo = SEL_DESC32(eq_max), eq_hi = SEL_DESC32(eq_min);
+                if (c_lt < (uint32_t)n_sel && (uint32_t)n_sel <= c_tk) {
+                    /* the n_sel-th key is in bin tb: level 0 is resolved by this pass */
+                    c_less = c_lt;
+                    k = (uint32_t)n_sel - c_lt;
+                    cnt = c_eq;
+                    prefix = tb;
+                    consumed = 12;
+                    start_level = 1;
+                    if (eq_lo == eq_hi) { /* one value fills the bin: the threshold is that key */
+                        prefix = eq_lo;
+                        consumed = 32;
+                        start_level = 3;
+                    } else if (c_tk <= SEL_CAP) { /* only counted: one collecting pass */
+                        collect = true;
+                        start_level = 3;
+                    }
                 }
             }
             if (tid == 0)
