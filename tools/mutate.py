@@ -838,6 +838,10 @@ def resume_verdicts(a, ms):
 
 
 def cmd_run(a, ms):
+    # The run's clock starts here: --deadline and --grace count the probe and the warm-up too, so
+    # deadline + grace bounds the whole command (sixth session, call 2: counted from after a 70 s
+    # warm-up, the hard stop fell past the command's own limit and 12 running verdicts were lost)
+    t0 = time.time()
     bundle = os.path.abspath(a.bundle)
     for need in ("bin", "relink"):
         if not os.path.isdir(os.path.join(bundle, need)):
@@ -867,7 +871,6 @@ def cmd_run(a, ms):
         warm = (f"; oracle cache warmed by the unmutated golden suites in {time.time() - tw:.0f} s ("
                 + ", ".join(f"{b} {v}" for b, (v, _) in zip(GOLDEN_SUITES, verdicts)) + ")")
         print(f"mutate: {warm[2:]}", flush=True)
-    t0 = time.time()
     a.stop_at = t0 + a.deadline + a.grace if a.deadline else 0
     a.bundle_abs = bundle
     unmutated = Unmutated(bundle, a, env) if gpu else None
@@ -957,8 +960,9 @@ def main(argv=None):
     r.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     r.add_argument("--timeout", type=float, default=120)
     r.add_argument("--deadline", type=float, default=0,
-                   help="seconds after which no new mutant starts (those left are reported as "
-                        "not run, outside the score); 0: none")
+                   help="seconds after the run starts (the warm-up included) after which no "
+                        "new mutant starts (those left are reported as not run, outside the "
+                        "score); 0: none")
     r.add_argument("--grace", type=float, default=180,
                    help="with --deadline: seconds after it at which running mutants stop "
                         "before their next check (reported as undecided, outside the score)")

@@ -434,6 +434,45 @@ def the_hard_stop_cuts_a_running_check_and_leaves_the_mutant_undecided():
 
 
 @test
+def the_deadline_counts_the_warm_up():
+    # sixth session, call 2: --deadline / --grace counted from after the 70 s warm-up, so the
+    # hard stop fell past the command's limit and the running mutants' verdicts were lost. Here
+    # the (planted) warm-up alone outlasts the deadline: no mutant may start.
+    with tempfile.TemporaryDirectory() as t:
+        for d in ("relink/src/kernels", "bin"):
+            os.makedirs(os.path.join(t, d))
+        with open(os.path.join(t, "relink", "src", "kernels", "k.cu"), "w") as f:
+            f.write("int f(int i, int n) { return i < n; }\n")
+        with open(os.path.join(t, "relink", "links.json"), "w") as f:
+            json.dump({}, f)
+        with open(os.path.join(t, "COMMIT"), "w") as f:
+            f.write("0123456789ab\n")
+        scripts = {"gpu_probe": "echo 'device: planted'", "contract_codes_test": "exit 0",
+                   "status_messages_test": "exit 0"}
+        for b in mu.GOLDEN_SUITES:
+            scripts[b] = "sleep 2"
+        for b, body in scripts.items():
+            path = os.path.join(t, "bin", b)
+            with open(path, "w") as f:
+                f.write("#!/bin/sh\n" + body + "\n")
+            os.chmod(path, 0o755)
+        ms = mu.generate([os.path.join(t, "relink", "src", "kernels", "k.cu")])
+        for m in ms:
+            m["file"] = "kernels/k.cu"
+        assert ms, "the planted source has no mutant"
+        out = os.path.join(t, "report")
+        a = argparse.Namespace(bundle=t, libdir=t, jobs=1, timeout=30, deadline=1, grace=1,
+                               out=out, resume=None, sample=0, seed=1, also=None)
+        t0 = time.time()
+        mu.cmd_run(a, ms)
+        assert time.time() - t0 < 20
+        assert abs(a.stop_at - t0 - 2) < 1.0, a.stop_at - t0  # deadline + grace from the start
+        with open(os.path.join(out, "mutation-report.md")) as f:
+            text = f.read()
+        assert f"{len(ms)} of them not started by the 1 s deadline, so 0 ran" in text, text[:600]
+
+
+@test
 def a_timed_out_check_leaves_no_process_and_a_busy_binary_is_restored():
     # H200 2026-12-01: a timed-out Criterion binary's forked workers outlived it, held the
     # binary (the restore failed with ETXTBSY, ending the run) and the GPU

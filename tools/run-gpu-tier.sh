@@ -479,6 +479,7 @@ if [ "$NIGHTLY" -eq 1 ]; then # tests (above), the sanitizer tier, the benchmark
         step mutate timeout "${MUTATE_TIMEOUT:-600}" python3 tools/mutate.py run --bundle "$HERE" \
             --libdir "$OUT/lib" --sample "$MUTATE_N" --seed "$(date -u +%Y%m%d)" \
             --jobs "${MUTATE_JOBS:-$(nproc)}" --deadline $((${MUTATE_TIMEOUT:-600} * 2 / 3)) \
+            --grace $((${MUTATE_TIMEOUT:-600} / 4)) \
             --out "$OUT/mutate"
     fi
     if [ "$FUZZ_SET" -eq 0 ]; then
