@@ -383,7 +383,9 @@ static __global__ void __launch_bounds__(AB_WARPS * 32)
  * 192), each chunk completing on its own mbarrier, and every thread's loop is a shared-memory
  * load and TT fmas a row. Every thread issues its share of the rows (ncu, fifth session: with
  * warp 0 issuing all 192, the other warps waited 7.1 of their 13.8 cycles an instruction at the
- * block barrier; 12.48 us). Shared memory: qs[d][TT], then the ring. */
+ * block barrier; 12.48 us; sixth session, issued by every thread: 11.62 us, bench 13.4 -> 12.6
+ * us at decode, 14.7 -> 15.4 us at verify, unexplained; the block now waits on its one batch of
+ * copies, docs/performance.md). Shared memory: qs[d][TT], then the ring. */
 #define AB_BULK_ROWS 16 /* weight rows per chunk (one mbarrier) */
 #define AB_BULK_NS 12   /* chunks in flight (12 x 16 KB) */
 static __host__ __device__ constexpr int ab_bulk_ring_floats(void) {
