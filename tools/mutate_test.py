@@ -290,6 +290,16 @@ def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
         assert "racecheck kpool_identities_gpu_test" not in att_san, att_san
         assert "racecheck kpool_identities_gpu_test" in kp_san, kp_san
         assert "racecheck tc_attn_gpu_test" not in kp_san, kp_san
+        # every Criterion check stops at its first failing case (a kill needs no more), the
+        # fuzzers and their replays take libFuzzer's flags
+        mu.shutil.which = lambda name: "/usr/bin/compute-sanitizer"
+        try:
+            full = mu.gpu_checks(t, "kernels/mla_kpool.cu")
+        finally:
+            mu.shutil.which = old_which
+        for label, argv, _ in full:
+            crit = any(x.startswith("bin/") and not x.endswith("_fuzzer") for x in argv)
+            assert ("--fail-fast" in argv) == crit, (label, argv)
         for f in mu.FILE_CHECKS:
             assert f in mu.FILE_FUZZERS and f in mu.FILE_SANITIZE, f
         for m in mu.generate(mu.default_files()):  # every mutant gets checks of its own file
