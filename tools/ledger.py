@@ -497,7 +497,9 @@ def build_report(cur, prev, known_file):
         sc = "-" if mu["score"] is None else f"{mu['score']:.1%}"
         psc = "-" if pm.get("score") is None else f"{pm['score']:.1%}"
         md += ["", "## Mutation (sampled)", "",
-               f"{mu['mutants']} mutants ({mu.get('meta') or ''}): {mu['killed']} killed, "
+               # the report's own first line ("N mutants (sampled ...), ... checks, ...") when
+               # there is one, else the count: never both ("2 mutants (2 mutants (...")
+               f"{mu.get('meta') or str(mu['mutants']) + ' mutants'}: {mu['killed']} killed, "
                f"{mu['survived']} survived, {mu['equivalent']} equivalent, "
                f"{mu['no_compile']} did not compile, {mu['cpu_only']} CPU-only; score {sc} "
                f"(last night {psc})."]

@@ -230,6 +230,7 @@ def a_sampled_mutate_pass_is_recorded_and_reported():
         rc, md, _ = ledger("report", h, "--known-failures", f"{t}/n2/known.txt")
         sec = section(md, "Mutation (sampled)")
         assert "score 75.0% (last night 100.0%)" in sec and "kernels/k.cu:3 REL: x3" in sec, sec
+        assert "5 mutants (sampled: 5 with seed 1): 3 killed" in sec, sec  # the meta once
         assert rc == 0, (rc, md)  # the score is reported, it does not fail the night
 
 

@@ -840,6 +840,12 @@ def resume_verdicts(a, ms):
     return out
 
 
+def no_device(probe_out):
+    """gpu_probe's answer without a device, led by "no device:" once (it may already say so)."""
+    text = probe_out.strip()
+    return text if text.startswith("no device") else f"no device: {text}"
+
+
 def cmd_run(a, ms):
     # The run's clock starts here: --deadline and --grace count the probe and the warm-up too, so
     # deadline + grace bounds the whole command (sixth session, call 2: counted from after a 70 s
@@ -933,7 +939,7 @@ def cmd_run(a, ms):
                f"{len(ms)} run here" if resumed else "")
             + (f"; {len(late)} of them not started by the {a.deadline:.0f} s deadline, so "
                f"{len(results)} ran" if late else "")
-            + f"), {'GPU' if gpu else 'CPU only (no device: ' + probe.stdout.strip() + ')'} checks,"
+            + f"), {'GPU' if gpu else 'CPU only (' + no_device(probe.stdout) + ')'} checks,"
             f" {a.jobs} workers, {time.time() - t0:.0f} s, bundle commit {commit}{warm}")
     cache_tmp.cleanup()
     text = report(results, eq, a.out, meta)

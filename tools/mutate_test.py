@@ -483,6 +483,14 @@ def the_deadline_counts_the_warm_up():
 
 
 @test
+def the_no_device_reason_is_said_once():
+    # the nightly's CPU run (sixth session) printed "no device: no device: cudaGetDeviceCount ..."
+    assert mu.no_device("no device: cudaGetDeviceCount returned 35\n") == \
+        "no device: cudaGetDeviceCount returned 35"
+    assert mu.no_device("gpu_probe: odd answer") == "no device: gpu_probe: odd answer"
+
+
+@test
 def a_timed_out_check_leaves_no_process_and_a_busy_binary_is_restored():
     # H200 2026-12-01: a timed-out Criterion binary's forked workers outlived it, held the
     # binary (the restore failed with ETXTBSY, ending the run) and the GPU
