@@ -962,12 +962,12 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
              * Each form does only its own work per key (ncu, fifth session: one form doing both
              * ran at about 40 instructions a key, bound by issue; sixth session, two forms: 147.4
              * -> 102.7 M instructions, 1.89 -> 1.77 reads, now bound by the loads in flight,
-             * docs/performance.md). The loops' trip counts are
-             * block-uniform, so every lane reaches each vote. The bins are float thresholds
-             * (desc32 is monotone in the score): a key's top 12 bits are <= tb iff x >= thr, <
-             * tb iff x >= thr_lt; NaN (the last bin's) passes neither, so a NaN pads the lanes
-             * past the row. When tb is the last bin (a sample short of ks keys: NaN-heavy rows)
-             * the row takes the full passes from level 0 instead. */
+             * docs/performance.md). The loops' trip counts are block-uniform, so every lane
+             * reaches each vote. The bins are float thresholds (desc32 is monotone in the
+             * score): a key's top 12 bits are <= tb iff x >= thr, < tb iff x >= thr_lt; NaN (the
+             * last bin's) passes neither, so a NaN pads the lanes past the row. When tb is the
+             * last bin (a sample short of ks keys: NaN-heavy rows) the row takes the full passes
+             * from level 0 instead. */
             const bool take_all = tb == SEL_BINS - 1;
             const float thr = sel_desc_floor(((tb + 1u) << 20) - 1u);
             const float thr_lt = tb == 0u ? NAN : sel_desc_floor((tb << 20) - 1u);
