@@ -236,6 +236,25 @@ def fake_bundle(t):
         f.write("# binary\tfilter\n" + "".join(f"{b}\t*/san_*\n" for b in mu.GPU_BINARIES))
 
 
+def planted_kernel_bundle(t, bins):
+    """An unpacked bundle of one planted kernel (kernels/k.cu, `i < n` at offsets 31-32) with no
+    links, and bin/ entries: an empty file for a name mapped to None, else a shell script of
+    that body."""
+    for d in ("relink/src/kernels", "relink/kobj/opt", "bin"):
+        os.makedirs(os.path.join(t, d))
+    with open(os.path.join(t, "relink", "src", "kernels", "k.cu"), "w") as f:
+        f.write("int f(int i, int n) { return i < n; }\n")
+    with open(os.path.join(t, "relink", "links.json"), "w") as f:
+        json.dump({}, f)
+    for b, body in bins.items():
+        path = os.path.join(t, "bin", b)
+        with open(path, "w") as f:
+            if body is not None:
+                f.write("#!/bin/sh\n" + body + "\n")
+        if body is not None:
+            os.chmod(path, 0o755)
+
+
 @test
 def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
     with tempfile.TemporaryDirectory() as t:
@@ -392,14 +411,7 @@ def the_hard_stop_cuts_a_running_check_and_leaves_the_mutant_undecided():
         return ("survived", 0.1) if len(limits) == 1 else ("timeout", timeout)
 
     with tempfile.TemporaryDirectory() as t:
-        for d in ("relink/src/kernels", "relink/kobj/opt", "bin"):
-            os.makedirs(os.path.join(t, d))
-        with open(os.path.join(t, "relink", "src", "kernels", "k.cu"), "w") as f:
-            f.write("int f(int i, int n) { return i < n; }\n")
-        with open(os.path.join(t, "relink", "links.json"), "w") as f:
-            json.dump({}, f)
-        for b in ("contract_codes_test", "status_messages_test"):
-            open(os.path.join(t, "bin", b), "w").close()
+        planted_kernel_bundle(t, {"contract_codes_test": None, "status_messages_test": None})
         m = {"id": "x", "file": "kernels/k.cu", "line": 1, "operator": "REL", "kernel": "f",
              "start": 31, "end": 32, "replacement": "<=", "before": "", "after": ""}
         a = argparse.Namespace(timeout=150, stop_at=time.time() + 3, bundle_abs=t, libdir=t)
@@ -449,23 +461,11 @@ def the_deadline_counts_the_warm_up():
     # hard stop fell past the command's limit and the running mutants' verdicts were lost. Here
     # the (planted) warm-up alone outlasts the deadline: no mutant may start.
     with tempfile.TemporaryDirectory() as t:
-        for d in ("relink/src/kernels", "bin"):
-            os.makedirs(os.path.join(t, d))
-        with open(os.path.join(t, "relink", "src", "kernels", "k.cu"), "w") as f:
-            f.write("int f(int i, int n) { return i < n; }\n")
-        with open(os.path.join(t, "relink", "links.json"), "w") as f:
-            json.dump({}, f)
+        planted_kernel_bundle(t, {"gpu_probe": "echo 'device: planted'",
+                                  "contract_codes_test": "exit 0", "status_messages_test": "exit 0",
+                                  **{b: "sleep 2" for b in mu.GOLDEN_SUITES}})
         with open(os.path.join(t, "COMMIT"), "w") as f:
             f.write("0123456789ab\n")
-        scripts = {"gpu_probe": "echo 'device: planted'", "contract_codes_test": "exit 0",
-                   "status_messages_test": "exit 0"}
-        for b in mu.GOLDEN_SUITES:
-            scripts[b] = "sleep 2"
-        for b, body in scripts.items():
-            path = os.path.join(t, "bin", b)
-            with open(path, "w") as f:
-                f.write("#!/bin/sh\n" + body + "\n")
-            os.chmod(path, 0o755)
         ms = mu.generate([os.path.join(t, "relink", "src", "kernels", "k.cu")])
         for m in ms:
             m["file"] = "kernels/k.cu"
