@@ -533,18 +533,41 @@ class Unmutated:
     """Each check's verdict on the unmutated bundle, run once per check and only when needed:
     a mutant's kill counts only when the same check passes unmutated (a check that fails
     without a mutant kills nothing), and a timeout counts as a hang only when the unmutated
-    binary finished the same check within the same timeout, under the same load."""
+    binary finished the same check within the same timeout, under the same load.
+
+    Two rules keep it inside the run's clock (seventh session, call 1: a kill shortly before the
+    hard stop started its check's unmutated run with the whole --timeout, and every mutant
+    killed by that check waited on it past the command's limit, unreported):
+    - the unmutated run is bounded by the hard stop like any check; cut there, its verdict is
+      "cut" and the mutant is undecided;
+    - a failure (not a timeout) under a --filter of a golden suite that passed whole in the
+      warm-up needs no run: the filter's cases are among the ones that passed."""
 
     def __init__(self, bundle, a, env):
         self.bundle, self.a, self.env = bundle, a, env
         self.lock, self.seen = threading.Lock(), {}
+        self.whole_passed = set()  # golden suites the warm-up ran whole, with every case passing
 
-    def known(self, label):
-        """Whether the check's unmutated run has started (its verdict costs no new run)."""
+    def note_whole(self, binary, verdict):
+        if verdict == "survived":
+            self.whole_passed.add(binary)
+
+    def by_warm_up(self, argv, extra, verdict):
+        """Whether the warm-up already gives this check's unmutated verdict (survived)."""
+        return (verdict == "killed" and not extra and argv[0].startswith("bin/")
+                and argv[0][len("bin/"):] in self.whole_passed
+                and any(x.startswith("--filter=") for x in argv[1:]))
+
+    def known(self, label, argv=None, extra=None, verdict=None):
+        """Whether the check's unmutated verdict costs no new run (started, or the warm-up's)."""
+        if argv is not None and self.by_warm_up(argv, extra, verdict):
+            return True
         with self.lock:
             return label in self.seen
 
-    def verdict(self, label, argv, extra):
+    def verdict(self, label, argv, extra, mutant_verdict=None):
+        if self.by_warm_up(argv, extra, mutant_verdict):
+            return "survived", 0.0
         with self.lock:
             ev = self.seen.get(label)
             if ev is None:
@@ -553,7 +576,12 @@ class Unmutated:
             else:
                 mine = False
         if mine:
-            ev[1] = run_check(self.bundle, argv, extra, self.a.timeout, self.env)
+            limit, cut = self.a.timeout, False
+            stop = getattr(self.a, "stop_at", 0)
+            if stop and stop - time.time() < limit:
+                limit, cut = max(stop - time.time(), 1.0), True
+            v, dt = run_check(self.bundle, argv, extra, limit, self.env)
+            ev[1] = ("cut", dt) if v == "timeout" and cut else (v, dt)
             ev[0].set()
         ev[0].wait()
         return ev[1]
@@ -683,13 +711,19 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
                 res.update(status="undecided (deadline)", detail=f"cut at the hard stop in {label}")
                 return res
             if (verdict in ("killed", "timeout") and unmutated is not None and a.stop_at
-                    and time.time() > a.stop_at and not unmutated.known(label)):
+                    and time.time() > a.stop_at
+                    and not unmutated.known(label, argv, extra, verdict)):
                 # its unmutated verdict would be a new run past the stop
                 res.update(status="undecided (deadline)",
                            detail=f"{label} {verdict}; no time left for its unmutated run")
                 return res
             if verdict in ("killed", "timeout") and unmutated is not None:
-                base, base_dt = unmutated.verdict(label, argv, extra)
+                base, base_dt = unmutated.verdict(label, argv, extra, verdict)
+                if base == "cut":  # the unmutated run reached the hard stop: no verdict
+                    res.update(status="undecided (deadline)",
+                               detail=f"{label} {verdict}; its unmutated run was cut at the "
+                               "hard stop")
+                    return res
                 if base != "survived" and base != "skipped":
                     res.update(status="undecided (check fails unmutated)", killer=label,
                                detail=f"the unmutated bundle: {base} in {base_dt:.0f} s",
@@ -883,6 +917,9 @@ def cmd_run(a, ms):
     a.stop_at = t0 + a.deadline + a.grace if a.deadline else 0
     a.bundle_abs = bundle
     unmutated = Unmutated(bundle, a, env) if gpu else None
+    if unmutated is not None:
+        for b, (v, _) in zip(GOLDEN_SUITES, verdicts):
+            unmutated.note_whole(b, v)
     # run in a seeded random order across files, so a run cut by --deadline is still an
     # unbiased sample (the report groups by file and kernel anyway)
     ms = list(ms)

@@ -401,6 +401,69 @@ def a_kill_counts_only_when_the_unmutated_bundle_passes_the_check():
 
 
 @test
+def the_unmutated_run_keeps_to_the_hard_stop_and_the_warm_up_spares_it():
+    # seventh session, call 1: a kill shortly before the hard stop started its check's unmutated
+    # run with the whole --timeout (420 s), the mutants killed by the same check waited on it,
+    # and the command's limit ended the run with 9 of 14 unreported
+    limits = []
+
+    def fake_run_check(bdir, argv, extra, timeout, env):
+        limits.append(timeout)
+        return ("timeout", timeout)
+
+    saved = mu.run_check
+    mu.run_check = fake_run_check
+    try:
+        a = argparse.Namespace(timeout=420, stop_at=time.time() + 2)
+        u = mu.Unmutated("/pristine", a, {})
+        got = u.verdict("memcheck x", ["compute-sanitizer", "bin/x"], {}, "killed")
+        assert got[0] == "cut" and limits[0] <= 2.5, (got, limits)  # bounded, and no verdict
+        assert u.verdict("memcheck x", ["compute-sanitizer", "bin/x"], {}, "killed")[0] == "cut"
+        assert len(limits) == 1, limits  # once per check
+        # far from the stop: the whole timeout, a real verdict
+        a.stop_at = time.time() + 10000
+        assert u.verdict("slow", ["bin/slow"], {}, "timeout") == ("timeout", 420)
+        # the warm-up's whole pass of a golden suite answers a failure under its filters, with
+        # no run; a timeout (which needs the same load) or another suite still runs
+        u.note_whole("dense_gpu_goldens_test", "survived")
+        u.note_whole("kpool_gpu_goldens_test", "killed")
+        flt = ["bin/dense_gpu_goldens_test", "--filter=*/*__@(absorb_q)", "--jobs=2"]
+        n = len(limits)
+        assert u.verdict("d absorb", flt, {}, "killed") == ("survived", 0.0)
+        assert u.known("d absorb", flt, {}, "killed") and not u.known("d absorb")
+        assert len(limits) == n, limits
+        u.verdict("d absorb t", flt, {}, "timeout")
+        kp = ["bin/kpool_gpu_goldens_test", "--filter=*/*__@(select)", "--jobs=2"]
+        u.verdict("k select", kp, {}, "killed")
+        assert len(limits) == n + 2, limits
+        assert not u.by_warm_up(["bin/dense_gpu_goldens_test", "--jobs=2"], {}, "killed")
+        assert not u.by_warm_up(flt, {"ASAN_OPTIONS": "x"}, "killed")
+    finally:
+        mu.run_check = saved
+
+    # in run_one: a kill whose unmutated run is cut leaves the mutant undecided, not killed
+    class Cut:
+        def known(self, label, argv=None, extra=None, verdict=None):
+            return True
+
+        def verdict(self, label, argv, extra, mutant_verdict=None):
+            return ("cut", 1.0)
+
+    with tempfile.TemporaryDirectory() as t:
+        planted_kernel_bundle(t, {"contract_codes_test": None, "status_messages_test": None})
+        m = {"id": "x", "file": "kernels/k.cu", "line": 1, "operator": "REL", "kernel": "f",
+             "start": 31, "end": 32, "replacement": "<=", "before": "", "after": ""}
+        a = argparse.Namespace(timeout=150, stop_at=time.time() + 100, bundle_abs=t, libdir=t)
+        mu.run_check = lambda bdir, argv, extra, timeout, env: ("killed", 0.1)
+        try:
+            r = mu.run_one(m, t, a, {}, False, Cut())
+        finally:
+            mu.run_check = saved
+        assert r["status"] == "undecided (deadline)", r
+        assert "unmutated run was cut" in r["detail"], r
+
+
+@test
 def the_hard_stop_cuts_a_running_check_and_leaves_the_mutant_undecided():
     # fifth session, call 3: checks started just before the hard stop ran their whole timeout
     # past it, and the command's limit ended the run with nothing reported
@@ -438,10 +501,10 @@ def the_hard_stop_cuts_a_running_check_and_leaves_the_mutant_undecided():
             def __init__(self, seen):
                 self.seen = seen
 
-            def known(self, label):
+            def known(self, label, argv=None, extra=None, verdict=None):
                 return self.seen
 
-            def verdict(self, label, argv, extra):
+            def verdict(self, label, argv, extra, mutant_verdict=None):
                 return ("survived", 1.0)
 
         mu.run_check = slow_kill
