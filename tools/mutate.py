@@ -576,13 +576,16 @@ class Unmutated:
             else:
                 mine = False
         if mine:
-            limit, cut = self.a.timeout, False
-            stop = getattr(self.a, "stop_at", 0)
-            if stop and stop - time.time() < limit:
-                limit, cut = max(stop - time.time(), 1.0), True
-            v, dt = run_check(self.bundle, argv, extra, limit, self.env)
-            ev[1] = ("cut", dt) if v == "timeout" and cut else (v, dt)
-            ev[0].set()
+            ev[1] = ("harness error", 0.0)  # what the waiters get if the run itself raises
+            try:
+                limit, cut = self.a.timeout, False
+                stop = getattr(self.a, "stop_at", 0)
+                if stop and stop - time.time() < limit:
+                    limit, cut = max(stop - time.time(), 1.0), True
+                v, dt = run_check(self.bundle, argv, extra, limit, self.env)
+                ev[1] = ("cut", dt) if v == "timeout" and cut else (v, dt)
+            finally:  # never leave a waiter blocked on a run that raised
+                ev[0].set()
         ev[0].wait()
         return ev[1]
 

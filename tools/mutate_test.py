@@ -19,6 +19,7 @@ import time
 import os
 import sys
 import tempfile
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mutate as mu  # noqa: E402
@@ -438,6 +439,27 @@ def the_unmutated_run_keeps_to_the_hard_stop_and_the_warm_up_spares_it():
         assert len(limits) == n + 2, limits
         assert not u.by_warm_up(["bin/dense_gpu_goldens_test", "--jobs=2"], {}, "killed")
         assert not u.by_warm_up(flt, {"ASAN_OPTIONS": "x"}, "killed")
+
+        # a run that raises leaves no waiter blocked: both get an error verdict
+        def raising(bdir, argv, extra, timeout, env):
+            time.sleep(0.2)
+            raise OSError("planted")
+
+        mu.run_check = raising
+        got = []
+
+        def ask():
+            try:
+                got.append(u.verdict("r", ["bin/r"], {}, "killed")[0])
+            except OSError:
+                got.append("raised")
+
+        th = threading.Thread(target=ask)
+        th.start()
+        time.sleep(0.05)
+        ask()
+        th.join(5)
+        assert not th.is_alive() and sorted(got) == ["harness error", "raised"], got
     finally:
         mu.run_check = saved
 
