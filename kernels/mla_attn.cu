@@ -321,13 +321,18 @@ static __global__ void __launch_bounds__(AT_NT, 1)
         float *buf = ks + (size_t)(k & 1) * JT * ld;
         const int32_t *rt = rows_s + (k % 3) * JT;
         if (VEC) {
-            for (int32_t e = tid; e < JT * wp4; e += AT_NT) {
-                int32_t jr = e / wp4, c4 = e - jr * wp4;
-                int32_t row = rt[jr];
-                bool ok = row >= 0;
-                const float *src = ok ? cache + (int64_t)row * width + 4 * c4 : cache;
-                mla_cp_async16(buf + jr * ld + 4 * c4, src, ok);
-            }
+            /* a row per AT_NT / JT = 16 threads: float4 columns tid % 16 + 16 u of row tid / 16,
+             * the row's address computed once a tile (as attn_tc_f32's copies); a slot without a
+             * row copies nothing from row 0's address */
+            static_assert(AT_NT % JT == 0, "the copy layout");
+            constexpr int CPR = AT_NT / JT;
+            const int32_t jr = tid / CPR, cq = tid % CPR;
+            const int32_t row = rt[jr];
+            const bool ok = row >= 0;
+            const float *src = cache + (int64_t)(ok ? row : 0) * width + 4 * cq;
+            float *dst = buf + (size_t)jr * ld + 4 * cq;
+            for (int32_t c4 = cq; c4 < wp4; c4 += CPR, dst += 4 * CPR, src += 4 * CPR)
+                mla_cp_async16(dst, src, ok);
         } else {
             for (int32_t e = tid; e < JT * wpad; e += AT_NT) {
                 int32_t jr = e / wpad, c = e - jr * wpad;
@@ -742,9 +747,11 @@ static __global__ void __launch_bounds__(AC_NT)
  *    t + 4 to 2t + 1 (a permutation of the step's 8 columns, the same for q and the cache), so the
  *    cache's B fragment is one 8-byte load;
  *  - row tiles of TCA_JT = 32 slots, double-buffered with cp.async into rows of ldk floats
- *    (ldk = 8 mod 32: the B fragments of both products are conflict-free);
+ *    (ldk = 8 mod 32: the B fragments of both products are conflict-free), a row per 8 threads
+ *    with the row's address computed once a tile;
  *  - per tile: (1) each warp's partial logits S[32 heads][32 slots] over its k8 steps, one mma
- *    accumulator per 16 x 8 fragment; (2) the 8 partials summed in f32 in warp order and scaled,
+ *    accumulator per 16 x 8 fragment, each c_kv element's TF32 conversion written back for (3);
+ *    (2) the 8 partials summed in f32 in warp order and scaled,
  *    the online softmax of the f32 arm (tile max over valid non-NaN logits, m' = max(m, tile
  *    max), alpha = expf(m - m'), p = expf(l - m'), the tile sum and l' = fmaf(l, alpha, sum)), by
  *    8 threads per head (4 slots each, butterfly reductions); P stored as TF32; (3) warp w owns
@@ -856,15 +863,26 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
             rows_s[(k % 3) * TCA_JT + tid] = (k < n_k && s < c_end) ? walk.row(i, s) : -1;
         }
     };
+    /* Row tile k into buffer k & 1, a row per 8 threads: thread tid copies float4 columns
+     * tid % 8 + 8 u of row tid / 8, so its row's address is computed once a tile and each copy
+     * is one instruction at a constant offset (ncu, H200 2026-12-01, seventh session: a copy
+     * per element index e, with e's row and column divided out and the row read from
+     * shared memory per copy, took 35 instructions a copy and 41% of the arm's instructions).
+     * A slot without a row copies nothing (src-size 0: zero-filled, never read); its source
+     * address is row 0's, which every non-empty walk has. */
+    const int32_t cr = tid >> 3, cq = tid & 7;
     auto issue = [&](int32_t k) {
-        float *buf = ks + (size_t)(k & 1) * TCA_JT * ldk;
-        const int32_t *rt = rows_s + (k % 3) * TCA_JT;
-        for (int32_t e = tid; e < TCA_JT * wp4; e += TCA_NT) {
-            const int32_t jr = e / wp4, c4 = e - jr * wp4;
-            const int32_t row = rt[jr];
-            const bool ok = row >= 0;
-            mla_cp_async16(buf + jr * ldk + 4 * c4,
-                           ok ? cache + (int64_t)row * width + 4 * c4 : cache, ok);
+        float *dst = ks + (size_t)(k & 1) * TCA_JT * ldk + (size_t)cr * ldk + 4 * cq;
+        const int32_t row = rows_s[(k % 3) * TCA_JT + cr];
+        const bool ok = row >= 0;
+        const float *src = cache + (int64_t)(ok ? row : 0) * width + 4 * cq;
+        if (KSW) {
+#pragma unroll
+            for (int32_t u = 0; u < 2 * KSW; u++) /* wp4 / 8 = 2 KSW float4 a thread */
+                mla_cp_async16(dst + 32 * u, src + 32 * u, ok);
+        } else {
+            for (int32_t c4 = cq; c4 < wp4; c4 += 8, dst += 32, src += 32)
+                mla_cp_async16(dst, src, ok);
         }
         mla_cp_async_commit();
     };
@@ -892,11 +910,11 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
         __syncthreads(); /* (a) tile k visible; tile k - 1's buffer, sp, ps and alpha_s are free */
         if (k + 1 < n_k) issue(k + 1);
         stage(k + 2);
-        const float *buf = ks + (size_t)(k & 1) * TCA_JT * ldk;
+        float *buf = ks + (size_t)(k & 1) * TCA_JT * ldk;
         const int32_t *rt = rows_s + (k % 3) * TCA_JT;
         /* per-thread fragment bases: the logits' B (row fg, this warp's first k8 step, column 2
          * ft) and P . V's B (row ft, this warp's first column + fg) */
-        const float *bs = buf + fg * ldk + ka * 8 + 2 * ft;
+        float *bs = buf + fg * ldk + ka * 8 + 2 * ft;
         const float *bv = buf + ft * ldk + vc0 + fg;
 
         /* 1. this warp's partial logits */
@@ -912,8 +930,14 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
                 if (s >= ksw) break;
 #pragma unroll
                 for (int nt = 0; nt < 4; nt++) {
-                    const float2 kv2 = *reinterpret_cast<const float2 *>(bs + nt * 8 * ldk + s * 8);
+                    float *kp = bs + nt * 8 * ldk + s * 8;
+                    const float2 kv2 = *reinterpret_cast<const float2 *>(kp);
                     const uint32_t b[2] = {at_tf32(kv2.x), at_tf32(kv2.y)};
+                    /* the c_kv columns back in place as TF32 bits: P . V (step 3, after two
+                     * barriers) reads them converted, so each element is converted once a
+                     * tile, not twice (every element of the tile is one lane's, once) */
+                    if ((ka + s) * 8 < kv_rank)
+                        *reinterpret_cast<uint2 *>(kp) = make_uint2(b[0], b[1]);
                     at_mma(sa[0][nt], qf[0][s], b);
                     at_mma(sa[1][nt], qf[1][s], b);
                 }
@@ -1014,8 +1038,8 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
 #pragma unroll
             for (int nt = 0; nt < 8; nt++) {
                 if (nt >= nnt) break;
-                const float *bk = bv + kk * 8 * ldk + nt * 8;
-                const uint32_t b[2] = {at_tf32(bk[0]), at_tf32(bk[4 * ldk])};
+                const float *bk = bv + kk * 8 * ldk + nt * 8; /* TF32 bits (step 1) */
+                const uint32_t b[2] = {__float_as_uint(bk[0]), __float_as_uint(bk[4 * ldk])};
                 at_mma(o[0][nt], a[0], b);
                 at_mma(o[1][nt], a[1], b);
             }

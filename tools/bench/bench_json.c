@@ -21,6 +21,7 @@ bench_json_record bench_json_record_init(const char *kernel, const char *shape, 
     r.p90_us = NAN;
     r.samples = 0;
     r.floor_us = NAN;
+    r.read_floor_us = NAN;
     r.bytes = NAN;
     r.flops = NAN;
     r.bytes_identical = -1;
@@ -159,6 +160,8 @@ int bench_json_write(const char *path, const char *bench, const char *gpu, doubl
         if (bench) add_string(o, "bench", bench, &bad);
         if (gpu) add_string(o, "gpu", gpu, &bad);
         if (isfinite(r->floor_us) && r->floor_us >= 0) add_number(o, "floor_us", r->floor_us, &bad);
+        if (isfinite(r->read_floor_us) && r->read_floor_us >= 0)
+            add_number(o, "read_floor_us", r->read_floor_us, &bad);
         if (isfinite(copy_gbs) && copy_gbs > 0) add_number(o, "copy_gbs", copy_gbs, &bad);
         if (isfinite(fma_gflops) && fma_gflops > 0) add_number(o, "fma_gflops", fma_gflops, &bad);
         if (isfinite(r->bytes) && r->bytes >= 0) add_number(o, "bytes", r->bytes, &bad);

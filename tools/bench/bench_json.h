@@ -5,10 +5,12 @@
  *   {"kernel": "absorb_q", "shape": "decode", "arm": "split off",
  *    "median_us": 41.2, "p10_us": 40.9, "p90_us": 42.0,          <- what the ledger reads
  *    "samples": 25, "bench": "bench_dense", "gpu": "NVIDIA H200", <- extra, the ledger ignores
- *    "floor_us": 30.1, "copy_gbs": 4.1e3, "fma_gflops": 6.2e4,
+ *    "floor_us": 30.1, "read_floor_us": 33.0, "copy_gbs": 4.1e3, "fma_gflops": 6.2e4,
  *    "bytes": ..., "flops": ..., "bytes_identical": true, "finite": true, "note": "...",
  *    "out_sha256": "ba7816bf...f20015ad"}                        <- 64 lowercase hex digits
  * floor_us is the time the run's own ceilings allow: max(bytes / copy, FLOPs / FMA rate).
+ * read_floor_us is a plain streaming read of the row's bytes timed the same way (its launch and
+ * one-wave ramp included, which the 1 GiB copy ceiling hides).
  * kernel / shape / arm name the row (the ledger keys night-over-night comparisons on
  * kernel/shape/arm, so they must be unique within a run and stable between runs). median_us,
  * p10_us and p90_us come from the per-launch samples (bench_json_set_samples: nearest rank on the
@@ -39,12 +41,13 @@ typedef struct {
     double p90_us;      /* NAN: null */
     int samples;        /* launches timed; <= 0: left out */
     /* optional extras (NAN / negative / NULL: left out) */
-    double floor_us;     /* the time the run's measured ceilings allow (roofline floor) */
-    double bytes;        /* bytes the kernel must move */
-    double flops;        /* FLOPs it must do */
-    int bytes_identical; /* -1: left out; 0 / 1: this arm's output bytes against its base */
-    int finite;          /* -1: left out; 0 / 1: every output finite */
-    const char *note;    /* free text (the table's A/B column) */
+    double floor_us;      /* the time the run's measured ceilings allow (roofline floor) */
+    double read_floor_us; /* a plain streaming read of `bytes`, timed as the kernel (its size's) */
+    double bytes;         /* bytes the kernel must move */
+    double flops;         /* FLOPs it must do */
+    int bytes_identical;  /* -1: left out; 0 / 1: this arm's output bytes against its base */
+    int finite;           /* -1: left out; 0 / 1: every output finite */
+    const char *note;     /* free text (the table's A/B column) */
     /* the SHA-256 of the output tensor's bytes (bench_json_sha256_hex): 64 lowercase hex digits */
     const char *out_sha256;
 } bench_json_record;

@@ -49,6 +49,7 @@ static void three(bench_json_record r[3]) {
     r[0] = bench_json_record_init("absorb_q", "decode", "split off");
     bench_json_set_samples(&r[0], s1, sizeof s1 / sizeof s1[0]);
     r[0].floor_us = 30.25;
+    r[0].read_floor_us = 33.5;
     r[0].bytes = 1.5e8;
     r[0].flops = 0;
     r[0].finite = 1;
@@ -163,6 +164,7 @@ Test(bench_json, round_trips_through_cjson) {
     cr_assert_float_eq(field(o0, "p90_us")->valuedouble, 42.0, 1e-3);
     cr_assert_eq(field(o0, "samples")->valuedouble, 10);
     cr_assert_eq(field(o0, "floor_us")->valuedouble, 30.25);
+    cr_assert_eq(field(o0, "read_floor_us")->valuedouble, 33.5);
     cr_assert_eq(field(o0, "bytes")->valuedouble, 1.5e8);
     cr_assert_eq(field(o0, "flops")->valuedouble, 0);
     cr_assert(cJSON_IsTrue(field(o0, "finite")));
@@ -177,6 +179,7 @@ Test(bench_json, round_trips_through_cjson) {
     cr_assert(cJSON_IsNull(field(o2, "p90_us")));
     cr_assert_null(cJSON_GetObjectItemCaseSensitive(o2, "samples"));
     cr_assert_null(cJSON_GetObjectItemCaseSensitive(o2, "floor_us"));
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(o2, "read_floor_us"));
     cJSON_Delete(doc);
     free(text);
 }
