@@ -649,6 +649,15 @@ def worker_dir(bundle, base):
     return base
 
 
+def progress(m, a, what):
+    """A line a step, "mutate: - <id> <seconds since the run's start> s: <step>": a run cut from
+    outside shows where each mutant was (seventh session: two runs ended with mutants
+    unreported and nothing said where they were)."""
+    t0 = getattr(a, "t0", None)
+    at = f"{time.time() - t0:.0f} s" if t0 else "-"
+    print(f"mutate: - {m['id']} {at}: {what}", flush=True)
+
+
 def run_one(m, wdir, a, env, gpu, unmutated=None):
     rl = os.path.join(wdir, "relink")
     src = os.path.join(rl, "src", m["file"])
@@ -669,12 +678,32 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
     built = []
 
     def build(binaries):
+        """The relink of these binaries with the mutant, bounded by the hard stop like a check
+        (seventh session, call 4: the 9 k-pool mutants reached their fuzzers' nvcc compile
+        together near the stop, and the command's limit ended the run with none reported);
+        "cut" when the stop ended it, its process group killed."""
         if not binaries:
             return None
         built.extend(binaries)
-        return subprocess.run([sys.executable, os.path.join(rl, "relink.py"), "--bundle", wdir,
-                               "--libdir", a.libdir, "--jobs", "1", "--only", ",".join(binaries),
-                               mutated], capture_output=True, text=True)
+        progress(m, a, f"build {','.join(binaries)}")
+        limit = max(a.stop_at - time.time(), 1.0) if a.stop_at else None
+        argv = [sys.executable, os.path.join(rl, "relink.py"), "--bundle", wdir, "--libdir",
+                a.libdir, "--jobs", "1", "--only", ",".join(binaries), mutated]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            proc.communicate()
+            return "cut"
+        return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+    def cut_build(what):
+        return dict(status="undecided (deadline)", detail=f"cut at the hard stop in the {what} build")
 
     def failed_build(p):
         return dict(status="did not compile" if "nvcc" in p.stdout and "FAILED" in p.stdout
@@ -685,6 +714,9 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
     # every check run, in order: (label, verdict, seconds), for the report's time table
     res = dict(m, build_seconds=round(build_s, 1), trace=[])
     try:
+        if p == "cut":
+            res.update(cut_build("test binaries'"))
+            return res
         if p is not None and p.returncode != 0:
             res.update(failed_build(p))
             return res
@@ -699,6 +731,9 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
                 t1 = time.time()
                 p = build(phases[1])
                 res["build_seconds"] = round(res["build_seconds"] + time.time() - t1, 1)
+                if p == "cut":
+                    res.update(cut_build("fuzzers'"))
+                    return res
                 if p.returncode != 0:
                     res.update(failed_build(p))
                     return res
@@ -708,6 +743,7 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
             limit, cut = a.timeout, False
             if a.stop_at and a.stop_at - time.time() < limit:
                 limit, cut = max(a.stop_at - time.time(), 1.0), True
+            progress(m, a, label)
             verdict, dt = run_check(wdir, argv, extra, limit, env)
             res["trace"].append([label, verdict, round(dt, 1)])
             if verdict == "timeout" and cut:
@@ -887,7 +923,7 @@ def cmd_run(a, ms):
     # The run's clock starts here: --deadline and --grace count the probe and the warm-up too, so
     # deadline + grace bounds the whole command (sixth session, call 2: counted from after a 70 s
     # warm-up, the hard stop fell past the command's own limit and 12 running verdicts were lost)
-    t0 = time.time()
+    t0 = a.t0 = time.time()
     bundle = os.path.abspath(a.bundle)
     for need in ("bin", "relink"):
         if not os.path.isdir(os.path.join(bundle, need)):

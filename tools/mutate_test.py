@@ -541,6 +541,48 @@ def the_hard_stop_cuts_a_running_check_and_leaves_the_mutant_undecided():
 
 
 @test
+def the_hard_stop_cuts_a_running_build():
+    # seventh session, call 4: the 9 k-pool mutants reached their fuzzers' nvcc compile together
+    # near the hard stop; the build was not bounded, and the command's limit ended the run with
+    # none reported
+    with tempfile.TemporaryDirectory() as t:
+        planted_kernel_bundle(t, {"contract_codes_test": "exit 0", "status_messages_test": "exit 0",
+                                  "x_fuzzer": None})
+        marker = os.path.join(t, "build-outlived")
+        with open(os.path.join(t, "relink", "relink.py"), "w") as f:
+            f.write("import os, subprocess, sys, time\n"
+                    "if 'bin/x_fuzzer' in sys.argv[sys.argv.index('--only') + 1]:\n"
+                    "    subprocess.Popen(['sh', '-c', 'sleep 3; touch %s'])\n"
+                    "    time.sleep(30)\n" % marker)
+        with open(os.path.join(t, "relink", "links.json"), "w") as f:
+            json.dump({"bin/contract_codes_test": [], "bin/x_fuzzer": []}, f)
+        m = {"id": "x", "file": "kernels/k.cu", "line": 1, "operator": "REL", "kernel": "f",
+             "start": 31, "end": 32, "replacement": "<=", "before": "", "after": ""}
+        saved_cpu = mu.CPU_CHECKS
+        # a CPU check list with a fuzzer after the first check: its build is the second phase
+        mu.CPU_CHECKS = saved_cpu + [("x_replay", ["bin/x_fuzzer", "-runs=0"], {})]
+        try:
+            a = argparse.Namespace(timeout=150, stop_at=time.time() + 2, bundle_abs=t, libdir=t,
+                                   t0=time.time())
+            t1 = time.time()
+            r = mu.run_one(m, t, a, dict(os.environ), False)
+        finally:
+            mu.CPU_CHECKS = saved_cpu
+        assert time.time() - t1 < 10, time.time() - t1
+        assert r["status"] == "undecided (deadline)", r
+        assert "cut at the hard stop in the fuzzers' build" in r["detail"], r
+        time.sleep(3.5)
+        assert not os.path.exists(marker), "the cut build's child outlived it"
+        # the first phase too
+        a.stop_at = time.time() + 1
+        with open(os.path.join(t, "relink", "relink.py"), "w") as f:
+            f.write("import time\ntime.sleep(30)\n")
+        r = mu.run_one(m, t, a, dict(os.environ), False)
+        assert r["status"] == "undecided (deadline)", r
+        assert "test binaries' build" in r["detail"], r
+
+
+@test
 def the_deadline_counts_the_warm_up():
     # sixth session, call 2: --deadline / --grace counted from after the 70 s warm-up, so the
     # hard stop fell past the command's limit and the running mutants' verdicts were lost. Here
