@@ -590,6 +590,21 @@ class Unmutated:
         return ev[1]
 
 
+# The process groups of the checks and builds running now (each starts a session of its own): a
+# run that gives up on a step that did not end kills them all before it exits.
+LIVE = set()
+LIVE_LOCK = threading.Lock()
+# Seconds past the hard stop after which the run stops waiting for a mutant and reports it
+# undecided: the last resort against any step that does not end (leave more than this between
+# the hard stop and the command's own limit).
+STOP_MARGIN = 15
+
+
+def track(proc, alive):
+    with LIVE_LOCK:
+        (LIVE.add if alive else LIVE.discard)(proc.pid)
+
+
 def run_check(bdir, argv, extra_env, timeout, env):
     """One check in its own process group. On a timeout the whole group is killed: Criterion's
     --jobs workers are forked children, and an orphaned one kept its binary busy (the next
@@ -603,6 +618,7 @@ def run_check(bdir, argv, extra_env, timeout, env):
         p = subprocess.Popen([exe, *argv[1:]], cwd=bdir, env=dict(env, **extra_env),
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              start_new_session=True)
+        track(p, True)
         try:
             out, _ = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -613,8 +629,13 @@ def run_check(bdir, argv, extra_env, timeout, env):
                 os.killpg(p.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+            track(p, False)
             if timed_out:
-                p.communicate()
+                try:  # a process outside the group may still hold the pipe: do not wait on it
+                    p.communicate(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.stdout.close()
+                    p.wait()
         rc = p.returncode
         skipped_all = "Tested: 0" in re.sub(r"\x1b\[[0-9;]*m", "", out)
     finally:
@@ -691,6 +712,7 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
                 a.libdir, "--jobs", "1", "--only", ",".join(binaries), mutated]
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
+        track(proc, True)
         try:
             out, err = proc.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
@@ -698,8 +720,15 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-            proc.communicate()
+            try:
+                proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.stdout.close()
+                proc.stderr.close()
+                proc.wait()
             return "cut"
+        finally:
+            track(proc, False)
         return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
     def cut_build(what):
@@ -987,11 +1016,18 @@ def cmd_run(a, ms):
                 with lock:
                     free.append(w)
 
-        with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-            # in the order they finish, each reported and written at once (in submission order,
-            # one slow mutant held back every later verdict: fifth session, call 3)
-            futs = [ex.submit(task, m) for m in ms]
-            for i, fut in enumerate(cf.as_completed(futs), 1):
+        ex = cf.ThreadPoolExecutor(max_workers=a.jobs)
+        # in the order they finish, each reported and written at once (in submission order,
+        # one slow mutant held back every later verdict: fifth session, call 3)
+        futs = {ex.submit(task, m): m for m in ms}
+        # the last resort: STOP_MARGIN past the hard stop the run stops waiting, reports every
+        # mutant still out as undecided and kills what its steps left running (seventh session,
+        # calls 1 and 4: steps that did not end at the stop, and the command's limit ended the
+        # run with most mutants unreported)
+        wait_s = max(a.stop_at + STOP_MARGIN - time.time(), 1.0) if a.stop_at else None
+        a.hung = []
+        try:
+            for i, fut in enumerate(cf.as_completed(futs, timeout=wait_s), 1):
                 r = fut.result()
                 results.append(r)
                 print(f"mutate: [{i}/{len(ms)}] {r['id']} {r['file']}:{r['line']} "
@@ -1003,6 +1039,22 @@ def cmd_run(a, ms):
                        + [x for x in results if x["status"] != "not run (deadline)"], eq, a.out,
                        f"PARTIAL: {i} of {len(ms)} mutants reported so far (the run did not "
                        f"finish writing its report), bundle commit {commit}")
+        except cf.TimeoutError:
+            for fut, m in futs.items():
+                if not fut.done():
+                    a.hung.append(m["id"])
+                    results.append(dict(m, status="undecided (deadline)",
+                                        detail=f"no verdict {STOP_MARGIN} s past the hard stop (a "
+                                        "step that did not end; its processes were killed)"))
+                    print(f"mutate: {m['id']} {m['file']}:{m['line']} {m['operator']}: "
+                          "undecided (deadline): no verdict past the hard stop", flush=True)
+            with LIVE_LOCK:
+                for pg in list(LIVE):
+                    try:
+                        os.killpg(pg, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+        ex.shutdown(wait=not a.hung, cancel_futures=True)
     late = [r for r in results if r["status"] == "not run (deadline)"]
     order = {m["id"]: k for k, m in enumerate(ms)}  # the report in the seeded order again
     results.sort(key=lambda r: order.get(r["id"], 0))
@@ -1096,7 +1148,12 @@ def main(argv=None):
         with open(a.output, "w") as f:
             f.write(apply(m, text))
         return 0
-    return cmd_run(a, select(ms, a))
+    rc = cmd_run(a, select(ms, a))
+    if getattr(a, "hung", None):
+        # threads of steps that never ended: the interpreter would join them at exit
+        sys.stdout.flush()
+        os._exit(rc)
+    return rc
 
 
 if __name__ == "__main__":

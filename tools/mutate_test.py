@@ -583,6 +583,49 @@ def the_hard_stop_cuts_a_running_build():
 
 
 @test
+def a_step_that_never_ends_is_reported_undecided_past_the_stop():
+    # the last resort (seventh session, calls 1 and 4: the command's limit ended two runs with
+    # most mutants unreported): STOP_MARGIN past the hard stop the run reports what is still out
+    with tempfile.TemporaryDirectory() as t:
+        planted_kernel_bundle(t, {"gpu_probe": "echo 'device: planted'",
+                                  "contract_codes_test": "exit 0", "status_messages_test": "exit 0",
+                                  **{b: "exit 0" for b in mu.GOLDEN_SUITES}})
+        with open(os.path.join(t, "COMMIT"), "w") as f:
+            f.write("0123456789ab\n")
+        ms = mu.generate([os.path.join(t, "relink", "src", "kernels", "k.cu")])
+        for m in ms:
+            m["file"] = "kernels/k.cu"
+        out = os.path.join(t, "report")
+        a = argparse.Namespace(bundle=t, libdir=t, jobs=len(ms), timeout=30, deadline=1, grace=1,
+                               out=out, resume=None, sample=0, seed=1, also=None)
+        release = threading.Event()
+        saved, saved_margin = mu.run_one, mu.STOP_MARGIN
+        hung_id = ms[0]["id"]
+
+        def fake_run_one(m, *rest):
+            if m["id"] == hung_id:  # a step that does not end before the test releases it
+                release.wait(60)
+            return dict(m, status="killed", killer="k", seconds=0.1)
+
+        mu.run_one = fake_run_one
+        mu.STOP_MARGIN = 1
+        try:
+            t0 = time.time()
+            mu.cmd_run(a, ms)
+            took = time.time() - t0
+        finally:
+            release.set()
+            mu.run_one, mu.STOP_MARGIN = saved, saved_margin
+        assert took < 15, took
+        assert a.hung == [hung_id], a.hung
+        with open(os.path.join(out, "mutation-report.json")) as f:
+            rows = {r["id"]: r for r in json.load(f)["results"]}
+        assert rows[hung_id]["status"] == "undecided (deadline)", rows[hung_id]
+        assert "past the hard stop" in rows[hung_id]["detail"], rows[hung_id]
+        assert all(r["status"] == "killed" for i, r in rows.items() if i != hung_id), rows
+
+
+@test
 def the_deadline_counts_the_warm_up():
     # sixth session, call 2: --deadline / --grace counted from after the 70 s warm-up, so the
     # hard stop fell past the command's limit and the running mutants' verdicts were lost. Here
