@@ -689,6 +689,8 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
         f.write(apply(m, orig))
     t0 = time.time()
     checks = CPU_CHECKS + (gpu_checks(wdir, m["file"], m.get("kernel")) if gpu else [])
+    if getattr(a, "checks", None):  # --checks: only the steps whose label matches
+        checks = [c for c in checks if re.search(a.checks, c[0])]
     with open(os.path.join(rl, "links.json")) as f:
         relinkable = set(json.load(f))
     used = sorted({x for _, argv, _ in checks for x in argv if x in relinkable})
@@ -1067,7 +1069,10 @@ def cmd_run(a, ms):
                f"{len(ms)} run here" if resumed else "")
             + (f"; {len(late)} of them not started by the {a.deadline:.0f} s deadline, so "
                f"{len(results)} ran" if late else "")
-            + f"), {'GPU' if gpu else 'CPU only (' + no_device(probe.stdout) + ')'} checks,"
+            + f"), {'GPU' if gpu else 'CPU only (' + no_device(probe.stdout) + ')'} checks"
+            + (f" restricted to those matching /{a.checks}/ (a survivor survived only these: its "
+               "verdict over the whole tier needs an earlier pass's survival of the rest, on the "
+               "same kernel source)" if getattr(a, "checks", None) else "") + ","
             f" {a.jobs} workers, {time.time() - t0:.0f} s, bundle commit {commit}{warm}")
     cache_tmp.cleanup()
     text = report(results, eq, a.out, meta)
@@ -1103,6 +1108,10 @@ def main(argv=None):
     r.add_argument("--grace", type=float, default=180,
                    help="with --deadline: seconds after it at which running mutants stop "
                         "before their next check (reported as undecided, outside the score)")
+    r.add_argument("--checks", help="only the checks whose label matches this regular "
+                   "expression (e.g. '^(racecheck|memcheck) ' for the sanitizer stages of earlier "
+                   "survivors of the value checks): a kill is a kill; a survivor survived only "
+                   "these, which the report says")
     r.add_argument("--out", default=os.path.join(ROOT, "out", "mutate"))
     r.add_argument("--resume", help="an earlier pass's mutation-report.json over the same "
                    "selection and bundle commit: its kills stand, the rest runs again")

@@ -626,6 +626,51 @@ def a_step_that_never_ends_is_reported_undecided_past_the_stop():
 
 
 @test
+def checks_restricts_the_steps_and_the_report_says_so():
+    ran = []
+
+    def fake_run_check(bdir, argv, extra, timeout, env):
+        ran.append(argv[0])
+        return ("survived", 0.1)
+
+    with tempfile.TemporaryDirectory() as t:
+        planted_kernel_bundle(t, {"contract_codes_test": None, "status_messages_test": None})
+        m = {"id": "x", "file": "kernels/k.cu", "line": 1, "operator": "REL", "kernel": "f",
+             "start": 31, "end": 32, "replacement": "<=", "before": "", "after": ""}
+        a = argparse.Namespace(timeout=150, stop_at=0, bundle_abs=t, libdir=t,
+                               checks="^status_")
+        saved = mu.run_check
+        mu.run_check = fake_run_check
+        try:
+            r = mu.run_one(m, t, a, {}, False)
+            a.checks = None
+            mu.run_one(m, t, a, {}, False)
+        finally:
+            mu.run_check = saved
+        assert ran == ["bin/status_messages_test", "bin/contract_codes_test",
+                       "bin/status_messages_test"], ran
+        assert [x[0] for x in r["trace"]] == ["status_messages_test"], r
+        # the report's first line names the restriction
+        planted_kernel_bundle(os.path.join(t, "b"), {
+            "gpu_probe": "echo 'no device: planted'", "contract_codes_test": "exit 0",
+            "status_messages_test": "exit 0"})
+        b = os.path.join(t, "b")
+        with open(os.path.join(b, "COMMIT"), "w") as f:
+            f.write("0123456789ab\n")
+        ms = mu.generate([os.path.join(b, "relink", "src", "kernels", "k.cu")])[:1]
+        for x in ms:
+            x["file"] = "kernels/k.cu"
+        out = os.path.join(t, "report")
+        a = argparse.Namespace(bundle=b, libdir=b, jobs=1, timeout=30, deadline=0, grace=0,
+                               out=out, resume=None, sample=0, seed=1, also=None,
+                               checks="^status_")
+        mu.cmd_run(a, ms)
+        with open(os.path.join(out, "mutation-report.md")) as f:
+            text = f.read()
+        assert "restricted to those matching /^status_/" in text, text[:600]
+
+
+@test
 def the_deadline_counts_the_warm_up():
     # sixth session, call 2: --deadline / --grace counted from after the 70 s warm-up, so the
     # hard stop fell past the command's limit and the running mutants' verdicts were lost. Here
