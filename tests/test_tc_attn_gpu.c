@@ -13,8 +13,14 @@
  *    tile 8): no engagement, the f32 launcher's bytes.
  *  - tc_attn_gpu/bad_arguments: "tf32" and a bad call: the launcher's code, nothing written.
  * Geometries: glm5 decode (t_q 1, 64 heads, t_kv 4096: a split walk), glm5 verify (t_q 4 over
- * 1040 rows), glm5_next decode (NoPE, 512 columns), a partial head tile (3 heads), and gathered
- * lists (2048 slots with -1 between entries and repeats). Inputs: the Philox fill (mla_fill.h).
+ * 1040 rows), glm5_next decode (NoPE, 512 columns), a partial head tile (3 heads), gathered
+ * lists (2048 slots with -1 between entries and repeats). Built with TC_ATTN_EDGES
+ * (//tests:tc_attn_edges_gpu_test), only tc_attn_edges_gpu/low_payload_nan__<arm>: one cache
+ * element a NaN whose payload lies only in the low 13 mantissa bits (0x7F800001), in a rope
+ * column. TF32 keeps the top 10 mantissa bits, so an arm that feeds the bits to the mma as they
+ * are reads it as +inf: the heads whose q_pe coefficient there is negative would lose the slot
+ * (a -inf logit) instead of being poisoned, as the oracle and the f32 arm are by any NaN.
+ * Inputs: the Philox fill (mla_fill.h).
  * Without a usable GPU every test reports SKIPPED. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -31,14 +37,20 @@
 #include "tests/lib/mla_fill.h"
 #include "tests/lib/testbed_criterion.h"
 
+#ifdef TC_ATTN_EDGES /* //tests:tc_attn_edges_gpu_test: the edge cases an arm does not meet yet */
+#define TARGET "tc_attn_edges_gpu_test"
+#define SUITE "tc_attn_edges_gpu"
+#else
 #define TARGET "tc_attn_gpu_test"
 #define SUITE "tc_attn_gpu"
+#endif
 #define SEED 0x7CA77Eu
 
 typedef struct {
     const char *name;
     int32_t n_head, kv_rank, d_rope, t_q, t_kv, n_slots; /* n_slots > 0: gathered */
     float scale;
+    int32_t nan_row; /* > 0: cache[nan_row][kv_rank + 5] = the low-payload NaN 0x7F800001 */
 } geom;
 
 static float *fill(tb *t, const char *name, size_t n, float scale) {
@@ -89,6 +101,10 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
     float *q_lat = fill(&t, "q_lat", no, 1.0f),
           *q_pe = fill(&t, "q_pe", nq * (g->d_rope + 1), 1.0f),
           *cache = fill(&t, "cache", (size_t)g->t_kv * K, 1.0f);
+    if (g->nan_row > 0) {
+        const uint32_t bits = 0x7F800001u; /* a NaN: exponent all ones, only mantissa bit 0 */
+        memcpy(&cache[(size_t)g->nan_row * K + g->kv_rank + 5], &bits, sizeof bits);
+    }
     int32_t *idx = g->n_slots > 0 ? gather_list(&t, g) : NULL;
     gpu_buf bql = gpu_buf_from_host(q_lat, no * 4),
             bqp = gpu_buf_from_host(q_pe, nq * (g->d_rope + 1) * 4),
@@ -164,6 +180,17 @@ static const geom G_PARTIAL = {"3 heads, t_q 2, t_kv 100", 3, 512, 64, 2, 100, 0
 static const geom G_GATHER = {
     "glm5 gathered, 2048 slots", 64, 512, 64, 2, 4096, 2048, MLA_GLM5_SCALE};
 static const geom G_UNCOVERED = {"kv_rank 522, NoPE (head tile 8)", 9, 522, 0, 1, 40, 0, 0.1f};
+/* 8 heads (the fill's q_pe[h][5] is negative for heads 2, 5, 6 and 7), t_kv 300 (10 chunks: the
+ * NaN's chunk 3 poisons through the combine) */
+static const geom G_NAN = {"low-payload NaN in cache row 123, rope column 5; 8 heads, t_kv 300",
+                           8,
+                           512,
+                           64,
+                           1,
+                           300,
+                           0,
+                           MLA_GLM5_SCALE,
+                           123};
 
 #define ARM_TESTS(g, G)                                                                            \
     Test(tc_attn_gpu, g##__tf32, .timeout = 300) {                                                 \
@@ -174,6 +201,19 @@ static const geom G_UNCOVERED = {"kv_rank 522, NoPE (head tile 8)", 9, 522, 0, 1
         GPU_REQUIRE();                                                                             \
         run(#g "__3xtf32", &G, "3xtf32", 1);                                                       \
     }
+#ifdef TC_ATTN_EDGES
+/* Their own binary, listed in tests/known_failures.txt while an arm fails them: the GPU tier
+ * reports a listed failure without failing, and tools/mutate.py never runs this binary, so a
+ * known failure cannot make a whole-binary check fail unmutated (tc_attn_gpu_test's). */
+Test(tc_attn_edges_gpu, low_payload_nan__tf32, .timeout = 300) {
+    GPU_REQUIRE();
+    run("low_payload_nan__tf32", &G_NAN, "tf32", 1);
+}
+Test(tc_attn_edges_gpu, low_payload_nan__3xtf32, .timeout = 300) {
+    GPU_REQUIRE();
+    run("low_payload_nan__3xtf32", &G_NAN, "3xtf32", 1);
+}
+#else
 ARM_TESTS(glm5_decode, G_DECODE)
 ARM_TESTS(glm5_verify, G_VERIFY)
 ARM_TESTS(glm5_next_decode, G_NEXT)
@@ -200,3 +240,4 @@ Test(tc_attn_gpu, bad_arguments, .timeout = 120) {
     cr_expect(door != 0 && door == plain, "door %d, launcher %d", door, plain);
     cr_expect(mla_tc_attn_dispatches() == before);
 }
+#endif
