@@ -256,6 +256,23 @@ def planted_kernel_bundle(t, bins):
             os.chmod(path, 0o755)
 
 
+def planted_run_bundle(t, probe, golden_body=None):
+    """A planted bundle for cmd_run in t: gpu_probe printing `probe`, CPU checks that pass, the
+    golden suites as shell bodies (golden_body; None: none), a COMMIT; returns the planted
+    source's mutants, filed under kernels/k.cu."""
+    bins = {"gpu_probe": f"echo '{probe}'", "contract_codes_test": "exit 0",
+            "status_messages_test": "exit 0"}
+    if golden_body is not None:
+        bins.update({b: golden_body for b in mu.GOLDEN_SUITES})
+    planted_kernel_bundle(t, bins)
+    with open(os.path.join(t, "COMMIT"), "w") as f:
+        f.write("0123456789ab\n")
+    ms = mu.generate([os.path.join(t, "relink", "src", "kernels", "k.cu")])
+    for m in ms:
+        m["file"] = "kernels/k.cu"
+    return ms
+
+
 @test
 def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
     with tempfile.TemporaryDirectory() as t:
@@ -587,14 +604,7 @@ def a_step_that_never_ends_is_reported_undecided_past_the_stop():
     # the last resort (seventh session, calls 1 and 4: the command's limit ended two runs with
     # most mutants unreported): STOP_MARGIN past the hard stop the run reports what is still out
     with tempfile.TemporaryDirectory() as t:
-        planted_kernel_bundle(t, {"gpu_probe": "echo 'device: planted'",
-                                  "contract_codes_test": "exit 0", "status_messages_test": "exit 0",
-                                  **{b: "exit 0" for b in mu.GOLDEN_SUITES}})
-        with open(os.path.join(t, "COMMIT"), "w") as f:
-            f.write("0123456789ab\n")
-        ms = mu.generate([os.path.join(t, "relink", "src", "kernels", "k.cu")])
-        for m in ms:
-            m["file"] = "kernels/k.cu"
+        ms = planted_run_bundle(t, "device: planted", "exit 0")
         out = os.path.join(t, "report")
         a = argparse.Namespace(bundle=t, libdir=t, jobs=len(ms), timeout=30, deadline=1, grace=1,
                                out=out, resume=None, sample=0, seed=1, also=None)
@@ -651,15 +661,8 @@ def checks_restricts_the_steps_and_the_report_says_so():
                        "bin/status_messages_test"], ran
         assert [x[0] for x in r["trace"]] == ["status_messages_test"], r
         # the report's first line names the restriction
-        planted_kernel_bundle(os.path.join(t, "b"), {
-            "gpu_probe": "echo 'no device: planted'", "contract_codes_test": "exit 0",
-            "status_messages_test": "exit 0"})
         b = os.path.join(t, "b")
-        with open(os.path.join(b, "COMMIT"), "w") as f:
-            f.write("0123456789ab\n")
-        ms = mu.generate([os.path.join(b, "relink", "src", "kernels", "k.cu")])[:1]
-        for x in ms:
-            x["file"] = "kernels/k.cu"
+        ms = planted_run_bundle(b, "no device: planted")[:1]
         out = os.path.join(t, "report")
         a = argparse.Namespace(bundle=b, libdir=b, jobs=1, timeout=30, deadline=0, grace=0,
                                out=out, resume=None, sample=0, seed=1, also=None,
@@ -676,14 +679,7 @@ def the_deadline_counts_the_warm_up():
     # hard stop fell past the command's limit and the running mutants' verdicts were lost. Here
     # the (planted) warm-up alone outlasts the deadline: no mutant may start.
     with tempfile.TemporaryDirectory() as t:
-        planted_kernel_bundle(t, {"gpu_probe": "echo 'device: planted'",
-                                  "contract_codes_test": "exit 0", "status_messages_test": "exit 0",
-                                  **{b: "sleep 2" for b in mu.GOLDEN_SUITES}})
-        with open(os.path.join(t, "COMMIT"), "w") as f:
-            f.write("0123456789ab\n")
-        ms = mu.generate([os.path.join(t, "relink", "src", "kernels", "k.cu")])
-        for m in ms:
-            m["file"] = "kernels/k.cu"
+        ms = planted_run_bundle(t, "device: planted", "sleep 2")
         assert ms, "the planted source has no mutant"
         out = os.path.join(t, "report")
         a = argparse.Namespace(bundle=t, libdir=t, jobs=1, timeout=30, deadline=1, grace=1,
