@@ -578,10 +578,7 @@ class Unmutated:
         if mine:
             ev[1] = ("harness error", 0.0)  # what the waiters get if the run itself raises
             try:
-                limit, cut = self.a.timeout, False
-                stop = getattr(self.a, "stop_at", 0)
-                if stop and stop - time.time() < limit:
-                    limit, cut = max(stop - time.time(), 1.0), True
+                limit, cut = bounded(self.a, self.a.timeout)
                 v, dt = run_check(self.bundle, argv, extra, limit, self.env)
                 ev[1] = ("cut", dt) if v == "timeout" and cut else (v, dt)
             finally:  # never leave a waiter blocked on a run that raised
@@ -605,6 +602,46 @@ def track(proc, alive):
         (LIVE.add if alive else LIVE.discard)(proc.pid)
 
 
+def bounded(a, limit):
+    """(limit, cut): a step's time limit kept to the run's hard stop (a.stop_at, 0: none);
+    cut when the stop, not `limit` (None: none), bounds it."""
+    stop = getattr(a, "stop_at", 0)
+    if stop and (limit is None or stop - time.time() < limit):
+        return max(stop - time.time(), 1.0), True
+    return limit, False
+
+
+def run_group(argv, timeout, **popen):
+    """argv in a process group of its own, at most `timeout` seconds (None: no bound); the group
+    is killed when the leader ends or times out (stragglers too), and a pipe still held by a
+    process outside the group is not waited on. -> (timed_out, returncode, stdout, stderr)."""
+    popen.setdefault("stderr", subprocess.PIPE)
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, start_new_session=True,
+                         **popen)
+    track(p, True)
+    out = err = ""
+    timed_out = False
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        track(p, False)
+        if timed_out:
+            try:
+                p.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                for f in (p.stdout, p.stderr):
+                    if f:
+                        f.close()
+                p.wait()
+    return timed_out, p.returncode, out or "", err or ""
+
+
 def run_check(bdir, argv, extra_env, timeout, env):
     """One check in its own process group. On a timeout the whole group is killed: Criterion's
     --jobs workers are forked children, and an orphaned one kept its binary busy (the next
@@ -613,30 +650,9 @@ def run_check(bdir, argv, extra_env, timeout, env):
     scratch = tempfile.mkdtemp(dir=bdir)  # a fuzzer's new inputs, never the committed corpus
     argv = [a.replace("{scratch}", scratch) for a in argv]
     exe = argv[0] if not argv[0].startswith("bin/") else os.path.join(bdir, argv[0])
-    timed_out = False
     try:
-        p = subprocess.Popen([exe, *argv[1:]], cwd=bdir, env=dict(env, **extra_env),
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             start_new_session=True)
-        track(p, True)
-        try:
-            out, _ = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            out = ""
-        finally:
-            try:  # the group: stragglers of a finished check too
-                os.killpg(p.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            track(p, False)
-            if timed_out:
-                try:  # a process outside the group may still hold the pipe: do not wait on it
-                    p.communicate(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.stdout.close()
-                    p.wait()
-        rc = p.returncode
+        timed_out, rc, out, _ = run_group([exe, *argv[1:]], timeout, cwd=bdir,
+                                          env=dict(env, **extra_env), stderr=subprocess.STDOUT)
         skipped_all = "Tested: 0" in re.sub(r"\x1b\[[0-9;]*m", "", out)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -709,29 +725,10 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
             return None
         built.extend(binaries)
         progress(m, a, f"build {','.join(binaries)}")
-        limit = max(a.stop_at - time.time(), 1.0) if a.stop_at else None
         argv = [sys.executable, os.path.join(rl, "relink.py"), "--bundle", wdir, "--libdir",
                 a.libdir, "--jobs", "1", "--only", ",".join(binaries), mutated]
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
-        track(proc, True)
-        try:
-            out, err = proc.communicate(timeout=limit)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                proc.communicate(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.stdout.close()
-                proc.stderr.close()
-                proc.wait()
-            return "cut"
-        finally:
-            track(proc, False)
-        return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+        timed_out, rc, out, err = run_group(argv, bounded(a, None)[0])
+        return "cut" if timed_out else subprocess.CompletedProcess(argv, rc, out, err)
 
     def cut_build(what):
         return dict(status="undecided (deadline)", detail=f"cut at the hard stop in the {what} build")
@@ -771,9 +768,7 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
             # the hard stop bounds the check too: a check still running there is cut, and the
             # mutant is undecided, not killed by a timeout (fifth session, call 3: 13 mutants'
             # checks ran on past the stop and the command's own limit ended the run unreported)
-            limit, cut = a.timeout, False
-            if a.stop_at and a.stop_at - time.time() < limit:
-                limit, cut = max(a.stop_at - time.time(), 1.0), True
+            limit, cut = bounded(a, a.timeout)
             progress(m, a, label)
             verdict, dt = run_check(wdir, argv, extra, limit, env)
             res["trace"].append([label, verdict, round(dt, 1)])
