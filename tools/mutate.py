@@ -597,6 +597,13 @@ LIVE_LOCK = threading.Lock()
 STOP_MARGIN = 15
 
 
+def kill_group(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def track(proc, alive):
     with LIVE_LOCK:
         (LIVE.add if alive else LIVE.discard)(proc.pid)
@@ -626,10 +633,7 @@ def run_group(argv, timeout, **popen):
     except subprocess.TimeoutExpired:
         timed_out = True
     finally:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        kill_group(p.pid)
         track(p, False)
         if timed_out:
             try:
@@ -1047,10 +1051,7 @@ def cmd_run(a, ms):
                           "undecided (deadline): no verdict past the hard stop", flush=True)
             with LIVE_LOCK:
                 for pg in list(LIVE):
-                    try:
-                        os.killpg(pg, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
+                    kill_group(pg)
         ex.shutdown(wait=not a.hung, cancel_futures=True)
     late = [r for r in results if r["status"] == "not run (deadline)"]
     order = {m["id"]: k for k, m in enumerate(ms)}  # the report in the seeded order again
