@@ -126,13 +126,36 @@ static_assert(at_cfg<32>::MAX_RANK == 512,
               "(mla_attn_chunk_slots): restate it there");
 
 /* ---- tensor-core arms (the MEMRA_MLA_TC_ATTN door, kernels/mla_door.h; docs/performance.md) ----
- * TC = 1: single-pass TF32 operands; TC = 3: 3xTF32 (x = hi + lo, hi = tf32(x), lo = tf32(x - hi);
- * hi*lo + lo*hi + hi*hi, the small terms first). One mma.sync.m16n8k8 (f32 accumulate) per pass.
- * Only the two dot-product steps change; the walk, tiles, softmax and combine are the f32 arm's. */
-static __device__ __forceinline__ uint32_t at_tf32(float x) {
+ * attn_walk_f32's TC = 3: 3xTF32 (x = hi + lo, hi = tf32(x), lo = tf32(x - hi); lo*hi + hi*lo +
+ * hi*hi, the small terms first), one mma.sync.m16n8k8 (f32 accumulate) per pass. Only the two
+ * dot-product steps change; the walk, tiles, softmax and combine are the f32 arm's. The
+ * single-pass TF32 arm is its own kernel, attn_tc_f32, below. */
+static __device__ __forceinline__ uint32_t at_tf32_raw(float x) {
     uint32_t r;
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
     return r;
+}
+/* The single-pass operand: a NaN made canonical. cvt.rna passes a NaN's bits through (SASS:
+ * FSETP.GEU |x|, +INF skips the rounding add) and the mma reads only the top 19 bits, so a NaN
+ * whose payload lies in the low 13 mantissa bits (0x7F800001) would be an infinity there
+ * (docs/tolerances.md; //tests:tc_attn_edges_gpu_test, low_payload_nan*). */
+static __device__ __forceinline__ uint32_t at_tf32(float x) {
+    const uint32_t r = at_tf32_raw(x);
+    return x != x ? 0x7FFFFFFFu : r;
+}
+/* 3xTF32's parts of x: hi = tf32(x); lo = tf32(x - hi); and hc, hi as the cross terms see it.
+ * For an infinite hi, lo = hc = 0: x - hi would be a NaN, and hc * (the other operand's lo) an
+ * inf * 0 NaN wherever that operand is exactly a TF32 value (a small integer, 1.0), either of
+ * which poisons where the oracle has an infinity or a -inf logit (a dropped slot); the product
+ * hi * hi alone carries the infinity, as the f32 product does. A NaN x needs no canonical hi:
+ * its lo, x - hi, is the GPU's canonical NaN, and lo * (the other's hc) poisons the sum. */
+static __device__ __forceinline__ void at_split3(float x, uint32_t &hi, uint32_t &lo,
+                                                 uint32_t &hc) {
+    hi = at_tf32_raw(x);
+    const float h = __uint_as_float(hi);
+    const bool inf = fabsf(h) == INFINITY;
+    lo = inf ? 0u : at_tf32_raw(x - h);
+    hc = inf ? 0u : hi;
 }
 static __device__ __forceinline__ void at_mma(float c[4], const uint32_t a[4],
                                               const uint32_t b[2]) {
@@ -141,23 +164,29 @@ static __device__ __forceinline__ void at_mma(float c[4], const uint32_t a[4],
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-/* c += a . b for one m16n8k8 fragment set (a: A's 4 elements, b: B's 2), in TC passes. */
-template <int TC>
-static __device__ __forceinline__ void at_mma_tc(float c[4], const float a[4], const float b[2]) {
-    uint32_t ah[4], bh[2];
+/* An operand's 3xTF32 parts (at_split3), split once and used by several mma. FINITE: x is known
+ * finite (the softmax weights), so no infinity test. */
+template <int N> struct at_parts { uint32_t h[N], l[N], c[N]; };
+template <int N, bool FINITE = false>
+static __device__ __forceinline__ at_parts<N> at_split3n(const float *x) {
+    at_parts<N> p;
 #pragma unroll
-    for (int x = 0; x < 4; x++) ah[x] = at_tf32(a[x]);
-    bh[0] = at_tf32(b[0]), bh[1] = at_tf32(b[1]);
-    if constexpr (TC == 3) {
-        uint32_t al[4], bl[2];
-#pragma unroll
-        for (int x = 0; x < 4; x++) al[x] = at_tf32(a[x] - __uint_as_float(ah[x]));
-        bl[0] = at_tf32(b[0] - __uint_as_float(bh[0]));
-        bl[1] = at_tf32(b[1] - __uint_as_float(bh[1]));
-        at_mma(c, al, bh);
-        at_mma(c, ah, bl);
+    for (int e = 0; e < N; e++) {
+        if constexpr (FINITE) {
+            p.h[e] = p.c[e] = at_tf32_raw(x[e]);
+            p.l[e] = at_tf32_raw(x[e] - __uint_as_float(p.h[e]));
+        } else {
+            at_split3(x[e], p.h[e], p.l[e], p.c[e]);
+        }
     }
-    at_mma(c, ah, bh);
+    return p;
+}
+/* c += a . b in 3xTF32: lo . hi + hi . lo + hi . hi, the small terms first */
+static __device__ __forceinline__ void at_mma3(float c[4], const at_parts<4> &a,
+                                               const at_parts<2> &b) {
+    at_mma(c, a.l, b.c);
+    at_mma(c, a.c, b.l);
+    at_mma(c, a.h, b.h);
 }
 
 /* One lane's output pair, columns r and r + 1 of row qh (a tensor-core fragment's two values):
@@ -238,6 +267,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
                   float *__restrict__ ws_o, float *__restrict__ ws_ml, int32_t n_head,
                   int32_t kv_rank, int32_t d_rope, int32_t t_q, float scale, int32_t n_hg,
                   int64_t chunk_slots, int32_t n_chunks) {
+    static_assert(TC == 0 || TC == 3, "the walk's arms: f32 FMA (0) and 3xTF32 (3)");
     typedef at_cfg<HT> C;
     constexpr int JT = AT_JT;
     extern __shared__ __align__(16) float smem[];
@@ -401,11 +431,12 @@ static __global__ void __launch_bounds__(AT_NT, 1)
                     const int32_t c = kk * 8 + ft;
                     const float a[4] = {buf[fg * ld + c], buf[(fg + 8) * ld + c],
                                         buf[fg * ld + c + 4], buf[(fg + 8) * ld + c + 4]};
+                    const at_parts<4> ap = at_split3n<4>(a); /* once for the HT / 8 head tiles */
 #pragma unroll
                     for (int n = 0; n < HT / 8; n++) {
                         const float b[2] = {qs[(size_t)(n * 8 + fg) * ld + c],
                                             qs[(size_t)(n * 8 + fg) * ld + c + 4]};
-                        at_mma_tc<TC>(ch[n], a, b);
+                        at_mma3(ch[n], ap, at_split3n<2>(b));
                     }
                 }
 #pragma unroll
@@ -551,6 +582,15 @@ static __global__ void __launch_bounds__(AT_NT, 1)
             for (int mt = 0; mt < HT / 16; mt++) {
                 const int hm = mt * 16 + fg;
                 const float al0 = alpha_s[hm], al1 = alpha_s[hm + 8];
+                /* the weights' parts, once for the n-tiles (finite: no infinity test) */
+                at_parts<4> ap[JT / 8];
+#pragma unroll
+                for (int kk = 0; kk < JT / 8; kk++) {
+                    const int j = kk * 8 + ft;
+                    const float a[4] = {ps[j * C::HTP + hm], ps[j * C::HTP + hm + 8],
+                                        ps[(j + 4) * C::HTP + hm], ps[(j + 4) * C::HTP + hm + 8]};
+                    ap[kk] = at_split3n<4, true>(a);
+                }
 #pragma unroll
                 for (int nt = 0; nt < AT_TC_MAX_NT; nt++) {
                     if (nt >= tc_nnt) break;
@@ -559,12 +599,9 @@ static __global__ void __launch_bounds__(AT_NT, 1)
 #pragma unroll
                     for (int kk = 0; kk < JT / 8; kk++) {
                         const int j = kk * 8 + ft;
-                        const float a[4] = {ps[j * C::HTP + hm], ps[j * C::HTP + hm + 8],
-                                            ps[(j + 4) * C::HTP + hm],
-                                            ps[(j + 4) * C::HTP + hm + 8]};
                         const float b[2] = {buf[(size_t)j * ld + col],
                                             buf[(size_t)(j + 4) * ld + col]};
-                        at_mma_tc<TC>(tl, a, b);
+                        at_mma3(tl, ap[kk], at_split3n<2>(b));
                     }
                     acc_tc[mt][nt][0] = __fmaf_rn(acc_tc[mt][nt][0], al0, tl[0]);
                     acc_tc[mt][nt][1] = __fmaf_rn(acc_tc[mt][nt][1], al0, tl[1]);

@@ -15,11 +15,17 @@
  * Geometries: glm5 decode (t_q 1, 64 heads, t_kv 4096: a split walk), glm5 verify (t_q 4 over
  * 1040 rows), glm5_next decode (NoPE, 512 columns), a partial head tile (3 heads), gathered
  * lists (2048 slots with -1 between entries and repeats). Built with TC_ATTN_EDGES
- * (//tests:tc_attn_edges_gpu_test), only tc_attn_edges_gpu/low_payload_nan__<arm>: one cache
- * element a NaN whose payload lies only in the low 13 mantissa bits (0x7F800001), in a rope
- * column. TF32 keeps the top 10 mantissa bits, so an arm that feeds the bits to the mma as they
- * are reads it as +inf: the heads whose q_pe coefficient there is negative would lose the slot
- * (a -inf logit) instead of being poisoned, as the oracle and the f32 arm are by any NaN.
+ * (//tests:tc_attn_edges_gpu_test), only the special-value edges tc_attn_edges_gpu/<edge>__<arm>,
+ * one planted cache element, 8 heads over 300 rows, each arm within class attn of the oracle
+ * (NaN and infinity positions exact):
+ *  - low_payload_nan, low_payload_nan_latent: a NaN whose payload lies only in the low 13 mantissa
+ *    bits (0x7F800001), in a rope / a c_kv column. TF32 keeps the top 10 mantissa bits, so an arm
+ *    that fed the bits to the mma as they are would read +inf: heads with a negative coefficient
+ *    there would lose the row (a -inf logit) instead of being poisoned, as the oracle is.
+ *  - inf_rope: +inf in a rope column: 4 heads drop the row, 4 are poisoned.
+ *  - inf_rope_exact_q, ninf_latent_exact_q: an infinity where q's coefficient is an exact TF32
+ *    value (-1, 1), so 3xTF32's low part of q is 0: an arm that formed hi(inf) * lo(q) would make
+ *    inf * 0 = NaN where the oracle drops the row (and, in the c_kv column, has 0 * -inf = NaN).
  * Inputs: the Philox fill (mla_fill.h).
  * Without a usable GPU every test reports SKIPPED. */
 #include <criterion/criterion.h>
@@ -50,7 +56,12 @@ typedef struct {
     const char *name;
     int32_t n_head, kv_rank, d_rope, t_q, t_kv, n_slots; /* n_slots > 0: gathered */
     float scale;
-    int32_t nan_row; /* > 0: cache[nan_row][kv_rank + 5] = the low-payload NaN 0x7F800001 */
+    /* plant_row > 0: cache[plant_row][plant_col] = the bits plant_bits (a special value), and
+     * with q_exact != 0 also q's coefficient there (q_lat or q_pe) = q_exact for every query and
+     * head (an exact TF32 value: its 3xTF32 low part is 0) */
+    int32_t plant_row, plant_col;
+    uint32_t plant_bits;
+    float q_exact;
 } geom;
 
 static float *fill(tb *t, const char *name, size_t n, float scale) {
@@ -101,10 +112,27 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
     float *q_lat = fill(&t, "q_lat", no, 1.0f),
           *q_pe = fill(&t, "q_pe", nq * (g->d_rope + 1), 1.0f),
           *cache = fill(&t, "cache", (size_t)g->t_kv * K, 1.0f);
-    if (g->nan_row > 0) {
-        const uint32_t bits = 0x7F800001u; /* a NaN: exponent all ones, only mantissa bit 0 */
-        memcpy(&cache[(size_t)g->nan_row * K + g->kv_rank + 5], &bits, sizeof bits);
+    /* the bound's cache: the planted element left at its fill value. An infinity makes a head's
+     * logit for that row +-inf: +inf poisons the head (NaN, compared exactly); -inf gives the row
+     * weight 0 exactly, so the head's output is the attention over the other rows, which the
+     * bound over all rows with a finite element there covers (it only grows with N and the
+     * column maxima), except in a c_kv column, where 0 * inf is the oracle's NaN (compared
+     * exactly). A NaN poisons every head, compared exactly. */
+    float *bound_cache = NULL;
+    if (g->plant_row > 0) {
+        const size_t at = (size_t)g->plant_row * K + g->plant_col;
+        bound_cache = tb_xmalloc(&t, (size_t)g->t_kv * K * sizeof *bound_cache);
+        memcpy(bound_cache, cache, (size_t)g->t_kv * K * sizeof *bound_cache);
+        memcpy(&cache[at], &g->plant_bits, sizeof g->plant_bits);
+        if (g->q_exact != 0.0f)
+            for (size_t qh = 0; qh < nq; qh++) {
+                if (g->plant_col < g->kv_rank)
+                    q_lat[qh * g->kv_rank + g->plant_col] = g->q_exact;
+                else
+                    q_pe[qh * g->d_rope + g->plant_col - g->kv_rank] = g->q_exact;
+            }
     }
+    const float *bc = bound_cache ? bound_cache : cache;
     int32_t *idx = g->n_slots > 0 ? gather_list(&t, g) : NULL;
     gpu_buf bql = gpu_buf_from_host(q_lat, no * 4),
             bqp = gpu_buf_from_host(q_pe, nq * (g->d_rope + 1) * 4),
@@ -154,20 +182,20 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
         if (g->n_slots > 0) {
             oracle_attn_gathered_f32(q_lat, qpe, cache, idx, ref, g->n_head, g->kv_rank, g->d_rope,
                                      g->t_q, g->n_slots, g->scale);
-            mla_tol_attn_gathered_bounds_arith(q_lat, qpe, cache, idx, g->n_head, g->kv_rank,
+            mla_tol_attn_gathered_bounds_arith(q_lat, qpe, bc, idx, g->n_head, g->kv_rank,
                                                g->d_rope, g->t_q, g->n_slots, g->scale, walk, ar,
                                                atol);
         } else {
             oracle_attn_absorbed_f32(q_lat, qpe, cache, ref, g->n_head, g->kv_rank, g->d_rope,
                                      g->t_q, g->t_kv, g->scale);
-            mla_tol_attn_bounds_arith(q_lat, qpe, cache, g->n_head, g->kv_rank, g->d_rope, g->t_q,
+            mla_tol_attn_bounds_arith(q_lat, qpe, bc, g->n_head, g->kv_rank, g->d_rope, g->t_q,
                                       g->t_kv, g->scale, walk, ar, atol);
         }
         tb_compare(&t, "o_lat", ST_F32, 3, shape, got[0], "tc_arm", ref, "oracle", MLA_TOL_ATTN,
                    atol, 0);
         free(ref), free(atol);
     }
-    free(got[0]), free(got[1]), free(q_lat), free(q_pe), free(cache), free(idx);
+    free(got[0]), free(got[1]), free(q_lat), free(q_pe), free(cache), free(idx), free(bound_cache);
     gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bca), gpu_buf_free(&bix),
         gpu_buf_free(&bo);
 }
@@ -180,17 +208,24 @@ static const geom G_PARTIAL = {"3 heads, t_q 2, t_kv 100", 3, 512, 64, 2, 100, 0
 static const geom G_GATHER = {
     "glm5 gathered, 2048 slots", 64, 512, 64, 2, 4096, 2048, MLA_GLM5_SCALE};
 static const geom G_UNCOVERED = {"kv_rank 522, NoPE (head tile 8)", 9, 522, 0, 1, 40, 0, 0.1f};
-/* 8 heads (the fill's q_pe[h][5] is negative for heads 2, 5, 6 and 7), t_kv 300 (10 chunks: the
- * NaN's chunk 3 poisons through the combine) */
-static const geom G_NAN = {"low-payload NaN in cache row 123, rope column 5; 8 heads, t_kv 300",
-                           8,
-                           512,
-                           64,
-                           1,
-                           300,
-                           0,
-                           MLA_GLM5_SCALE,
-                           123};
+/* The special-value edges: 8 heads, t_kv 300 (10 chunks: the planted row's chunk 3 reaches the
+ * output through the combine), cache row 123. The fill's q_pe[h][5] is negative for heads 2, 5, 6
+ * and 7; in rope column 5 a +inf gives those heads a -inf logit (the row drops out) and the rest
+ * +inf (poisoned). */
+#define EDGE(name, col, bits, q)                                                                   \
+    { name, 8, 512, 64, 1, 300, 0, MLA_GLM5_SCALE, 123, col, bits, q }
+static const geom G_NAN =
+    EDGE("low-payload NaN 0x7F800001 in row 123, rope column 5", 512 + 5, 0x7F800001u, 0.0f);
+static const geom G_NAN_LATENT =
+    EDGE("low-payload NaN 0x7F800001 in row 123, c_kv column 7", 7, 0x7F800001u, 0.0f);
+static const geom G_INF = EDGE("+inf in row 123, rope column 5 (4 heads drop the row, 4 poison)",
+                               512 + 5, 0x7F800000u, 0.0f);
+static const geom G_INF_EXACT =
+    EDGE("+inf in row 123, rope column 5, q_pe there -1 (every head drops the row)", 512 + 5,
+         0x7F800000u, -1.0f);
+static const geom G_NINF_LATENT =
+    EDGE("-inf in row 123, c_kv column 7, q_lat there 1 (the row drops; column 7 is 0 * -inf)", 7,
+         0xFF800000u, 1.0f);
 
 #define ARM_TESTS(g, G)                                                                            \
     Test(tc_attn_gpu, g##__tf32, .timeout = 300) {                                                 \
@@ -205,14 +240,20 @@ static const geom G_NAN = {"low-payload NaN in cache row 123, rope column 5; 8 h
 /* Their own binary, listed in tests/known_failures.txt while an arm fails them: the GPU tier
  * reports a listed failure without failing, and tools/mutate.py never runs this binary, so a
  * known failure cannot make a whole-binary check fail unmutated (tc_attn_gpu_test's). */
-Test(tc_attn_edges_gpu, low_payload_nan__tf32, .timeout = 300) {
-    GPU_REQUIRE();
-    run("low_payload_nan__tf32", &G_NAN, "tf32", 1);
-}
-Test(tc_attn_edges_gpu, low_payload_nan__3xtf32, .timeout = 300) {
-    GPU_REQUIRE();
-    run("low_payload_nan__3xtf32", &G_NAN, "3xtf32", 1);
-}
+#define EDGE_TESTS(g, G)                                                                           \
+    Test(tc_attn_edges_gpu, g##__tf32, .timeout = 300) {                                           \
+        GPU_REQUIRE();                                                                             \
+        run(#g "__tf32", &G, "tf32", 1);                                                           \
+    }                                                                                              \
+    Test(tc_attn_edges_gpu, g##__3xtf32, .timeout = 300) {                                         \
+        GPU_REQUIRE();                                                                             \
+        run(#g "__3xtf32", &G, "3xtf32", 1);                                                       \
+    }
+EDGE_TESTS(low_payload_nan, G_NAN)
+EDGE_TESTS(low_payload_nan_latent, G_NAN_LATENT)
+EDGE_TESTS(inf_rope, G_INF)
+EDGE_TESTS(inf_rope_exact_q, G_INF_EXACT)
+EDGE_TESTS(ninf_latent_exact_q, G_NINF_LATENT)
 #else
 ARM_TESTS(glm5_decode, G_DECODE)
 ARM_TESTS(glm5_verify, G_VERIFY)
