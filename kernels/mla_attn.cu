@@ -138,7 +138,7 @@ static __device__ __forceinline__ uint32_t at_tf32_raw(float x) {
 /* The single-pass operand: a NaN made canonical. cvt.rna passes a NaN's bits through (SASS:
  * FSETP.GEU |x|, +INF skips the rounding add) and the mma reads only the top 19 bits, so a NaN
  * whose payload lies in the low 13 mantissa bits (0x7F800001) would be an infinity there
- * (docs/tolerances.md; //tests:tc_attn_edges_gpu_test, low_payload_nan*). */
+ * (docs/tolerances.md; //tests:tc_attn_gpu_test, low_payload_nan*). */
 static __device__ __forceinline__ uint32_t at_tf32(float x) {
     const uint32_t r = at_tf32_raw(x);
     return x != x ? 0x7FFFFFFFu : r;
