@@ -783,9 +783,9 @@ static __global__ void __launch_bounds__(AC_NT)
  *    most TCA_KS = 10 steps, 80 registers). Within a k8 step the k index t maps to column 2t and
  *    t + 4 to 2t + 1 (a permutation of the step's 8 columns, the same for q and the cache), so the
  *    cache's B fragment is one 8-byte load;
- *  - row tiles of TCA_JT = 32 slots, double-buffered with cp.async into rows of ldk floats
- *    (ldk = 8 mod 32: the B fragments of both products are conflict-free), a row per 8 threads
- *    with the row's address computed once a tile;
+ *  - row tiles of TCA_JT = 32 slots, double-buffered into rows of ldk floats (ldk = 8 mod 32:
+ *    the B fragments of both products are conflict-free), each row one bulk copy on the
+ *    buffer's mbarrier;
  *  - per tile: (1) each warp's partial logits S[32 heads][32 slots] over its k8 steps, one mma
  *    accumulator per 16 x 8 fragment, each c_kv element's TF32 conversion written back for (3);
  *    (2) the 8 partials summed in f32 in warp order and scaled,
@@ -815,7 +815,8 @@ static size_t tca_smem_bytes(int32_t width) {
                      + (size_t)(TCA_NT / 32) * 32 * TCA_SPL /* sp [8][32][SPL] */
                      + (size_t)32 * TCA_PL                  /* ps [32][PL] (TF32 bits) */
                      + 32 + 3 * 32                          /* alpha, final m / l / poison */
-                     + 3 * (size_t)TCA_JT;                  /* rows_s [3][32] (int32) */
+                     + 3 * (size_t)TCA_JT                   /* rows_s [3][32] (int32) */
+                     + 2 * 2;                               /* bars [2] (uint64) */
     return f * sizeof(float);
 }
 
@@ -846,6 +847,8 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
     float *alpha_s = (float *)(ps + 32 * TCA_PL);               /* [32] */
     float *fin_m = alpha_s + 32, *fin_l = fin_m + 32, *fin_p = fin_l + 32;
     int32_t *rows_s = (int32_t *)(fin_p + 32); /* [3][32] */
+    /* [2]: buffer b's tile copies (8-byte aligned: every region above is an even float count) */
+    uint64_t *bars = reinterpret_cast<uint64_t *>(rows_s + 3 * TCA_JT);
 
     const int64_t n_tiles = (int64_t)t_q * n_hg;
     const int64_t tile = (int64_t)blockIdx.x % n_tiles;
@@ -900,28 +903,42 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
             rows_s[(k % 3) * TCA_JT + tid] = (k < n_k && s < c_end) ? walk.row(i, s) : -1;
         }
     };
-    /* Row tile k into buffer k & 1, a row per 8 threads: thread tid copies float4 columns
-     * tid % 8 + 8 u of row tid / 8, so its row's address is computed once a tile and each copy
-     * is one instruction at a constant offset (ncu, H200 2026-12-01, seventh session: a copy
-     * per element index e, with e's row and column divided out and the row read from
-     * shared memory per copy, took 35 instructions a copy and 41% of the arm's instructions).
-     * A slot without a row copies nothing (src-size 0: zero-filled, never read); its source
-     * address is row 0's, which every non-empty walk has. */
+    /* Row tile k into buffer k & 1: each row one bulk copy (sm_90, the tensor memory
+     * accelerator's 1-D form) of width * 4 bytes, issued by lane r of warp 0 for row r and
+     * completing on the buffer's mbarrier, whose one arrival (lane 0's) announces the tile's
+     * bytes. So no thread spends instructions on copy addresses or waits in the copy queue (ncu,
+     * H200 2026-12-01, seventh session: with a row per 8 threads, 18 cp.async a thread a tile,
+     * the arm was latency-bound with `lg` throttle 17% of its stalls; before that, a copy per
+     * element index took 41% of its instructions). A slot without a row gets zeros instead,
+     * stored by its 8 threads (P . V reads it as 0 * 0; its logits are never read). The buffer
+     * was last written by threads (tile k - 2's TF32 write-back, zero fills), so the issuing
+     * lanes fence the generic proxy's writes before the async proxy's. */
     const int32_t cr = tid >> 3, cq = tid & 7;
+    const unsigned row_bytes = (unsigned)width * 4u;
     auto issue = [&](int32_t k) {
-        float *dst = ks + (size_t)(k & 1) * TCA_JT * ldk + (size_t)cr * ldk + 4 * cq;
-        const int32_t row = rows_s[(k % 3) * TCA_JT + cr];
-        const bool ok = row >= 0;
-        const float *src = cache + (int64_t)(ok ? row : 0) * width + 4 * cq;
-        if (KSW) {
+        float *tile = ks + (size_t)(k & 1) * TCA_JT * ldk;
+        const int32_t *rk = rows_s + (k % 3) * TCA_JT;
+        if (rk[cr] < 0) {
+            float4 *dst = reinterpret_cast<float4 *>(tile + (size_t)cr * ldk) + cq;
+            const float4 z = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (KSW) {
 #pragma unroll
-            for (int32_t u = 0; u < 2 * KSW; u++) /* wp4 / 8 = 2 KSW float4 a thread */
-                mla_cp_async16(dst + 32 * u, src + 32 * u, ok);
-        } else {
-            for (int32_t c4 = cq; c4 < wp4; c4 += 8, dst += 32, src += 32)
-                mla_cp_async16(dst, src, ok);
+                for (int32_t u = 0; u < 2 * KSW; u++) dst[8 * u] = z; /* wp4 / 8 = 2 KSW */
+            } else {
+                for (int32_t c4 = cq; c4 < wp4; c4 += 8, dst += 8) *dst = z;
+            }
         }
-        mla_cp_async_commit();
+        if (warp == 0) {
+            const int32_t row = rk[lane];
+            const unsigned have = __ballot_sync(0xffffffffu, row >= 0);
+            uint64_t *bar = &bars[k & 1];
+            if (lane == 0) mla_mbar_expect(bar, (unsigned)__popc(have) * row_bytes);
+            if (row >= 0) {
+                mla_fence_proxy_async();
+                mla_bulk_copy(tile + (size_t)lane * ldk, cache + (int64_t)row * width, row_bytes,
+                              bar);
+            }
+        }
     };
 
     /* softmax ownership: head sh, slots 4 * sq .. 4 * sq + 3 */
@@ -937,14 +954,20 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
         for (int nt = 0; nt < 8; nt++)
             o[mt][nt][0] = o[mt][nt][1] = o[mt][nt][2] = o[mt][nt][3] = 0.0f;
 
+    if (tid == 0) {
+        mla_mbar_init(&bars[0], 1);
+        mla_mbar_init(&bars[1], 1);
+        mla_mbar_fence_init();
+    }
     stage(0);
     stage(1);
-    __syncthreads();
+    __syncthreads(); /* rows_s of tiles 0 and 1; the barriers */
     issue(0);
 
     for (int32_t k = 0; k < n_k; k++) {
-        mla_cp_async_wait<0>();
-        __syncthreads(); /* (a) tile k visible; tile k - 1's buffer, sp, ps and alpha_s are free */
+        mla_mbar_wait(&bars[k & 1], (unsigned)(k >> 1) & 1u); /* tile k's copies have landed */
+        __syncthreads(); /* (a) tile k visible (its zero rows too); tile k - 1's buffer, sp, ps
+                          * and alpha_s are free */
         if (k + 1 < n_k) issue(k + 1);
         stage(k + 2);
         float *buf = ks + (size_t)(k & 1) * TCA_JT * ldk;
