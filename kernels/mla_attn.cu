@@ -143,19 +143,34 @@ static __device__ __forceinline__ uint32_t at_tf32(float x) {
     const uint32_t r = at_tf32_raw(x);
     return x != x ? 0x7FFFFFFFu : r;
 }
-/* 3xTF32's parts of x: hi = tf32(x); lo = tf32(x - hi); and hc, hi as the cross terms see it.
- * For an infinite hi, lo = hc = 0: x - hi would be a NaN, and hc * (the other operand's lo) an
- * inf * 0 NaN wherever that operand is exactly a TF32 value (a small integer, 1.0), either of
- * which poisons where the oracle has an infinity or a -inf logit (a dropped slot); the product
- * hi * hi alone carries the infinity, as the f32 product does. A NaN x needs no canonical hi:
- * its lo, x - hi, is the GPU's canonical NaN, and lo * (the other's hc) poisons the sum. */
-static __device__ __forceinline__ void at_split3(float x, uint32_t &hi, uint32_t &lo,
-                                                 uint32_t &hc) {
-    hi = at_tf32_raw(x);
-    const float h = __uint_as_float(hi);
-    const bool inf = fabsf(h) == INFINITY;
-    lo = inf ? 0u : at_tf32_raw(x - h);
-    hc = inf ? 0u : hi;
+/* Whether row[0 .. width) (16-byte aligned, width % 4 == 0) holds a NaN: the single-pass arm's
+ * rare path for an infinite logit. */
+static __device__ __noinline__ bool at_row_has_nan(const float *row, int32_t width) {
+    const float4 *r4 = reinterpret_cast<const float4 *>(row);
+    bool nan = false;
+    for (int32_t c = 0; c < width / 4; c++) {
+        const float4 v = __ldg(r4 + c);
+        nan = nan || v.x != v.x || v.y != v.y || v.z != v.z || v.w != v.w;
+    }
+    return nan;
+}
+/* 3xTF32's high part: cvt.rna.satfinite, which rounds a finite x exactly as cvt.rna does and maps
+ * +-inf (and a finite x that would round past the largest TF32) to +-MAX_TF32, a NaN to a NaN. */
+static __device__ __forceinline__ uint32_t at_tf32_sat(float x) {
+    uint32_t r;
+    asm("cvt.rna.satfinite.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
+/* 3xTF32's parts of x: hi = tf32sat(x), lo = tf32(x - hi). For a finite x these are the plain
+ * split's bits. An infinity splits as hi = +-MAX_TF32 and lo = the infinity (x - MAX), so every
+ * product that meets it is an infinity of the f32 product's sign or, against an exact 0, the
+ * oracle's inf * 0 NaN; never the inf - inf NaN of a split whose hi is the infinity (a head whose
+ * oracle logit is -inf, a dropped slot, would be poisoned), nor inf * 0 against an operand that
+ * is exactly a TF32 value (a small integer, 1.0: its lo is 0). A NaN x has a NaN lo (x - hi), so
+ * lo * (the other's hi) poisons the sum, whatever hi's bits. */
+static __device__ __forceinline__ void at_split3(float x, uint32_t &hi, uint32_t &lo) {
+    hi = at_tf32_sat(x);
+    lo = at_tf32_raw(x - __uint_as_float(hi));
 }
 static __device__ __forceinline__ void at_mma(float c[4], const uint32_t a[4],
                                               const uint32_t b[2]) {
@@ -164,28 +179,19 @@ static __device__ __forceinline__ void at_mma(float c[4], const uint32_t a[4],
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-/* An operand's 3xTF32 parts (at_split3), split once and used by several mma. FINITE: x is known
- * finite (the softmax weights), so no infinity test. */
-template <int N> struct at_parts { uint32_t h[N], l[N], c[N]; };
-template <int N, bool FINITE = false>
-static __device__ __forceinline__ at_parts<N> at_split3n(const float *x) {
+/* An operand's 3xTF32 parts (at_split3), split once and used by several mma. */
+template <int N> struct at_parts { uint32_t h[N], l[N]; };
+template <int N> static __device__ __forceinline__ at_parts<N> at_split3n(const float *x) {
     at_parts<N> p;
 #pragma unroll
-    for (int e = 0; e < N; e++) {
-        if constexpr (FINITE) {
-            p.h[e] = p.c[e] = at_tf32_raw(x[e]);
-            p.l[e] = at_tf32_raw(x[e] - __uint_as_float(p.h[e]));
-        } else {
-            at_split3(x[e], p.h[e], p.l[e], p.c[e]);
-        }
-    }
+    for (int e = 0; e < N; e++) at_split3(x[e], p.h[e], p.l[e]);
     return p;
 }
 /* c += a . b in 3xTF32: lo . hi + hi . lo + hi . hi, the small terms first */
 static __device__ __forceinline__ void at_mma3(float c[4], const at_parts<4> &a,
                                                const at_parts<2> &b) {
-    at_mma(c, a.l, b.c);
-    at_mma(c, a.c, b.l);
+    at_mma(c, a.l, b.h);
+    at_mma(c, a.h, b.l);
     at_mma(c, a.h, b.h);
 }
 
@@ -582,14 +588,14 @@ static __global__ void __launch_bounds__(AT_NT, 1)
             for (int mt = 0; mt < HT / 16; mt++) {
                 const int hm = mt * 16 + fg;
                 const float al0 = alpha_s[hm], al1 = alpha_s[hm + 8];
-                /* the weights' parts, once for the n-tiles (finite: no infinity test) */
+                /* the weights' parts, once for the n-tiles */
                 at_parts<4> ap[JT / 8];
 #pragma unroll
                 for (int kk = 0; kk < JT / 8; kk++) {
                     const int j = kk * 8 + ft;
                     const float a[4] = {ps[j * C::HTP + hm], ps[j * C::HTP + hm + 8],
                                         ps[(j + 4) * C::HTP + hm], ps[(j + 4) * C::HTP + hm + 8]};
-                    ap[kk] = at_split3n<4, true>(a);
+                    ap[kk] = at_split3n<4>(a);
                 }
 #pragma unroll
                 for (int nt = 0; nt < AT_TC_MAX_NT; nt++) {
@@ -992,7 +998,7 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
                 for (int nt = 0; nt < 4; nt++) {
                     float *kp = bs + nt * 8 * ldk + s * 8;
                     const float2 kv2 = *reinterpret_cast<const float2 *>(kp);
-                    const uint32_t b[2] = {at_tf32(kv2.x), at_tf32(kv2.y)};
+                    const uint32_t b[2] = {at_tf32_raw(kv2.x), at_tf32_raw(kv2.y)};
                     /* the c_kv columns back in place as TF32 bits: P . V (step 3, after two
                      * barriers) reads them converted, so each element is converted once a
                      * tile, not twice (every element of the tile is one lane's, once) */
@@ -1028,14 +1034,33 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
                 d.z = __fadd_rn(d.z, e.z);
                 d.w = __fadd_rn(d.w, e.w);
             }
-            const float lg[4] = {__fmul_rn(scale, d.x), __fmul_rn(scale, d.y),
-                                 __fmul_rn(scale, d.z), __fmul_rn(scale, d.w)};
-            bool vd[4];
+            float lg[4] = {__fmul_rn(scale, d.x), __fmul_rn(scale, d.y), __fmul_rn(scale, d.z),
+                           __fmul_rn(scale, d.w)};
+            bool vd[4], inf_any = false;
+#pragma unroll
+            for (int x = 0; x < 4; x++) {
+                vd[x] = rt[4 * sq + x] >= 0;
+                inf_any = inf_any || (vd[x] && fabsf(lg[x]) == INFINITY);
+            }
+            /* An infinite logit (rare): the row has an infinity, or a NaN the mma read as one.
+             * cvt.rna passes a NaN's bits through and the mma reads only the top 19, so a NaN
+             * whose payload lies in the low 13 mantissa bits (0x7F800001) is an infinity there,
+             * and a head whose coefficient has the sign for -inf would drop the slot instead of
+             * being poisoned (H200 2026-12-01, eighth session: 2,048 of 4,096 outputs finite
+             * where the oracle has NaN). Such a row's source in the cache is searched for a NaN,
+             * which makes the logit NaN, as the oracle's is. Canonicalising every element
+             * instead (a compare and a select) cost 12-25% of the arm's time (same run). */
+            if (inf_any) {
+#pragma unroll
+                for (int x = 0; x < 4; x++)
+                    if (vd[x] && fabsf(lg[x]) == INFINITY &&
+                        at_row_has_nan(cache + (int64_t)rt[4 * sq + x] * width, width))
+                        lg[x] = NAN;
+            }
             float lm = -INFINITY;
             int nan_here = 0;
 #pragma unroll
             for (int x = 0; x < 4; x++) {
-                vd[x] = rt[4 * sq + x] >= 0;
                 if (vd[x]) {
                     any_valid = true;
                     if (lg[x] != lg[x])
@@ -1058,8 +1083,9 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
 #pragma unroll
             for (int x = 0; x < 4; x++)
                 p[x] = (live && vd[x] && lg[x] == lg[x]) ? expf(lg[x] - m_new) : 0.0f;
-            *reinterpret_cast<uint4 *>(ps + sh * TCA_PL + 4 * sq) =
-                make_uint4(at_tf32(p[0]), at_tf32(p[1]), at_tf32(p[2]), at_tf32(p[3]));
+            *reinterpret_cast<uint4 *>(ps + sh * TCA_PL + 4 * sq) = /* finite or 0 */
+                make_uint4(at_tf32_raw(p[0]), at_tf32_raw(p[1]), at_tf32_raw(p[2]),
+                           at_tf32_raw(p[3]));
             float ls = __fadd_rn(__fadd_rn(__fadd_rn(p[0], p[1]), p[2]), p[3]);
 #pragma unroll
             for (int off = 1; off < 8; off <<= 1)

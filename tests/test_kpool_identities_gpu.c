@@ -26,7 +26,11 @@
  *  gathered_nan_unselected   every cache row the query does not select is NaN: the output is
  *                            finite and bytes-equal to the same walk with those rows zeroed;
  *  select_tie_heavy          tie-heavy score planes (all equal, equal high bits, -inf, NaN,
- *                            +0/-0): radix == reference == oracle, int32 bytes;
+ *                            +0/-0, and one value with each query's last visible pool strictly
+ *                            best, which the tie pass must take): radix == reference == oracle,
+ *                            int32 bytes;
+ *  select_sampled_covers_tail the sampled route's sample reaches the plane's last segments: a
+ *                            row whose best pools all lie past pool 65,536 settles on it;
  *  select_sampled_door       the radix select's sampled route (the launcher's default;
  *                            MEMRA_MLA_SELECT_SAMPLED=0 rolls the door back, kernels/mla_door.h)
  *                            on 20 queries x 70,000 pools (pool 4, select_k 512, tail) with
@@ -528,7 +532,7 @@ Test(kpool_identities, select_tie_heavy, .timeout = 300) {
                {6, 3000, 64, 16, 1},
                {4, 700, MLA_GLM5_NEXT_POOL, MLA_GLM5_NEXT_SELECT_K, MLA_GLM5_NEXT_ALWAYS_TAIL}};
     for (size_t si = 0; si < sizeof shp / sizeof *shp; si++)
-        for (int kind = 0; kind < 4; kind++) {
+        for (int kind = 0; kind < 5; kind++) {
             int32_t tq = shp[si].tq, np = shp[si].np, pool = shp[si].pool, sel = shp[si].sel,
                     width = sel * pool + pool - 1 + 3, fp = np * pool - tq; /* -> last rows */
             if (!shp[si].tail && fp < pool - 1) fp = pool - 1;
@@ -537,7 +541,17 @@ Test(kpool_identities, select_tie_heavy, .timeout = 300) {
             char sname[64];
             snprintf(sname, sizeof sname, "tie_heavy/shape%zu/kind%d", si, kind);
             mla_fill_stream st = mla_fill_stream_init(SEED, sname);
-            for (size_t i = 0; i < ns; i++) s[i] = tie_value(kind, &st);
+            for (size_t i = 0; i < ns; i++) s[i] = kind == 4 ? 0.5f : tie_value(kind, &st);
+            /* kind 4: one value, and each query's last visible pool strictly best: the threshold
+             * is the tie, so the ordered pass takes that pool before select_k - 1 ties (the H200
+             * mutate pass of 2026-12-01, eighth session: its visibility bound one short, the last
+             * pool never taken, survived every check) */
+            if (kind == 4)
+                for (int32_t q = 0; q < tq; q++) {
+                    int64_t nv = ((int64_t)fp + q + 1) / pool;
+                    if (nv > np) nv = np;
+                    if (nv > 0) s[(size_t)q * np + nv - 1] = 1.0f;
+                }
             gpu_buf bs = gpu_buf_from_host(s, ns * 4), bi = gpu_buf_alloc(ni * 4);
             int32_t *ix[2];
             for (int r = 0; r < 2; r++) {
@@ -705,6 +719,48 @@ Test(kpool_identities, select_sampled_door, .timeout = 300) {
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, "select_sampled_door");
     sampled_route(&t, 20, 70000);
+}
+
+/* The sample must span the whole plane: one query over 70,000 pools whose best scores all lie
+ * past pool 65,536 (U(0, 1) there, -1 before), where only the sample's last 288 elements (its
+ * second 4,096-element step) fall. With them the sample's threshold bin lies among the best, the
+ * collecting pass finds about 1,000 keys and the row settles on the sampled route (receipt: one
+ * hit, no fallback); a sample that stopped at its first step sees only -1s and hands the row to
+ * the full passes (the H200 mutate pass of 2026-12-01, eighth session: the sample loop's step
+ * doubled survived every check, the bytes being exact either way). */
+Test(kpool_identities, select_sampled_covers_tail, .timeout = 300) {
+    GPU_REQUIRE();
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, "select_sampled_covers_tail");
+    const int32_t NP = 70000, POOL = 4, K = 512, W = K * POOL + POOL - 1, FP = NP * POOL - 1;
+    tb_set_case(&t, "1 query x 70,000 pools, the best past pool 65,536; pool 4, select_k 512");
+    float *s = tb_xmalloc(&t, (size_t)NP * sizeof *s);
+    mla_fill_stream st = mla_fill_stream_init(SEED, "sampled/tail");
+    for (int32_t p = 0; p < NP; p++)
+        s[p] = p < 65536 ? -1.0f : mla_fill_stream_uniform(&st, 0.0f, 1.0f);
+    gpu_buf bs = gpu_buf_from_host(s, (size_t)NP * 4), bi = gpu_buf_alloc((size_t)W * 4);
+    uint64_t h0 = 0, f0 = 0, h1 = 0, f1 = 0;
+    tb_launched(&t, mla_select_sampled_counts(&h0, &f0), "mla_select_sampled_counts");
+    int32_t *ix[2];
+    for (int r = 0; r < 2; r++) {
+        gpu_buf_poison(&bi);
+        tb_launched(&t,
+                    (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
+                        bs.ptr, bi.ptr, 1, NP, POOL, K, W, FP, 1, NULL),
+                    r ? "the reference" : "the launcher (sampled route)");
+        ix[r] = tb_output(&t, &bi, "idx", r ? "reference" : "sampled", 1);
+        if (r == 0)
+            tb_launched(&t, mla_select_sampled_counts(&h1, &f1), "mla_select_sampled_counts");
+    }
+    const int64_t ishape[2] = {1, W};
+    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "sampled", ix[1], "reference", MLA_TOL_EXACT,
+               NULL, 1);
+    tb_expectf(&t, h1 - h0 == 1 && f1 - f0 == 0,
+               "receipts: %llu settled + %llu handed back, expected the row settled by the "
+               "sampled route (its sample must reach the plane's last segments)",
+               (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0));
+    free(ix[0]), free(ix[1]), free(s);
+    gpu_buf_free(&bs), gpu_buf_free(&bi);
 }
 
 /* The sampled route on a case small enough for compute-sanitizer (one row of each kind, 66,000
