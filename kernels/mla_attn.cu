@@ -126,51 +126,38 @@ static_assert(at_cfg<32>::MAX_RANK == 512,
               "(mla_attn_chunk_slots): restate it there");
 
 /* ---- tensor-core arms (the MEMRA_MLA_TC_ATTN door, kernels/mla_door.h; docs/performance.md) ----
- * attn_walk_f32's TC = 3: 3xTF32 (x = hi + lo, hi = tf32(x), lo = tf32(x - hi); lo*hi + hi*lo +
- * hi*hi, the small terms first), one mma.sync.m16n8k8 (f32 accumulate) per pass. Only the two
- * dot-product steps change; the walk, tiles, softmax and combine are the f32 arm's. The
- * single-pass TF32 arm is its own kernel, attn_tc_f32, below. */
-static __device__ __forceinline__ uint32_t at_tf32_raw(float x) {
+ * TC = 1: single-pass TF32 operands; TC = 3: 3xTF32 (x = hi + lo, hi = tf32(x), lo = tf32(x - hi);
+ * hi*lo + lo*hi + hi*hi, the small terms first). One mma.sync.m16n8k8 (f32 accumulate) per pass.
+ * Only the two dot-product steps change; the walk, tiles, softmax and combine are the f32 arm's.
+ *
+ * Special values. cvt.rna.tf32.f32 rounds and clears the low 13 bits, and it clears them for a NaN
+ * too (H200 2026-12-01, eighth session: 0x7F800001 -> 0x7F800000, an infinity; 0x7FC00000 stays a
+ * NaN), so a NaN whose payload lies only in the low 13 mantissa bits reaches the mma as an
+ * infinity; and a 3xTF32 split of an infinity has lo = inf - inf = NaN, and hi(inf) * lo(q) is
+ * inf * 0 wherever q is exactly a TF32 value. Every such case makes the logit non-finite (an
+ * operand is not finite), and the oracle's logit is then non-finite too, so each arm settles it
+ * where a valid logit is not finite, on a rare path: the single-pass door, where a logit was
+ * infinite, searches its chunk's rows for a NaN after the walk (a NaN poisons every head); 3xTF32
+ * recomputes the logit as an f32 dot of the sources. Measured at glm5 decode 32K (same session):
+ * the door 82.5 against 75.0 us without the handling, 3xTF32 236 against 232 us; per-element
+ * canonicalising selects, tried first, cost the door 12-25% and 3xTF32 17-32%
+ * (docs/tolerances.md). */
+static __device__ __forceinline__ uint32_t at_tf32(float x) {
     uint32_t r;
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
     return r;
 }
-/* The single-pass operand: a NaN made canonical. cvt.rna passes a NaN's bits through (SASS:
- * FSETP.GEU |x|, +INF skips the rounding add) and the mma reads only the top 19 bits, so a NaN
- * whose payload lies in the low 13 mantissa bits (0x7F800001) would be an infinity there
- * (docs/tolerances.md; //tests:tc_attn_gpu_test, low_payload_nan*). */
-static __device__ __forceinline__ uint32_t at_tf32(float x) {
-    const uint32_t r = at_tf32_raw(x);
+/* at_tf32 with a NaN kept a NaN (the door's q, converted once a block) */
+static __device__ __forceinline__ uint32_t at_tf32_nan(float x) {
+    const uint32_t r = at_tf32(x);
     return x != x ? 0x7FFFFFFFu : r;
 }
-/* Whether row[0 .. width) (16-byte aligned, width % 4 == 0) holds a NaN: the single-pass arm's
- * rare path for an infinite logit. */
-static __device__ __noinline__ bool at_row_has_nan(const float *row, int32_t width) {
-    const float4 *r4 = reinterpret_cast<const float4 *>(row);
-    bool nan = false;
-    for (int32_t c = 0; c < width / 4; c++) {
-        const float4 v = __ldg(r4 + c);
-        nan = nan || v.x != v.x || v.y != v.y || v.z != v.z || v.w != v.w;
-    }
-    return nan;
-}
-/* 3xTF32's high part: cvt.rna.satfinite, which rounds a finite x exactly as cvt.rna does and maps
- * +-inf (and a finite x that would round past the largest TF32) to +-MAX_TF32, a NaN to a NaN. */
-static __device__ __forceinline__ uint32_t at_tf32_sat(float x) {
-    uint32_t r;
-    asm("cvt.rna.satfinite.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-    return r;
-}
-/* 3xTF32's parts of x: hi = tf32sat(x), lo = tf32(x - hi). For a finite x these are the plain
- * split's bits. An infinity splits as hi = +-MAX_TF32 and lo = the infinity (x - MAX), so every
- * product that meets it is an infinity of the f32 product's sign or, against an exact 0, the
- * oracle's inf * 0 NaN; never the inf - inf NaN of a split whose hi is the infinity (a head whose
- * oracle logit is -inf, a dropped slot, would be poisoned), nor inf * 0 against an operand that
- * is exactly a TF32 value (a small integer, 1.0: its lo is 0). A NaN x has a NaN lo (x - hi), so
- * lo * (the other's hi) poisons the sum, whatever hi's bits. */
-static __device__ __forceinline__ void at_split3(float x, uint32_t &hi, uint32_t &lo) {
-    hi = at_tf32_sat(x);
-    lo = at_tf32_raw(x - __uint_as_float(hi));
+/* scale * (q . k) over [0, width) of shared memory, one f32 fma chain: 3xTF32's rare path. */
+static __device__ __noinline__ float at_dot_f32(const float *q, const float *k, int32_t width,
+                                                float scale) {
+    float d = 0.0f;
+    for (int32_t c = 0; c < width; c++) d = __fmaf_rn(q[c], k[c], d);
+    return __fmul_rn(scale, d);
 }
 static __device__ __forceinline__ void at_mma(float c[4], const uint32_t a[4],
                                               const uint32_t b[2]) {
@@ -179,20 +166,23 @@ static __device__ __forceinline__ void at_mma(float c[4], const uint32_t a[4],
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-/* An operand's 3xTF32 parts (at_split3), split once and used by several mma. */
-template <int N> struct at_parts { uint32_t h[N], l[N]; };
-template <int N> static __device__ __forceinline__ at_parts<N> at_split3n(const float *x) {
-    at_parts<N> p;
+/* c += a . b for one m16n8k8 fragment set (a: A's 4 elements, b: B's 2), in TC passes. */
+template <int TC>
+static __device__ __forceinline__ void at_mma_tc(float c[4], const float a[4], const float b[2]) {
+    uint32_t ah[4], bh[2];
 #pragma unroll
-    for (int e = 0; e < N; e++) at_split3(x[e], p.h[e], p.l[e]);
-    return p;
-}
-/* c += a . b in 3xTF32: lo . hi + hi . lo + hi . hi, the small terms first */
-static __device__ __forceinline__ void at_mma3(float c[4], const at_parts<4> &a,
-                                               const at_parts<2> &b) {
-    at_mma(c, a.l, b.h);
-    at_mma(c, a.h, b.l);
-    at_mma(c, a.h, b.h);
+    for (int x = 0; x < 4; x++) ah[x] = at_tf32(a[x]);
+    bh[0] = at_tf32(b[0]), bh[1] = at_tf32(b[1]);
+    if constexpr (TC == 3) {
+        uint32_t al[4], bl[2];
+#pragma unroll
+        for (int x = 0; x < 4; x++) al[x] = at_tf32(a[x] - __uint_as_float(ah[x]));
+        bl[0] = at_tf32(b[0] - __uint_as_float(bh[0]));
+        bl[1] = at_tf32(b[1] - __uint_as_float(bh[1]));
+        at_mma(c, al, bh);
+        at_mma(c, ah, bl);
+    }
+    at_mma(c, ah, bh);
 }
 
 /* One lane's output pair, columns r and r + 1 of row qh (a tensor-core fragment's two values):
@@ -273,7 +263,6 @@ static __global__ void __launch_bounds__(AT_NT, 1)
                   float *__restrict__ ws_o, float *__restrict__ ws_ml, int32_t n_head,
                   int32_t kv_rank, int32_t d_rope, int32_t t_q, float scale, int32_t n_hg,
                   int64_t chunk_slots, int32_t n_chunks) {
-    static_assert(TC == 0 || TC == 3, "the walk's arms: f32 FMA (0) and 3xTF32 (3)");
     typedef at_cfg<HT> C;
     constexpr int JT = AT_JT;
     extern __shared__ __align__(16) float smem[];
@@ -437,12 +426,11 @@ static __global__ void __launch_bounds__(AT_NT, 1)
                     const int32_t c = kk * 8 + ft;
                     const float a[4] = {buf[fg * ld + c], buf[(fg + 8) * ld + c],
                                         buf[fg * ld + c + 4], buf[(fg + 8) * ld + c + 4]};
-                    const at_parts<4> ap = at_split3n<4>(a); /* once for the HT / 8 head tiles */
 #pragma unroll
                     for (int n = 0; n < HT / 8; n++) {
                         const float b[2] = {qs[(size_t)(n * 8 + fg) * ld + c],
                                             qs[(size_t)(n * 8 + fg) * ld + c + 4]};
-                        at_mma3(ch[n], ap, at_split3n<2>(b));
+                        at_mma_tc<TC>(ch[n], a, b);
                     }
                 }
 #pragma unroll
@@ -511,6 +499,10 @@ static __global__ void __launch_bounds__(AT_NT, 1)
                         d = __fadd_rn(d, sp[((size_t)w * JT + j) * C::HTP + sh]);
                     lg[q] = __fmul_rn(scale, d);
                     vd[q] = rt[j] >= 0;
+                    if constexpr (TC == 3)
+                        if (vd[q] && !(fabsf(lg[q]) < INFINITY)) /* rare: see at_tf32 */
+                            lg[q] = at_dot_f32(qs + (size_t)sh * ld, buf + (size_t)j * ld, width,
+                                               scale);
                     if (vd[q]) {
                         any_valid = true;
                         if (lg[q] != lg[q])
@@ -588,15 +580,6 @@ static __global__ void __launch_bounds__(AT_NT, 1)
             for (int mt = 0; mt < HT / 16; mt++) {
                 const int hm = mt * 16 + fg;
                 const float al0 = alpha_s[hm], al1 = alpha_s[hm + 8];
-                /* the weights' parts, once for the n-tiles */
-                at_parts<4> ap[JT / 8];
-#pragma unroll
-                for (int kk = 0; kk < JT / 8; kk++) {
-                    const int j = kk * 8 + ft;
-                    const float a[4] = {ps[j * C::HTP + hm], ps[j * C::HTP + hm + 8],
-                                        ps[(j + 4) * C::HTP + hm], ps[(j + 4) * C::HTP + hm + 8]};
-                    ap[kk] = at_split3n<4>(a);
-                }
 #pragma unroll
                 for (int nt = 0; nt < AT_TC_MAX_NT; nt++) {
                     if (nt >= tc_nnt) break;
@@ -605,9 +588,12 @@ static __global__ void __launch_bounds__(AT_NT, 1)
 #pragma unroll
                     for (int kk = 0; kk < JT / 8; kk++) {
                         const int j = kk * 8 + ft;
+                        const float a[4] = {ps[j * C::HTP + hm], ps[j * C::HTP + hm + 8],
+                                            ps[(j + 4) * C::HTP + hm],
+                                            ps[(j + 4) * C::HTP + hm + 8]};
                         const float b[2] = {buf[(size_t)j * ld + col],
                                             buf[(size_t)(j + 4) * ld + col]};
-                        at_mma3(tl, ap[kk], at_split3n<2>(b));
+                        at_mma_tc<TC>(tl, a, b);
                     }
                     acc_tc[mt][nt][0] = __fmaf_rn(acc_tc[mt][nt][0], al0, tl[0]);
                     acc_tc[mt][nt][1] = __fmaf_rn(acc_tc[mt][nt][1], al0, tl[1]);
@@ -789,9 +775,9 @@ static __global__ void __launch_bounds__(AC_NT)
  *    most TCA_KS = 10 steps, 80 registers). Within a k8 step the k index t maps to column 2t and
  *    t + 4 to 2t + 1 (a permutation of the step's 8 columns, the same for q and the cache), so the
  *    cache's B fragment is one 8-byte load;
- *  - row tiles of TCA_JT = 32 slots, double-buffered into rows of ldk floats (ldk = 8 mod 32:
- *    the B fragments of both products are conflict-free), each row one bulk copy on the
- *    buffer's mbarrier;
+ *  - row tiles of TCA_JT = 32 slots, double-buffered with cp.async into rows of ldk floats
+ *    (ldk = 8 mod 32: the B fragments of both products are conflict-free), a row per 8 threads
+ *    with the row's address computed once a tile;
  *  - per tile: (1) each warp's partial logits S[32 heads][32 slots] over its k8 steps, one mma
  *    accumulator per 16 x 8 fragment, each c_kv element's TF32 conversion written back for (3);
  *    (2) the 8 partials summed in f32 in warp order and scaled,
@@ -821,8 +807,7 @@ static size_t tca_smem_bytes(int32_t width) {
                      + (size_t)(TCA_NT / 32) * 32 * TCA_SPL /* sp [8][32][SPL] */
                      + (size_t)32 * TCA_PL                  /* ps [32][PL] (TF32 bits) */
                      + 32 + 3 * 32                          /* alpha, final m / l / poison */
-                     + 3 * (size_t)TCA_JT                   /* rows_s [3][32] (int32) */
-                     + 2 * 2;                               /* bars [2] (uint64) */
+                     + 3 * (size_t)TCA_JT;                  /* rows_s [3][32] (int32) */
     return f * sizeof(float);
 }
 
@@ -853,8 +838,6 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
     float *alpha_s = (float *)(ps + 32 * TCA_PL);               /* [32] */
     float *fin_m = alpha_s + 32, *fin_l = fin_m + 32, *fin_p = fin_l + 32;
     int32_t *rows_s = (int32_t *)(fin_p + 32); /* [3][32] */
-    /* [2]: buffer b's tile copies (8-byte aligned: every region above is an even float count) */
-    uint64_t *bars = reinterpret_cast<uint64_t *>(rows_s + 3 * TCA_JT);
 
     const int64_t n_tiles = (int64_t)t_q * n_hg;
     const int64_t tile = (int64_t)blockIdx.x % n_tiles;
@@ -899,7 +882,7 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
                     const int64_t qh = i * n_head + h;
                     v = cc < kv_rank ? q_lat[qh * kv_rank + cc] : q_pe[qh * d_rope + cc - kv_rank];
                 }
-                qf[mt][s][x] = at_tf32(v);
+                qf[mt][s][x] = at_tf32_nan(v);
             }
         }
 
@@ -909,48 +892,34 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
             rows_s[(k % 3) * TCA_JT + tid] = (k < n_k && s < c_end) ? walk.row(i, s) : -1;
         }
     };
-    /* Row tile k into buffer k & 1: each row one bulk copy (sm_90, the tensor memory
-     * accelerator's 1-D form) of width * 4 bytes, issued by lane r of warp 0 for row r and
-     * completing on the buffer's mbarrier, whose one arrival (lane 0's) announces the tile's
-     * bytes. So no thread spends instructions on copy addresses or waits in the copy queue (ncu,
-     * H200 2026-12-01, seventh session: with a row per 8 threads, 18 cp.async a thread a tile,
-     * the arm was latency-bound with `lg` throttle 17% of its stalls; before that, a copy per
-     * element index took 41% of its instructions). A slot without a row gets zeros instead,
-     * stored by its 8 threads (P . V reads it as 0 * 0; its logits are never read). The buffer
-     * was last written by threads (tile k - 2's TF32 write-back, zero fills), so the issuing
-     * lanes fence the generic proxy's writes before the async proxy's. */
+    /* Row tile k into buffer k & 1, a row per 8 threads: thread tid copies float4 columns
+     * tid % 8 + 8 u of row tid / 8, so its row's address is computed once a tile and each copy
+     * is one instruction at a constant offset (ncu, H200 2026-12-01, seventh session: a copy
+     * per element index e, with e's row and column divided out and the row read from
+     * shared memory per copy, took 35 instructions a copy and 41% of the arm's instructions).
+     * A slot without a row copies nothing (src-size 0: zero-filled, never read); its source
+     * address is row 0's, which every non-empty walk has. */
     const int32_t cr = tid >> 3, cq = tid & 7;
-    const unsigned row_bytes = (unsigned)width * 4u;
     auto issue = [&](int32_t k) {
-        float *tile = ks + (size_t)(k & 1) * TCA_JT * ldk;
-        const int32_t *rk = rows_s + (k % 3) * TCA_JT;
-        if (rk[cr] < 0) {
-            float4 *dst = reinterpret_cast<float4 *>(tile + (size_t)cr * ldk) + cq;
-            const float4 z = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if (KSW) {
+        float *dst = ks + (size_t)(k & 1) * TCA_JT * ldk + (size_t)cr * ldk + 4 * cq;
+        const int32_t row = rows_s[(k % 3) * TCA_JT + cr];
+        const bool ok = row >= 0;
+        const float *src = cache + (int64_t)(ok ? row : 0) * width + 4 * cq;
+        if (KSW) {
 #pragma unroll
-                for (int32_t u = 0; u < 2 * KSW; u++) dst[8 * u] = z; /* wp4 / 8 = 2 KSW */
-            } else {
-                for (int32_t c4 = cq; c4 < wp4; c4 += 8, dst += 8) *dst = z;
-            }
+            for (int32_t u = 0; u < 2 * KSW; u++) /* wp4 / 8 = 2 KSW float4 a thread */
+                mla_cp_async16(dst + 32 * u, src + 32 * u, ok);
+        } else {
+            for (int32_t c4 = cq; c4 < wp4; c4 += 8, dst += 32, src += 32)
+                mla_cp_async16(dst, src, ok);
         }
-        if (warp == 0) {
-            const int32_t row = rk[lane];
-            const unsigned have = __ballot_sync(0xffffffffu, row >= 0);
-            uint64_t *bar = &bars[k & 1];
-            if (lane == 0) mla_mbar_expect(bar, (unsigned)__popc(have) * row_bytes);
-            if (row >= 0) {
-                mla_fence_proxy_async();
-                mla_bulk_copy(tile + (size_t)lane * ldk, cache + (int64_t)row * width, row_bytes,
-                              bar);
-            }
-        }
+        mla_cp_async_commit();
     };
 
     /* softmax ownership: head sh, slots 4 * sq .. 4 * sq + 3 */
     const int sh = tid >> 3, sq = tid & 7;
     float m_run = -INFINITY, l_run = 0.0f;
-    bool poison = false, any_valid = false;
+    bool poison = false, any_valid = false, inf_seen = false;
     /* P . V ownership: this warp's output columns, nnt n-tiles of 8 */
     const int32_t vc0 = warp * (kv_rank / 8), nnt = NNT ? NNT : kv_rank / 64;
     float o[2][8][4];
@@ -960,20 +929,14 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
         for (int nt = 0; nt < 8; nt++)
             o[mt][nt][0] = o[mt][nt][1] = o[mt][nt][2] = o[mt][nt][3] = 0.0f;
 
-    if (tid == 0) {
-        mla_mbar_init(&bars[0], 1);
-        mla_mbar_init(&bars[1], 1);
-        mla_mbar_fence_init();
-    }
     stage(0);
     stage(1);
-    __syncthreads(); /* rows_s of tiles 0 and 1; the barriers */
+    __syncthreads();
     issue(0);
 
     for (int32_t k = 0; k < n_k; k++) {
-        mla_mbar_wait(&bars[k & 1], (unsigned)(k >> 1) & 1u); /* tile k's copies have landed */
-        __syncthreads(); /* (a) tile k visible (its zero rows too); tile k - 1's buffer, sp, ps
-                          * and alpha_s are free */
+        mla_cp_async_wait<0>();
+        __syncthreads(); /* (a) tile k visible; tile k - 1's buffer, sp, ps and alpha_s are free */
         if (k + 1 < n_k) issue(k + 1);
         stage(k + 2);
         float *buf = ks + (size_t)(k & 1) * TCA_JT * ldk;
@@ -998,7 +961,7 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
                 for (int nt = 0; nt < 4; nt++) {
                     float *kp = bs + nt * 8 * ldk + s * 8;
                     const float2 kv2 = *reinterpret_cast<const float2 *>(kp);
-                    const uint32_t b[2] = {at_tf32_raw(kv2.x), at_tf32_raw(kv2.y)};
+                    const uint32_t b[2] = {at_tf32(kv2.x), at_tf32(kv2.y)};
                     /* the c_kv columns back in place as TF32 bits: P . V (step 3, after two
                      * barriers) reads them converted, so each element is converted once a
                      * tile, not twice (every element of the tile is one lane's, once) */
@@ -1034,33 +997,16 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
                 d.z = __fadd_rn(d.z, e.z);
                 d.w = __fadd_rn(d.w, e.w);
             }
-            float lg[4] = {__fmul_rn(scale, d.x), __fmul_rn(scale, d.y), __fmul_rn(scale, d.z),
-                           __fmul_rn(scale, d.w)};
-            bool vd[4], inf_any = false;
-#pragma unroll
-            for (int x = 0; x < 4; x++) {
-                vd[x] = rt[4 * sq + x] >= 0;
-                inf_any = inf_any || (vd[x] && fabsf(lg[x]) == INFINITY);
-            }
-            /* An infinite logit (rare): the row has an infinity, or a NaN the mma read as one.
-             * cvt.rna passes a NaN's bits through and the mma reads only the top 19, so a NaN
-             * whose payload lies in the low 13 mantissa bits (0x7F800001) is an infinity there,
-             * and a head whose coefficient has the sign for -inf would drop the slot instead of
-             * being poisoned (H200 2026-12-01, eighth session: 2,048 of 4,096 outputs finite
-             * where the oracle has NaN). Such a row's source in the cache is searched for a NaN,
-             * which makes the logit NaN, as the oracle's is. Canonicalising every element
-             * instead (a compare and a select) cost 12-25% of the arm's time (same run). */
-            if (inf_any) {
-#pragma unroll
-                for (int x = 0; x < 4; x++)
-                    if (vd[x] && fabsf(lg[x]) == INFINITY &&
-                        at_row_has_nan(cache + (int64_t)rt[4 * sq + x] * width, width))
-                        lg[x] = NAN;
-            }
+            const float lg[4] = {__fmul_rn(scale, d.x), __fmul_rn(scale, d.y),
+                                 __fmul_rn(scale, d.z), __fmul_rn(scale, d.w)};
+            bool vd[4];
             float lm = -INFINITY;
             int nan_here = 0;
 #pragma unroll
             for (int x = 0; x < 4; x++) {
+                vd[x] = rt[4 * sq + x] >= 0;
+                /* an infinite logit: an infinity in the row, or a NaN the mma read as one */
+                inf_seen = inf_seen || (vd[x] && fabsf(lg[x]) == INFINITY);
                 if (vd[x]) {
                     any_valid = true;
                     if (lg[x] != lg[x])
@@ -1083,9 +1029,8 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
 #pragma unroll
             for (int x = 0; x < 4; x++)
                 p[x] = (live && vd[x] && lg[x] == lg[x]) ? expf(lg[x] - m_new) : 0.0f;
-            *reinterpret_cast<uint4 *>(ps + sh * TCA_PL + 4 * sq) = /* finite or 0 */
-                make_uint4(at_tf32_raw(p[0]), at_tf32_raw(p[1]), at_tf32_raw(p[2]),
-                           at_tf32_raw(p[3]));
+            *reinterpret_cast<uint4 *>(ps + sh * TCA_PL + 4 * sq) =
+                make_uint4(at_tf32(p[0]), at_tf32(p[1]), at_tf32(p[2]), at_tf32(p[3]));
             float ls = __fadd_rn(__fadd_rn(__fadd_rn(p[0], p[1]), p[2]), p[3]);
 #pragma unroll
             for (int off = 1; off < 8; off <<= 1)
@@ -1133,6 +1078,22 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
         /* no barrier: the next tile's (a) orders these reads before the next writes */
     }
 
+    /* The rare path of an infinite logit (see at_tf32): a NaN in a valid row of the chunk makes
+     * every head's oracle logit for it NaN, so the whole tile is poisoned. The search can wait
+     * until here: whatever an infinite logit did to m, l and O, a poisoned head's output is NaN. */
+    if (__syncthreads_or(inf_seen)) {
+        bool nan = false;
+        for (int64_t s = c_begin + (tid >> 3); s < c_end; s += TCA_NT / 8) {
+            const int64_t row = walk.row(i, s);
+            if (row < 0) continue;
+            const float4 *r4 = reinterpret_cast<const float4 *>(cache + row * width);
+            for (int32_t c4 = tid & 7; c4 < wp4; c4 += 8) {
+                const float4 v = __ldg(r4 + c4);
+                nan = nan || v.x != v.x || v.y != v.y || v.z != v.z || v.w != v.w;
+            }
+        }
+        if (__syncthreads_or(nan)) poison = true;
+    }
     if (sq == 0) {
         fin_m[sh] = m_run;
         fin_l[sh] = l_run;

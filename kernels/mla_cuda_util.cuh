@@ -78,13 +78,6 @@ static __device__ __forceinline__ void mla_bulk_copy(void *smem, const void *gme
                  : "memory");
 }
 
-/* Orders this thread's view of earlier generic-proxy shared-memory accesses (its own, and others'
- * made visible to it by a block barrier) before its later async-proxy ones (bulk copies into the
- * same bytes): a buffer written by threads, then refilled by a bulk copy. */
-static __device__ __forceinline__ void mla_fence_proxy_async(void) {
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
 /* Until the barrier's phase of this parity has completed (its copies have landed). */
 static __device__ __forceinline__ void mla_mbar_wait(uint64_t *bar, unsigned parity) {
     unsigned b = (unsigned)__cvta_generic_to_shared(bar);
