@@ -62,8 +62,9 @@ Test(custom_case, malformed_descriptions_are_refused_with_a_reason) {
     cr_expect_null(mla_case_find("custom"));
 }
 
-/* Every committed regression case (tests/regressions/*.json, written by tools/shrink.py) is a
- * valid custom case whose oracle runs; the GPU tier replays them (run-gpu-tier.sh). */
+/* Every committed regression case (the .json files of tests/regressions, written by
+ * tools/shrink.py) is a valid custom case whose oracle runs; the GPU tier replays them
+ * (run-gpu-tier.sh). */
 Test(custom_case, committed_regressions_parse_and_run, .timeout = 300) {
     const char *dir = getenv("MLA_REGRESSIONS_DIR");
     cr_assert_not_null(dir, "MLA_REGRESSIONS_DIR is not set (tests/BUILD)");

@@ -194,14 +194,28 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
         gpu_buf_free(&bo);
 }
 
-static const geom G_DECODE = {"glm5 decode, t_kv 4096", 64, 512, 64, 1, 4096, 0, MLA_GLM5_SCALE};
-static const geom G_VERIFY = {"glm5 verify, t_kv 1040", 64, 512, 64, 4, 1040, 0, MLA_GLM5_SCALE};
-static const geom G_NEXT = {
-    "glm5_next decode (NoPE), t_kv 2048", 64, 512, 0, 1, 2048, 0, MLA_GLM5_NEXT_SCALE};
-static const geom G_PARTIAL = {"3 heads, t_q 2, t_kv 100", 3, 512, 64, 2, 100, 0, MLA_GLM5_SCALE};
+static const geom G_DECODE = {"glm5 decode, t_kv 4096", 64, 512, 64, 1,   4096, 0,
+                              MLA_GLM5_SCALE,           0,  0,   0u, 0.0f};
+static const geom G_VERIFY = {"glm5 verify, t_kv 1040", 64, 512, 64, 4,   1040, 0,
+                              MLA_GLM5_SCALE,           0,  0,   0u, 0.0f};
+static const geom G_NEXT = {"glm5_next decode (NoPE), t_kv 2048",
+                            64,
+                            512,
+                            0,
+                            1,
+                            2048,
+                            0,
+                            MLA_GLM5_NEXT_SCALE,
+                            0,
+                            0,
+                            0u,
+                            0.0f};
+static const geom G_PARTIAL = {
+    "3 heads, t_q 2, t_kv 100", 3, 512, 64, 2, 100, 0, MLA_GLM5_SCALE, 0, 0, 0u, 0.0f};
 static const geom G_GATHER = {
-    "glm5 gathered, 2048 slots", 64, 512, 64, 2, 4096, 2048, MLA_GLM5_SCALE};
-static const geom G_UNCOVERED = {"kv_rank 522, NoPE (head tile 8)", 9, 522, 0, 1, 40, 0, 0.1f};
+    "glm5 gathered, 2048 slots", 64, 512, 64, 2, 4096, 2048, MLA_GLM5_SCALE, 0, 0, 0u, 0.0f};
+static const geom G_UNCOVERED = {
+    "kv_rank 522, NoPE (head tile 8)", 9, 522, 0, 1, 40, 0, 0.1f, 0, 0, 0u, 0.0f};
 /* The special-value edges: 8 heads, t_kv 300 (10 chunks: the planted row's chunk 3 reaches the
  * output through the combine), cache row 123. The fill's q_pe[h][5] is negative for heads 2, 5, 6
  * and 7; in rope column 5 a +inf gives those heads a -inf logit (the row drops out) and the rest
