@@ -1,10 +1,10 @@
 // Standalone (eighth session): decompress_v at glm5 decode (64 heads, d_v 256, kv_rank 512, t_q 1)
-// in the shipped kernel's form (kernels/mla_dense.cu decompress_v_f32<1, true>: a warp's 32 outputs,
-// each lane one output's fmaf chain in ascending r, the rows staged through a per-warp cp.async ring
-// of NS chunks of CH floats a row), swept over the ring depth NS, chunk CH, warps a block NW and an
-// L2 prefetch hint; timed as bench_dense times (L2 flushed by a 2x-L2 read, events around one
-// launch, median of 30), beside a grid-stride read of the same 33.55 MB. Every variant's bytes are
-// compared with the shipped form's.
+// in the shipped kernel's form (kernels/mla_dense.cu decompress_v_f32<1, true>: a warp's 32
+// outputs, each lane one output's fmaf chain in ascending r, the rows staged through a per-warp
+// cp.async ring of NS chunks of CH floats a row), swept over the ring depth NS, chunk CH, warps a
+// block NW and an L2 prefetch hint; timed as bench_dense times (L2 flushed by a 2x-L2 read, events
+// around one launch, median of 30), beside a grid-stride read of the same 33.55 MB. Every variant's
+// bytes are compared with the shipped form's.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -37,9 +37,8 @@ template <int N> __device__ __forceinline__ void wait_g() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 template <int NS, int CH, int NW, int PF>
-__global__ void __launch_bounds__(NW * 32) dv(const float *__restrict__ o_lat,
-                                              const float *__restrict__ wv_b,
-                                              float *__restrict__ out) {
+__global__ void __launch_bounds__(NW * 32)
+    dv(const float *__restrict__ o_lat, const float *__restrict__ wv_b, float *__restrict__ out) {
     extern __shared__ __align__(16) float smem[];
     constexpr int LD = CH + 4, NB = (DV + 32 * NW - 1) / (32 * NW);
     const int h = blockIdx.x / NB, cb = blockIdx.x % NB;
@@ -89,7 +88,8 @@ __global__ void __launch_bounds__(NW * 32) dv(const float *__restrict__ o_lat,
 }
 __global__ void flush_read(const float4 *__restrict__ p, long n, float *sink) {
     float s = 0;
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n;
+         i += (long)gridDim.x * blockDim.x) {
         float4 v = p[i];
         s += v.x + v.y + v.z + v.w;
     }
@@ -101,7 +101,8 @@ __global__ void __launch_bounds__(256) rd4(const float4 *__restrict__ p, long n,
     for (long i = (blockIdx.x * (long)blockDim.x) * 4 + threadIdx.x; i < n; i += stride) {
         float4 v[4];
 #pragma unroll
-        for (int u = 0; u < 4; u++) v[u] = (i + u * 256 < n) ? __ldg(p + i + u * 256) : make_float4(0, 0, 0, 0);
+        for (int u = 0; u < 4; u++)
+            v[u] = (i + u * 256 < n) ? __ldg(p + i + u * 256) : make_float4(0, 0, 0, 0);
 #pragma unroll
         for (int u = 0; u < 4; u++) s += v[u].x + v[u].y + v[u].z + v[u].w;
     }
@@ -131,7 +132,8 @@ template <int NS, int CH, int NW, int PF> static void variant(const char *note) 
     constexpr int NB = (DV + 32 * NW - 1) / (32 * NW);
     const size_t smem = (R + (size_t)NW * NS * 32 * (CH + 4)) * 4;
     auto k = dv<NS, CH, NW, PF>;
-    if (smem > 48 * 1024) CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    if (smem > 48 * 1024)
+        CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     int per_sm = 0;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, NW * 32, smem));
     CK(cudaMemset(g_out, 0xff, H * DV * 4));
@@ -140,10 +142,14 @@ template <int NS, int CH, int NW, int PF> static void variant(const char *note) 
     std::vector<float> o(H * DV);
     CK(cudaMemcpy(o.data(), g_out, H * DV * 4, cudaMemcpyDeviceToHost));
     bool same = true;
-    if (ref_out.empty()) ref_out = o;
-    else same = memcmp(o.data(), ref_out.data(), H * DV * 4) == 0;
-    printf("| NS %2d | CH %3d | NW %d | PF %d | %4d blocks, %d/SM, %6.1f KB smem | %6.2f us | %s | %s |\n", NS, CH,
-           NW, PF, H * NB, per_sm, smem / 1024.0, t, same ? "bytes identical" : "BYTES DIFFER", note);
+    if (ref_out.empty())
+        ref_out = o;
+    else
+        same = memcmp(o.data(), ref_out.data(), H * DV * 4) == 0;
+    printf("| NS %2d | CH %3d | NW %d | PF %d | %4d blocks, %d/SM, %6.1f KB smem | %6.2f us | %s | "
+           "%s |\n",
+           NS, CH, NW, PF, H * NB, per_sm, smem / 1024.0, t,
+           same ? "bytes identical" : "BYTES DIFFER", note);
 }
 int main() {
     int l2;
@@ -155,7 +161,10 @@ int main() {
     const size_t nw = (size_t)H * DV * R;
     std::vector<float> w(nw), ol(H * R);
     uint32_t s = 12345u;
-    auto rnd = [&] { s = s * 1664525u + 1013904223u; return ((int)(s >> 8) - (1 << 23)) * 0x1p-23f; };
+    auto rnd = [&] {
+        s = s * 1664525u + 1013904223u;
+        return ((int)(s >> 8) - (1 << 23)) * 0x1p-23f;
+    };
     for (auto &x : w) x = rnd();
     for (auto &x : ol) x = rnd();
     CK(cudaMalloc(&g_w, nw * 4));
@@ -167,12 +176,18 @@ int main() {
     CK(cudaEventCreate(&e1));
     int sms;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    printf("decompress_v glm5 decode, %.2f MB of weights; empty-kernel and read floor in the same process\n", nw * 4 / 1e6);
+    printf("decompress_v glm5 decode, %.2f MB of weights; empty-kernel and read floor in the same "
+           "process\n",
+           nw * 4 / 1e6);
     float te = timed([&] { rd4<<<1, 32>>>((const float4 *)g_w, 0, g_sink); });
     float best = 1e30f;
-    for (int kk : {2, 4, 8, 16}) best = std::min(best, timed([&] { rd4<<<sms * kk, 256>>>((const float4 *)g_w, (long)nw / 4, g_sink); }));
+    for (int kk : {2, 4, 8, 16})
+        best = std::min(best, timed([&] {
+                            rd4<<<sms * kk, 256>>>((const float4 *)g_w, (long)nw / 4, g_sink);
+                        }));
     printf("empty kernel %.2f us, read floor (grid-stride) %.2f us\n", te, best);
-    printf("| ring depth | chunk floats | warps a block | L2 prefetch | launch | median | bytes | note |\n");
+    printf("| ring depth | chunk floats | warps a block | L2 prefetch | launch | median | bytes | "
+           "note |\n");
     variant<6, 64, 4, 0>("the shipped form");
     variant<4, 64, 4, 0>("");
     variant<3, 64, 4, 0>("");
@@ -199,6 +214,7 @@ int main() {
         for (int r = 0; r < R; r++) acc = fmaf(w[((size_t)h * DV + v) * R + r], ol[h * R + r], acc);
         if (memcmp(&acc, &ref_out[o], 4)) bad++;
     }
-    printf("CPU fmaf chain vs the shipped form, %d outputs sampled: %d differ\n", (H * DV + 256) / 257, bad);
+    printf("CPU fmaf chain vs the shipped form, %d outputs sampled: %d differ\n",
+           (H * DV + 256) / 257, bad);
     return 0;
 }

@@ -29,7 +29,7 @@ int main() {
     cudaMemcpy(out, dout, sizeof out, cudaMemcpyDeviceToHost);
     printf("| x | cvt.rna | cvt.rna.satfinite | x - rna | x - satfinite |\n");
     for (int i = 0; i < n; i++)
-        printf("| 0x%08X | 0x%08X | 0x%08X | 0x%08X | 0x%08X |\n", in[i], out[4 * i], out[4 * i + 1],
-               out[4 * i + 2], out[4 * i + 3]);
+        printf("| 0x%08X | 0x%08X | 0x%08X | 0x%08X | 0x%08X |\n", in[i], out[4 * i],
+               out[4 * i + 1], out[4 * i + 2], out[4 * i + 3]);
     return 0;
 }
