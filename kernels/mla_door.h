@@ -103,7 +103,10 @@ int mla_bf16_transpose_heads(const float *src, uint16_t *dst, int32_t batch, int
  *    in f32, and P . V accumulated by mma.sync into the output registers after their f32 rescale.
  *    Its stated walk is mla_attn_tc_walk and its arithmetic mla_attn_tc_arith (below).
  * Both rest on the accumulator model (H) of docs/tolerances.md, measured on the H200 by
- * //tests:tf32_mma_model_gpu_test. */
+ * //tests:tf32_mma_model_gpu_test. Special values (NaN, +-inf, in q or the cache) give the
+ * oracle's NaN and infinity positions in both, on rare paths (a TF32 conversion reads a NaN with
+ * only low payload bits as an infinity; a 3xTF32 split of an infinity has a NaN low part):
+ * docs/tolerances.md, tc_attn_gpu/<edge>__<arm>. */
 #define MLA_TC_ATTN_DECLINED (-1) /* internal: the TC arm does not cover the shape */
 #define MLA_TC_ATTN_TILE 32       /* the tf32 arm's row tile */
 /* the tf32 arm's kv_rank + d_rope ceiling: 10 k8 steps per warp */
