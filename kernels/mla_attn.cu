@@ -1083,11 +1083,11 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
      * until here: whatever an infinite logit did to m, l and O, a poisoned head's output is NaN. */
     if (__syncthreads_or(inf_seen)) {
         bool nan = false;
-        for (int64_t s = c_begin + (tid >> 3); s < c_end; s += TCA_NT / 8) {
+        for (int64_t s = c_begin + cr; s < c_end; s += TCA_NT / 8) { /* the copies' layout */
             const int64_t row = walk.row(i, s);
             if (row < 0) continue;
             const float4 *r4 = reinterpret_cast<const float4 *>(cache + row * width);
-            for (int32_t c4 = tid & 7; c4 < wp4; c4 += 8) {
+            for (int32_t c4 = cq; c4 < wp4; c4 += 8) {
                 const float4 v = __ldg(r4 + c4);
                 nan = nan || v.x != v.x || v.y != v.y || v.z != v.z || v.w != v.w;
             }
