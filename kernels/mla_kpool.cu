@@ -881,6 +881,15 @@ static __device__ float sel_block_max_f32(float v, uint32_t *warp_sums) {
  * Receipts: sel_sampled_hits (settled with no further full-row pass: collected, or tb one value)
  * / _fallbacks (another full-row pass or more). */
 #define SEL_SAMPLE_MIN 65536
+#if defined(MLA_SHAKE_SELECT)
+/* SHAKE (test-only, never in a product build: //kernels:mla_kernels_shake, docs/mutation.md):
+ * the odd warps of a block sleep 50 us at each side of the sample histogram's barriers, so a
+ * barrier missing there loses its race on every launch instead of almost never. The bytes and
+ * receipts are the product build's: a barrier in place makes the delay only time. */
+static __device__ __forceinline__ void sel_shake() {
+    if ((threadIdx.x >> 5) & 1) __nanosleep(50000);
+}
+#endif
 template <bool B> struct sel_form { static constexpr bool value = B; }; /* a pass's form */
 __device__ unsigned long long sel_sampled_hits, sel_sampled_fallbacks;
 
@@ -925,9 +934,15 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
     bool collect = false; /* a collecting pass of the keys with prefix <= `prefix` is due */
     if constexpr (SAMPLED) {
         if (n_vis >= SEL_SAMPLE_MIN) {
+#if defined(MLA_SHAKE_SELECT)
+            sel_shake(); /* the odd warps clear their bins late */
+#endif
             for (int j = tid; j < SEL_BINS; j += blockDim.x) hist[j] = 0u;
             if (tid == 0) s_bin = SEL_BINS - 1; /* a sample short of ks keys: take every bin */
             __syncthreads();
+#if defined(MLA_SHAKE_SELECT)
+            sel_shake(); /* the odd warps count their sample late */
+#endif
             const int64_t n_seg = (n_vis + 31) / 32, n_samp = (n_seg + 15) / 16 * 32;
             for (int64_t e0 = 0; e0 < n_samp; e0 += 8 * (int64_t)blockDim.x) {
                 uint32_t bin[8]; /* 8 loads in flight, then their atomics */

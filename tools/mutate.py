@@ -52,14 +52,14 @@ EQUIV_FILE = os.path.join(ROOT, "tools", "mutation_equivalent.txt")
 
 
 # ------------------------------------------------------------------ source masking ------------
-TEST_ONLY_IF = re.compile(r"^\s*#\s*(if|elif)\s+defined\s*\(\s*MLA_(BITE|SLOW)_")
+TEST_ONLY_IF = re.compile(r"^\s*#\s*(if|elif)\s+defined\s*\(\s*MLA_(BITE|SLOW|SHAKE)_")
 
 
 def code_mask(text):
     """text with comments, string / char literals and preprocessor lines blanked (same length,
     newlines kept), so operators match code only; so is the code of the test-only variants
-    (`#if defined(MLA_BITE_...)` / `MLA_SLOW_...` branches, up to their #else / #elif / #endif),
-    which the product build never compiles."""
+    (`#if defined(MLA_BITE_...)` / `MLA_SLOW_...` / `MLA_SHAKE_...` branches, up to their
+    #else / #elif / #endif), which the product build never compiles."""
     text = _blank_test_only(text)
     out = list(text)
     i, n = 0, len(text)
@@ -393,7 +393,7 @@ def default_files():
 CPU_CHECKS = [(b, [f"bin/{b}"], {}) for b in ("contract_codes_test", "status_messages_test")]
 GPU_BINARIES = ["dense_gpu_goldens_test", "kpool_gpu_goldens_test", "kpool_identities_gpu_test",
                 "decode_split_gpu_test", "tc_prefill_gpu_test", "decode_chain_gpu_test",
-                "tc_attn_gpu_test"]
+                "tc_attn_gpu_test", "select_shake_gpu_test"]
 
 
 # Per kernel source, the golden checks (<case>__<check> of the golden suites) whose stages it
@@ -413,7 +413,10 @@ FILE_BINARIES = {
     "kernels/mla_attn.cu": ["decode_split_gpu_test", "decode_chain_gpu_test", "tc_attn_gpu_test"],
     "kernels/mla_dense.cu": ["decode_split_gpu_test", "decode_chain_gpu_test"],
     "kernels/mla_gemm_bf16.cu": ["tc_prefill_gpu_test"],
-    "kernels/mla_kpool.cu": ["kpool_identities_gpu_test", "decode_chain_gpu_test"],
+    # select_shake_gpu_test: the shake build (kernels/BUILD), where a missing barrier of the
+    # sampled select loses its race; a second before the others
+    "kernels/mla_kpool.cu": ["select_shake_gpu_test", "kpool_identities_gpu_test",
+                             "decode_chain_gpu_test"],
 }
 # The fuzz targets (corpus replay, then 10 s of fuzzing) and the compute-sanitizer binaries
 # (small case sets) that can see a mutant of each kernel source: each source is its own object,
@@ -432,7 +435,7 @@ FILE_SANITIZE = {
                              "decode_chain_gpu_test"],
     "kernels/mla_gemm_bf16.cu": ["dense_gpu_goldens_test", "tc_prefill_gpu_test"],
     "kernels/mla_kpool.cu": ["kpool_gpu_goldens_test", "kpool_identities_gpu_test",
-                             "decode_chain_gpu_test"],
+                             "decode_chain_gpu_test", "select_shake_gpu_test"],
 }
 # Narrower still: the checks of the stage a kernel function serves (name prefix -> checks);
 # a function not listed (a shared helper) gets its file's checks.

@@ -56,6 +56,13 @@ static __device__ int clampi(int a, int b) {
 #endif
 }
 
+static __device__ void shaken(unsigned *h) {
+#if defined(MLA_SHAKE_PLANTED)
+    if (threadIdx.x >= 32) __nanosleep(100); /* a test-only shake: never mutated */
+#endif
+    h[threadIdx.x] = 0u;
+}
+
 extern "C" int entry(const float *x, float *y, int n) {
     if (n < 1) return 40021;
     walk<32><<<1, 256>>>(x, y, n);
@@ -123,8 +130,11 @@ def test_only_bite_branches_are_never_mutated():
     with tempfile.TemporaryDirectory() as t:
         ms = planted(t)
     lines = PLANTED.splitlines()
-    inside = [m for m in ms if "test-only bite" in lines[m["line"] - 1]]
+    inside = [m for m in ms if "test-only bite" in lines[m["line"] - 1]
+              or "test-only shake" in lines[m["line"] - 1]]
     assert inside == [], inside
+    # the shake line would be mutated as code (REL >=), were it not a test-only branch
+    assert find(ms, "REL", "if (threadIdx.x >= 32)", "if (threadIdx.x > 32)") == []
     # the product branch after #else is mutated as any code
     assert find(ms, "REL", "return a <= b ? a : b;", "return a < b ? a : b;"), \
         [m["after"] for m in ms if m["kernel"] == "clampi"]
@@ -281,13 +291,15 @@ def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
         f1, f2 = "*/*__@(index_append_ring|pool_keys)", "*/*__@(score|select)"
         # the killers first: the stage's fixture checks, then the file's binaries whole, then
         # the small sets of the file's other sanitizer binaries (those run whole hold theirs)
-        assert rest[:7] == [f"dense_gpu_goldens_test --filter={f1}",
+        # (the shake build's binary first among them: a second, where a missing barrier of the
+        # sampled select loses its race)
+        assert rest[:8] == [f"dense_gpu_goldens_test --filter={f1}",
                             f"kpool_gpu_goldens_test --filter={f1}",
                             f"dense_gpu_goldens_test --filter={f2}",
                             f"kpool_gpu_goldens_test --filter={f2}",
-                            "kpool_identities_gpu_test", "decode_chain_gpu_test",
-                            "kpool_gpu_goldens_test --filter=*/san_*"], rest
-        assert rest[7:9] == ["select_order_replay", "fuzz_select_order 10 s"], rest
+                            "select_shake_gpu_test", "kpool_identities_gpu_test",
+                            "decode_chain_gpu_test", "kpool_gpu_goldens_test --filter=*/san_*"], rest
+        assert rest[8:10] == ["select_order_replay", "fuzz_select_order 10 s"], rest
         assert "dense_gpu_goldens_test" not in rest  # never a golden suite whole
         assert not any(x.startswith("tc_attn_gpu_test") for x in rest), rest  # not the file's
         # a kernel of a listed stage: that stage's checks only; a shared helper: the file's

@@ -6,7 +6,8 @@ tools/bundle.sh after the binaries are built; run from the repository root).
 BUNDLE_DIR/relink/ gets:
   src/kernels/    the kernel sources and headers (kernels/*.cu, *.h, *.cuh): edit or replace a
                   .cu there, or pass a patched file to `run-gpu-tier.sh --rebuild FILE.cu`;
-  nvcc.json       per config ("fastbuild" for tests and benchmarks, "fuzz" for the fuzzers) and
+  nvcc.json       per config ("fastbuild" for tests and benchmarks, "fuzz" for the fuzzers,
+                  "shake" for the test-only shake build of //kernels:mla_kernels_shake) and
                   per kernel source: the nvcc arguments of the Bazel action (tools/cuda.bzl), with
                   the source and output as {src} / {out};
   kobj/<config>/  the kernel objects as Bazel built them (a source not rebuilt keeps its object);
@@ -25,7 +26,12 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-KOBJ = re.compile(r"^bazel-out/k8-fastbuild(fuzz)?/bin/kernels/mla_kernels_objs/([^/]+\.o)$")
+KOBJ = re.compile(r"^bazel-out/k8-fastbuild(fuzz)?/bin/kernels/(mla_kernels(?:_shake)?)_objs/"
+                  r"([^/]+\.o)$")
+# The kernel libraries and the relink config of each: the product kernels per Bazel config, and
+# the test-only shake build (//kernels:mla_kernels_shake, docs/mutation.md), whose objects are
+# compiled with their own nvcc flags and linked only by the binaries that name it
+KLIBS = {"fastbuild": "mla_kernels", "fuzz": "mla_kernels", "shake": "mla_kernels_shake"}
 RT_DIR = re.compile(r"^/usr/lib/llvm-\d+/lib/clang/[^/]+/lib/linux/")
 # linker arguments of this machine's toolchain that the host's g++ supplies itself
 DROP_EXACT = {"-pie", "--eh-frame-hdr", "--build-id", "-no-pie"}
@@ -63,15 +69,15 @@ def link_actions(labels, fuzz):
     return acts
 
 
-def nvcc_actions(fuzz):
-    """{kernel source: nvcc argument list} of //kernels:mla_kernels in that config."""
+def nvcc_actions(fuzz, lib="mla_kernels"):
+    """{kernel source: nvcc argument list} of //kernels:<lib> in that config."""
     out = bazel("aquery", *(["--config=fuzz"] if fuzz else []),
                 'mnemonic("Genrule", //kernels:all)', "--output=jsonproto")
     res = {}
     for a in json.loads(out).get("actions", []):
         cmd = a["arguments"][-1]
         m = re.search(r"(/usr/local/cuda/bin/nvcc .*?)$", cmd)
-        if not m or "mla_kernels_objs" not in cmd:
+        if not m or f"/{lib}_objs/" not in cmd:
             continue
         args = m.group(1).split()
         src = args[args.index("-c") + 1]
@@ -104,8 +110,9 @@ def gcc_ld_args(args):
     return out
 
 
-def translate(ld, obj_dir, rt_dir):
-    """ld-level args -> the relink form (see the module text); copies the objects it names."""
+def translate(ld, obj_dir, rt_dir, klibs):
+    """ld-level args -> the relink form (see the module text); copies the objects it names and
+    adds the kernel libraries whose objects it links to the set klibs."""
     res, group = [], None
     i = 0
     while i < len(ld):
@@ -131,7 +138,8 @@ def translate(ld, obj_dir, rt_dir):
             continue
         m = KOBJ.match(x)
         if m:
-            tok = "@K/" + m.group(2)
+            klibs.add(m.group(2))
+            tok = "@K/" + m.group(3)
         elif x.startswith("bazel-out/") and x.endswith(".o"):
             dst = os.path.join(obj_dir, x)
             if not os.path.exists(dst):
@@ -163,7 +171,7 @@ def main():
     bundle = os.path.abspath(sys.argv[1])
     rl = os.path.join(bundle, "relink")
     shutil.rmtree(rl, ignore_errors=True)
-    for d in ("src/kernels", "kobj/fastbuild", "kobj/fuzz", "objs", "rt"):
+    for d in ("src/kernels", "kobj/fastbuild", "kobj/fuzz", "kobj/shake", "objs", "rt"):
         os.makedirs(os.path.join(rl, d))
     for f in sorted(os.listdir(os.path.join(ROOT, "kernels"))):
         if f.endswith((".cu", ".h", ".cuh")):
@@ -179,7 +187,8 @@ def main():
                 break
     flabels = {b: f"//fuzz:{b}" for b in fuzzers}
     links = {}
-    nvcc = {"fastbuild": nvcc_actions(False), "fuzz": nvcc_actions(True)}
+    nvcc = {"fastbuild": nvcc_actions(False), "fuzz": nvcc_actions(True),
+            "shake": nvcc_actions(False, KLIBS["shake"])}
     for cfg, lab, fuzz in (("fastbuild", labels, False), ("fuzz", flabels, True)):
         if not lab:
             continue
@@ -191,17 +200,25 @@ def main():
             args = acts[out[0]]
             ld = clang_ld_args(args) if "clang" in os.path.basename(args[0]) else \
                 gcc_ld_args(args)
-            form = translate(ld, os.path.join(rl, "objs"), os.path.join(rl, "rt"))
+            klibs = set()
+            form = translate(ld, os.path.join(rl, "objs"), os.path.join(rl, "rt"), klibs)
             uses = sorted({t[3:] for t in _flat(form) if t.startswith("@K/")})
             if not uses:
                 continue  # links no kernel object: nothing to relink
-            links["bin/" + b] = {"config": cfg, "driver_was": os.path.basename(args[0]),
+            bcfg = cfg
+            if KLIBS["shake"] in klibs:  # the shake build's objects: its own config
+                if len(klibs) > 1 or fuzz:
+                    raise SystemExit(f"relink_pack: {lab[b]} links {sorted(klibs)}: one kernel "
+                                     "library a binary")
+                bcfg = "shake"
+            links["bin/" + b] = {"config": bcfg, "driver_was": os.path.basename(args[0]),
                                  "kernel_objects": uses, "args": form}
-        tree = "k8-fastbuildfuzz" if fuzz else "k8-fastbuild"
-        for src in nvcc[cfg]:
+    for cfg, m in nvcc.items():
+        tree = "k8-fastbuildfuzz" if cfg == "fuzz" else "k8-fastbuild"
+        for src in m:
             o = os.path.basename(src)[:-3] + ".o"
-            shutil.copy(os.path.join(ROOT, "bazel-out", tree, "bin/kernels/mla_kernels_objs", o),
-                        os.path.join(rl, "kobj", cfg, o))
+            shutil.copy(os.path.join(ROOT, "bazel-out", tree, "bin/kernels", KLIBS[cfg] + "_objs",
+                                     o), os.path.join(rl, "kobj", cfg, o))
     with open(os.path.join(rl, "nvcc.json"), "w") as f:
         json.dump(nvcc, f, indent=1)
     with open(os.path.join(rl, "links.json"), "w") as f:

@@ -7,6 +7,9 @@ in the relink_pack.py form. No GPU needed (the kernel's host function is what ru
   - a binary that does not use the object is not relinked;
   - a compile error exits 1, prints nvcc's message and leaves the old binary in place;
   - an unknown source name exits 2; --dry-run prints the commands and changes nothing;
+  - a source in two configs (the product build and the test-only shake build, which adds a
+    define) is compiled with each config's own arguments, and each binary links its config's
+    object;
   - a library of the bundle's lib/ whose own DT_NEEDED libraries exist only there (libcriterion
     needs libnanomsg.so.5 and libgit2.so.1.5, which a GPU host lacks) still links.
 """
@@ -24,7 +27,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NVCC = "/usr/local/cuda/bin/nvcc"
 KERNEL = """#include <cuda_runtime.h>
 __global__ void k_fill(int *p) { p[threadIdx.x] = VALUE; }
+#if defined(K_SHAKE)
+extern "C" int k_value(void) { return 100 + VALUE; }
+#else
 extern "C" int k_value(void) { return VALUE; }
+#endif
 """
 MAIN = '#include <stdio.h>\nint k_value(void);\nint helper(int);\n' \
     'int main(void) { printf("%d\\n", helper(k_value())); return 0; }\n'
@@ -128,6 +135,34 @@ def unknown_sources_and_dry_run():
         rc, out, _ = relink(root, "--dry-run", "--all")
         assert rc == 0 and "(dry run)" in out and "ar rcs" in out and "g++ -o" in out, out
         assert run(root, "app") == "old"
+
+
+@test
+def each_config_compiles_with_its_own_flags_and_links_its_own_object():
+    with tempfile.TemporaryDirectory() as root:
+        rl = planted(root)
+        os.makedirs(os.path.join(rl, "kobj/shake"))
+        with open(os.path.join(rl, "nvcc.json")) as f:
+            nvcc = json.load(f)
+        args = nvcc["fastbuild"]["kernels/k.cu"]
+        nvcc["shake"] = {"kernels/k.cu": args[:-4] + ["-DK_SHAKE"] + args[-4:]}
+        with open(os.path.join(rl, "nvcc.json"), "w") as f:
+            json.dump(nvcc, f)
+        with open(os.path.join(rl, "links.json")) as f:
+            links = json.load(f)
+        links["bin/app_shake"] = dict(links["bin/app"], config="shake")
+        with open(os.path.join(rl, "links.json"), "w") as f:
+            json.dump(links, f)
+        rc, out, err = relink(root, patched_kernel(root, "4"))
+        assert rc == 0, (out, err)
+        assert "nvcc kernels/k.cu (fastbuild) ok" in out and "nvcc kernels/k.cu (shake) ok" in out
+        assert "2 sources compiled, 2 binaries relinked" in out, out
+        assert run(root, "app") == "40" and run(root, "app_shake") == "1040", \
+            (run(root, "app"), run(root, "app_shake"))
+        # --only one binary compiles only its config
+        rc, out, err = relink(root, "--only", "app_shake", patched_kernel(root, "5"))
+        assert rc == 0 and "(fastbuild)" not in out and "(shake) ok" in out, (out, err)
+        assert run(root, "app_shake") == "1050" and run(root, "app") == "40"
 
 
 @test

@@ -1,0 +1,106 @@
+/* select_shake_gpu_test: the sampled select's histogram barriers, checked against a build that
+ * makes a missing one lose its race (docs/mutation.md, "the shake build").
+ *
+ * This binary links //kernels:mla_kernels_shake: mla_kpool.cu compiled with -DMLA_SHAKE_SELECT,
+ * whose odd warps sleep 50 us before the sample histogram's clear and again before their sample
+ * atomics. With both barriers in place the delay is only time, and every result and receipt is
+ * the product build's. Without the barrier after the clear, the even warps count into bins the
+ * odd warps clear afterwards; without the barrier after the atomics, an even warp reads its bins
+ * before the odd warps have counted. Either way the histogram loses counts, and racecheck sees
+ * neither (a plain store -> another warp's atomicAdd is not reported: the eighth session's probe).
+ *
+ * The plane makes a lost count change the route, not only the time. One query over 70,000
+ * pools (pool 4, select_k 512). The sample (32 pools of every 512, 4,384 keys) holds 100 keys
+ * in bin B0 = [0.0625, 0.0703125), the best scores of the row; every other key lies in the next
+ * bin B1 = [0.05859375, 0.0625), with many distinct values. The whole row holds 700 keys in B0.
+ *  - exact counts: B0 reaches the sample's quota (ks = 65 for select_k 512), so the threshold
+ *    bin is B0 and the collecting pass finds 700 keys in [512, SEL_CAP]: the row settles on the
+ *    sampled route (receipt: one hit);
+ *  - half of B0's sample counts lost (50 < 65): the threshold bin is B1, whose estimate is far
+ *    past SEL_CAP, so the counting pass runs, 700 keys rank ahead of B1 (>= 512) and the row goes
+ *    to the full passes (receipt: one fallback). The bytes are exact either way.
+ * Half are lost in both mutants: the 100 sample keys of B0 are loaded 50 by even warps and 50 by
+ * odd ones (sample element e is loaded by thread e % 512, e = 64 j + 5 and 64 j + 37). B0 is bin
+ * 1063 of the 4,096: cleared by thread 1063 % 512 = 39 (warp 1, odd: late) and read by thread
+ * 1063 / 8 = 132 (warp 4, even: early). Those are mla_kpool.cu's SEL_NT 512 and SEL_BINS 4096;
+ * the test checks the plane's own counts and the unshaken route (kpool_identities'
+ * sampled-route tests) does not depend on them.
+ * Without a usable GPU the test reports SKIPPED (GPU_REQUIRE), never passed. */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/mla.h"
+#include "kernels/mla_door.h"
+#include "tests/lib/gpu_util.h"
+#include "tests/lib/testbed_criterion.h"
+
+#define TARGET "select_shake_gpu_test"
+#define SUITE "select_shake"
+
+enum { NP = 70000, POOL = 4, K = 512, W = K * POOL + POOL - 1, N_B0 = 700 };
+
+/* Sample element e's pool (kpool_select_radix_f32's sampled pass): 32 pools of every 512. */
+static int64_t sample_pool(int64_t e) { return (e / 32) * 16 * 32 + e % 32; }
+
+Test(select_shake, sampled_histogram_barriers, .timeout = 300) {
+    GPU_REQUIRE();
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, "sampled_histogram_barriers");
+    tb_set_case(&t, "1 query x 70,000 pools, 700 keys in the top bin (100 in the sample); pool 4, "
+                    "select_k 512");
+    float *s = tb_xmalloc(&t, (size_t)NP * sizeof *s);
+    char *in_b0 = tb_xmalloc(&t, NP);
+    memset(in_b0, 0, NP);
+    /* B1 everywhere: 1,000 distinct values (the counting pass's one-value test must fail) */
+    for (int32_t p = 0; p < NP; p++) s[p] = 0.059f + (float)(p % 1000) * 1e-6f;
+    const int64_t n_seg = (NP + 31) / 32, n_samp = (n_seg + 15) / 16 * 32;
+    int n_b0 = 0, n_b0_sampled = 0;
+    for (int j = 0; j < 50; j++) /* the sample's 100: loaded 50 by even warps, 50 by odd ones */
+        for (int odd = 0; odd < 2; odd++) {
+            const int64_t e = 64 * j + 5 + 32 * odd;
+            cr_assert(e < n_samp && ((e % 512) / 32) % 2 == odd);
+            in_b0[sample_pool(e)] = 1;
+            n_b0++, n_b0_sampled++;
+        }
+    for (int32_t p = 1000; n_b0 < N_B0; p += 97) /* the rest where the sample does not look */
+        if ((p / 32) % 16 != 0 && !in_b0[p]) in_b0[p] = 1, n_b0++;
+    int b0_rank = 0;
+    for (int32_t p = 0; p < NP; p++)
+        if (in_b0[p]) s[p] = 0.0625f + (float)(b0_rank++) * 1e-6f; /* all < 0.0703125 */
+    /* the plane's counts, from the plane itself */
+    int samp_b0 = 0;
+    for (int64_t e = 0; e < n_samp; e++)
+        if (sample_pool(e) < NP && s[sample_pool(e)] >= 0.0625f) samp_b0++;
+    const int ks = (3 * K + 31) / 32 + 16;
+    cr_assert(samp_b0 == n_b0_sampled && samp_b0 >= ks && samp_b0 / 2 < ks && n_b0 == N_B0,
+              "plane: %d sample keys in B0 (quota %d), %d in the row", samp_b0, ks, n_b0);
+
+    gpu_buf bs = gpu_buf_from_host(s, (size_t)NP * 4), bi = gpu_buf_alloc((size_t)W * 4);
+    uint64_t h0 = 0, f0 = 0, h1 = 0, f1 = 0;
+    int32_t *ix[2];
+    for (int r = 0; r < 2; r++) {
+        gpu_buf_poison(&bi);
+        if (r == 0)
+            tb_launched(&t, mla_select_sampled_counts(&h0, &f0), "mla_select_sampled_counts");
+        tb_launched(&t,
+                    (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
+                        bs.ptr, bi.ptr, 1, NP, POOL, K, W, NP * POOL - 1, 1, NULL),
+                    r ? "the reference" : "the launcher (sampled route, shake build)");
+        ix[r] = tb_output(&t, &bi, "idx", r ? "reference" : "sampled", 1);
+        if (r == 0)
+            tb_launched(&t, mla_select_sampled_counts(&h1, &f1), "mla_select_sampled_counts");
+    }
+    const int64_t ishape[2] = {1, W};
+    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "sampled", ix[1], "reference", MLA_TOL_EXACT,
+               NULL, 1);
+    tb_expectf(&t, h1 - h0 == 1 && f1 - f0 == 0,
+               "receipts: %llu settled + %llu handed back, expected the row settled by the "
+               "sampled route (a histogram that lost counts to a missing barrier hands it back)",
+               (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0));
+    free(ix[0]), free(ix[1]), free(s), free(in_b0);
+    gpu_buf_free(&bs), gpu_buf_free(&bi);
+}
