@@ -1006,7 +1006,7 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
             for (int x = 0; x < 4; x++) {
                 vd[x] = rt[4 * sq + x] >= 0;
                 /* an infinite logit: an infinity in the row, or a NaN the mma read as one */
-                inf_seen = inf_seen || (vd[x] && fabsf(lg[x]) == INFINITY);
+                inf_seen |= vd[x] & (fabsf(lg[x]) == INFINITY); /* no branch: | and & */
                 if (vd[x]) {
                     any_valid = true;
                     if (lg[x] != lg[x])
