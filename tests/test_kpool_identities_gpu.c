@@ -524,13 +524,16 @@ Test(kpool_identities, select_tie_heavy, .timeout = 300) {
     GPU_REQUIRE();
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, "select_tie_heavy");
-    /* near the glm5_next and glm5 indexers, a wide pool, a short plane */
+    /* near the glm5_next and glm5 indexers, a wide pool, a short plane, and a plane whose tie
+     * group exceeds SEL_CAP (8,192 keys: mla_kpool.cu), so one-value rows take the ordered pass
+     * and not the collecting one */
     static const struct {
         int32_t tq, np, pool, sel, tail;
     } shp[] = {{8, 5000, MLA_GLM5_NEXT_POOL, MLA_GLM5_NEXT_SELECT_K, MLA_GLM5_NEXT_ALWAYS_TAIL},
                {8, 8192, MLA_GLM5_POOL, MLA_GLM5_SELECT_K, MLA_GLM5_ALWAYS_TAIL},
                {6, 3000, 64, 16, 1},
-               {4, 700, MLA_GLM5_NEXT_POOL, MLA_GLM5_NEXT_SELECT_K, MLA_GLM5_NEXT_ALWAYS_TAIL}};
+               {4, 700, MLA_GLM5_NEXT_POOL, MLA_GLM5_NEXT_SELECT_K, MLA_GLM5_NEXT_ALWAYS_TAIL},
+               {4, 12000, MLA_GLM5_NEXT_POOL, MLA_GLM5_NEXT_SELECT_K, MLA_GLM5_NEXT_ALWAYS_TAIL}};
     for (size_t si = 0; si < sizeof shp / sizeof *shp; si++)
         for (int kind = 0; kind < 5; kind++) {
             int32_t tq = shp[si].tq, np = shp[si].np, pool = shp[si].pool, sel = shp[si].sel,
@@ -545,7 +548,9 @@ Test(kpool_identities, select_tie_heavy, .timeout = 300) {
             /* kind 4: one value, and each query's last visible pool strictly best: the threshold
              * is the tie, so the ordered pass takes that pool before select_k - 1 ties (the H200
              * mutate pass of 2026-12-01, eighth session: its visibility bound one short, the last
-             * pool never taken, survived every check) */
+             * pool never taken, survived every check). Only shape 4 reaches the ordered pass
+             * (ninth session: the mutant survived shapes 0-3, whose tie groups of at most 8,191
+             * keys are collected and sorted instead) */
             if (kind == 4)
                 for (int32_t q = 0; q < tq; q++) {
                     int64_t nv = ((int64_t)fp + q + 1) / pool;

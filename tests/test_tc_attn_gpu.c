@@ -12,6 +12,8 @@
  *  - tc_attn_gpu/declines_uncovered: "tf32" on a shape the arms do not cover (kv_rank 522, head
  *    tile 8): no engagement, the f32 launcher's bytes.
  *  - tc_attn_gpu/bad_arguments: "tf32" and a bad call: the launcher's code, nothing written.
+ *  - tc_attn_gpu/cache_4byte_aligned__{absorbed,gathered}: a cache only 4-byte aligned: the f32
+ *    arm's bytes equal the 16-byte aligned cache's, and the tf32 door declines it (no receipt).
  * Geometries: glm5 decode (t_q 1, 64 heads, t_kv 4096: a split walk), glm5 verify (t_q 4 over
  * 1040 rows), glm5_next decode (NoPE, 512 columns), a partial head tile (3 heads), gathered
  * lists (2048 slots with -1 between entries and repeats).
@@ -257,6 +259,76 @@ ARM_TESTS(glm5_verify, G_VERIFY)
 ARM_TESTS(glm5_next_decode, G_NEXT)
 ARM_TESTS(partial_heads, G_PARTIAL)
 ARM_TESTS(gathered, G_GATHER)
+
+/* A cache only 4-byte aligned (one float past a 16-byte boundary), a width a multiple of 4: the
+ * f32 arm takes its scalar copies (cp.async of 4 bytes), not its float4 ones, and its bytes are
+ * those of the same cache 16-byte aligned (the copies differ, the arithmetic does not); the tf32
+ * door declines such a cache (its copies are 16-byte), so the receipt stays and the bytes are the
+ * f32 arm's. A launcher that took the float4 copies for this cache would fault on a misaligned
+ * address (the H200 mutate passes of 2026-12-01: the launcher's alignment test inverted survived
+ * every check, no test having a misaligned cache). */
+static void cache_4byte_aligned(const char *test, const geom *g) {
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, test);
+    tb_set_case(&t, g->name);
+    const int32_t K = g->kv_rank + g->d_rope;
+    const size_t nq = (size_t)g->t_q * g->n_head, no = nq * g->kv_rank, nc = (size_t)g->t_kv * K;
+    float *q_lat = fill(&t, "q_lat", no, 1.0f),
+          *q_pe = fill(&t, "q_pe", nq * (g->d_rope + 1), 1.0f),
+          *cache = fill(&t, "cache", nc, 1.0f);
+    float *shifted = tb_xmalloc(&t, (nc + 4) * sizeof *shifted); /* cache at float 1 */
+    memset(shifted, 0, (nc + 4) * sizeof *shifted);
+    memcpy(shifted + 1, cache, nc * sizeof *cache);
+    int32_t *idx = g->n_slots > 0 ? gather_list(&t, g) : NULL;
+    gpu_buf bql = gpu_buf_from_host(q_lat, no * 4),
+            bqp = gpu_buf_from_host(q_pe, nq * (g->d_rope + 1) * 4),
+            bca = gpu_buf_from_host(cache, nc * 4), bsh = gpu_buf_from_host(shifted, (nc + 4) * 4),
+            bix = gpu_buf_from_host(idx ? (void *)idx : (void *)q_lat,
+                                    idx ? (size_t)g->t_q * g->n_slots * 4 : 4),
+            bo = gpu_buf_alloc(no * 4);
+    gpu_buf mis = bsh; /* a view one float in */
+    mis.ptr = (float *)bsh.ptr + 1;
+    cr_assert((K & 3) == 0 && ((uintptr_t)bca.ptr & 15) == 0 && ((uintptr_t)mis.ptr & 15) == 4,
+              "the test's layout: width %d, caches at %p and %p", K, bca.ptr, mis.ptr);
+    const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
+    float *got[3];
+    for (int r = 0; r < 3; r++) { /* f32 aligned, f32 misaligned, the tf32 door misaligned */
+        uint64_t before = mla_tc_attn_dispatches();
+        if (r == 2) setenv("MEMRA_MLA_TC_ATTN", "tf32", 1);
+        gpu_buf_poison(&bo);
+        tb_launched(&t, launch(g, &bql, &bqp, r ? &mis : &bca, &bix, &bo, r == 2),
+                    r == 0   ? "the f32 launcher, 16-byte aligned cache"
+                    : r == 1 ? "the f32 launcher, 4-byte aligned cache"
+                             : "the MEMRA_MLA_TC_ATTN=tf32 door, 4-byte aligned cache");
+        unsetenv("MEMRA_MLA_TC_ATTN");
+        tb_expectf(&t, mla_tc_attn_dispatches() == before,
+                   "run %d: the tensor-core receipt moved on a misaligned cache", r);
+        got[r] = tb_output(&t, &bo, "o_lat",
+                           r == 0   ? "aligned"
+                           : r == 1 ? "misaligned"
+                                    : "door",
+                           1);
+    }
+    tb_input_untouched(&t, &bsh, shifted, "cache (4-byte aligned)");
+    tb_compare(&t, "o_lat", ST_F32, 3, shape, got[1], "misaligned", got[0], "aligned",
+               MLA_TOL_EXACT, NULL, TB_BYTES);
+    tb_compare(&t, "o_lat", ST_F32, 3, shape, got[2], "door_misaligned", got[0], "aligned",
+               MLA_TOL_EXACT, NULL, TB_BYTES);
+    free(got[0]), free(got[1]), free(got[2]), free(q_lat), free(q_pe), free(cache), free(shifted),
+        free(idx);
+    gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bca), gpu_buf_free(&bsh),
+        gpu_buf_free(&bix), gpu_buf_free(&bo);
+}
+
+Test(tc_attn_gpu, cache_4byte_aligned__absorbed, .timeout = 300) {
+    GPU_REQUIRE();
+    cache_4byte_aligned("cache_4byte_aligned__absorbed", &G_VERIFY);
+}
+
+Test(tc_attn_gpu, cache_4byte_aligned__gathered, .timeout = 300) {
+    GPU_REQUIRE();
+    cache_4byte_aligned("cache_4byte_aligned__gathered", &G_GATHER);
+}
 
 Test(tc_attn_gpu, door_off, .timeout = 300) {
     GPU_REQUIRE();
