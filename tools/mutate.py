@@ -972,7 +972,19 @@ def cmd_run(a, ms):
     import concurrent.futures as cf
     cache_tmp = tempfile.TemporaryDirectory(prefix="mla-oracle-cache-")
     warm = ""
-    if gpu:
+    # A --checks that keeps no golden-suite check of these mutants needs no warm-up (ninth
+    # session, call 2: 143 s of warm-up for two mutants restricted to other binaries ran past a
+    # 100 s --deadline, and neither started)
+    checks_re = getattr(a, "checks", None)
+    golden_used = not checks_re or any(
+        re.search(checks_re, label) and any(b in label for b in GOLDEN_SUITES)
+        for f, k in {(m["file"], m["kernel"]) for m in ms}
+        for label, _, _ in gpu_checks(bundle, f, k))
+    verdicts = []
+    if gpu and not golden_used:
+        warm = "; no warm-up (--checks keeps no golden-suite check)"
+        print(f"mutate: {warm[2:]}", flush=True)
+    elif gpu:
         # The oracle cache (tests/lib/case.h, $MLA_ORACLE_CACHE): every golden check ran its whole
         # case's CPU oracle (about 30 s of CPU for a stage's cases; 44-72 s per check under 14
         # workers on the H200); the oracle is not mutated, so one computation serves the run.

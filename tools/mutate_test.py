@@ -686,6 +686,27 @@ def checks_restricts_the_steps_and_the_report_says_so():
 
 
 @test
+def checks_without_a_golden_suite_skip_the_warm_up():
+    # ninth session, call 2: two mutants restricted to tc_attn / kpool_identities waited 143 s
+    # on the golden suites' warm-up, past the 100 s --deadline, and neither started
+    with tempfile.TemporaryDirectory() as t:
+        ms = planted_run_bundle(t, "device: planted", "sleep 5")[:1]
+        out = os.path.join(t, "report")
+        a = argparse.Namespace(bundle=t, libdir=t, jobs=1, timeout=30, deadline=3, grace=20,
+                               out=out, resume=None, sample=0, seed=1, also=None,
+                               checks="^status_")
+        t0 = time.time()
+        mu.cmd_run(a, ms)
+        took = time.time() - t0
+        with open(os.path.join(out, "mutation-report.json")) as f:
+            rows = json.load(f)["results"]
+        with open(os.path.join(out, "mutation-report.md")) as f:
+            text = f.read()
+        assert "no warm-up" in text and "oracle cache warmed" not in text, text[:600]
+        assert took < 5 and rows and rows[0]["status"] != "not run (deadline)", (took, rows)
+
+
+@test
 def the_deadline_counts_the_warm_up():
     # sixth session, call 2: --deadline / --grace counted from after the 70 s warm-up, so the
     # hard stop fell past the command's limit and the running mutants' verdicts were lost. Here
