@@ -22,9 +22,10 @@
  * Half are lost in both mutants: the 100 sample keys of B0 are loaded 50 by even warps and 50 by
  * odd ones (sample element e is loaded by thread e % 512, e = 64 j + 5 and 64 j + 37). B0 is bin
  * 1063 of the 4,096: cleared by thread 1063 % 512 = 39 (warp 1, odd: late) and read by thread
- * 1063 / 8 = 132 (warp 4, even: early). Those are mla_kpool.cu's SEL_NT 512 and SEL_BINS 4096;
- * the test checks the plane's own counts and the unshaken route (kpool_identities'
- * sampled-route tests) does not depend on them.
+ * 1063 / 8 = 132 (warp 4, even: early). Those numbers follow from mla_kpool.cu's SEL_NT 512 and
+ * SEL_BINS 4096: a change there needs the bin re-derived. The test asserts the plane's own
+ * counts (the sample's keys in B0 against the quota), so a plane that could not tell the two
+ * routes apart fails instead of passing.
  * Without a usable GPU the test reports SKIPPED (GPU_REQUIRE), never passed. */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
