@@ -301,6 +301,12 @@ static __global__ void __launch_bounds__(AT_NT, 1)
     if (n_k == 0) {
         /* The chunk holds none of this query's slots (only with several chunks): an empty
          * partial, weight 0 in the combine. */
+#if defined(MLA_SHAKE_ATTN)
+        /* SHAKE (test-only, never in a product build: //kernels:mla_kernels_shake,
+         * docs/mutation.md): the empty partial is written 100 us late, after the live blocks of
+         * its chunk, so a write past its rows lands on their partials instead of before them */
+        __nanosleep(100000);
+#endif
         if (v_on) {
             for (int hh = 0; hh < C::HV; hh++) {
                 int32_t h = h0 + hv0 + hh;

@@ -393,7 +393,7 @@ def default_files():
 CPU_CHECKS = [(b, [f"bin/{b}"], {}) for b in ("contract_codes_test", "status_messages_test")]
 GPU_BINARIES = ["dense_gpu_goldens_test", "kpool_gpu_goldens_test", "kpool_identities_gpu_test",
                 "decode_split_gpu_test", "tc_prefill_gpu_test", "decode_chain_gpu_test",
-                "tc_attn_gpu_test", "select_shake_gpu_test"]
+                "tc_attn_gpu_test", "select_shake_gpu_test", "attn_shake_gpu_test"]
 
 
 # Per kernel source, the golden checks (<case>__<check> of the golden suites) whose stages it
@@ -410,11 +410,12 @@ FILE_CHECKS = {
     "kernels/mla_kpool.cu": ["index_append_ring", "pool_keys", "score", "select"],
 }
 FILE_BINARIES = {
-    "kernels/mla_attn.cu": ["decode_split_gpu_test", "decode_chain_gpu_test", "tc_attn_gpu_test"],
+    # attn_shake_gpu_test / select_shake_gpu_test: the shake build (kernels/BUILD), where a race
+    # that no sanitizer sees loses on every launch; a few seconds, before the others
+    "kernels/mla_attn.cu": ["attn_shake_gpu_test", "decode_split_gpu_test", "decode_chain_gpu_test",
+                            "tc_attn_gpu_test"],
     "kernels/mla_dense.cu": ["decode_split_gpu_test", "decode_chain_gpu_test"],
     "kernels/mla_gemm_bf16.cu": ["tc_prefill_gpu_test"],
-    # select_shake_gpu_test: the shake build (kernels/BUILD), where a missing barrier of the
-    # sampled select loses its race; a second before the others
     "kernels/mla_kpool.cu": ["select_shake_gpu_test", "kpool_identities_gpu_test",
                              "decode_chain_gpu_test"],
 }
@@ -430,7 +431,8 @@ FILE_FUZZERS = {
 }
 FILE_SANITIZE = {
     "kernels/mla_attn.cu": ["dense_gpu_goldens_test", "kpool_gpu_goldens_test",
-                            "decode_split_gpu_test", "decode_chain_gpu_test", "tc_attn_gpu_test"],
+                            "decode_split_gpu_test", "decode_chain_gpu_test", "tc_attn_gpu_test",
+                            "attn_shake_gpu_test"],
     "kernels/mla_dense.cu": ["dense_gpu_goldens_test", "decode_split_gpu_test",
                              "decode_chain_gpu_test"],
     "kernels/mla_gemm_bf16.cu": ["dense_gpu_goldens_test", "tc_prefill_gpu_test"],

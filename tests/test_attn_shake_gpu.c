@@ -1,0 +1,93 @@
+/* attn_shake_gpu_test: the split attention walk's empty partials, checked against a build that
+ * writes them late (docs/mutation.md, "the shake build").
+ *
+ * This binary links //kernels:mla_kernels_shake: mla_attn.cu compiled with -DMLA_SHAKE_ATTN, in
+ * which attn_walk_f32 writes an empty partial (a chunk with none of the query's slots) 100 us
+ * late. Every result is the product build's: an empty partial's writes are its own rows of the
+ * workspace, and only their time moves. A write past those rows would land on the next rows
+ * after their own block wrote them, not before (as the product build's block order almost
+ * always has it): the H200 mutate passes of 2026-12-01 had the zeroing loop's bound one past
+ * kv_rank survive every check, the stray zero always overwritten by the partial it hit.
+ *
+ * The case makes such a write change the output. 3 heads, kv_rank 130 (not a multiple of 4: the
+ * zeroing's last float4 group is partial), d_rope 2, t_q 2, causal, t_kv chosen so that the
+ * plan's last chunk (mla_attn_chunk_slots, kernels/mla.h) holds no slot of query 0 and exactly
+ * one of query 1: row t_kv - 1. That row is planted to dominate query 1 head 0's softmax (its
+ * latent 4x that head's q_lat, so the logit is about 15 above the rest), so the last chunk's
+ * partial is nearly all of that head's output. Query 0's empty partial ends at head 2's row; the
+ * next float of the workspace is query 1 head 0's column 0 in the same chunk. The check: the
+ * output within class attn of the oracle (the bounds of the stated walk, mla_attn_walk).
+ * Without a usable GPU the test reports SKIPPED (GPU_REQUIRE), never passed. */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/mla.h"
+#include "oracle/mla_oracle.h"
+#include "tests/lib/compare.h"
+#include "tests/lib/gpu_util.h"
+#include "tests/lib/mla_fill.h"
+#include "tests/lib/testbed_criterion.h"
+
+#define TARGET "attn_shake_gpu_test"
+#define SUITE "attn_shake"
+#define SEED 0xA77A5E1Cu
+
+enum { H = 3, R = 130, DR = 2, TQ = 2 };
+
+Test(attn_shake, empty_partial_rows, .timeout = 300) {
+    GPU_REQUIRE();
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, "empty_partial_rows");
+    /* t_kv: the last chunk starts at query 0's length, t_kv - 1 */
+    int32_t T = 0;
+    int64_t cs = 0, n_ch = 0;
+    for (int32_t tk = 3000; tk < 20000 && !T; tk++) {
+        cs = mla_attn_chunk_slots(H, R, TQ, tk);
+        n_ch = (tk + cs - 1) / cs;
+        if (n_ch >= 2 && (n_ch - 1) * cs == (int64_t)tk - 1) T = tk;
+    }
+    cr_assert(T > 0, "no t_kv in [3000, 20000) puts query 1's last row alone in the last chunk");
+    char cname[160];
+    snprintf(cname, sizeof cname,
+             "3 heads, kv_rank 130 + d_rope 2, t_q 2, t_kv %d: %lld chunks of %lld slots, the last "
+             "empty for query 0",
+             T, (long long)n_ch, (long long)cs);
+    tb_set_case(&t, cname);
+    const int32_t K = R + DR;
+    const size_t nq = (size_t)TQ * H, no = nq * R, nc = (size_t)T * K;
+    float *q_lat = tb_xmalloc(&t, no * 4), *q_pe = tb_xmalloc(&t, nq * DR * 4),
+          *cache = tb_xmalloc(&t, nc * 4);
+    mla_fill_host_f32(q_lat, no, MLA_FILL_REALISTIC, SEED, "q_lat", 1.0f);
+    mla_fill_host_f32(q_pe, nq * DR, MLA_FILL_REALISTIC, SEED, "q_pe", 1.0f);
+    mla_fill_host_f32(cache, nc, MLA_FILL_REALISTIC, SEED, "cache", 1.0f);
+    float *row = cache + (size_t)(T - 1) * K; /* query 1's only row in the last chunk */
+    const float *q10 = q_lat + (size_t)(1 * H + 0) * R;
+    for (int32_t c = 0; c < R; c++) row[c] = 4.0f * q10[c];
+    row[0] = q10[0] >= 0.0f ? 2.0f : -2.0f; /* a column 0 far from 0, the logit still dominant */
+    const float scale = 0.08703883f; /* 1 / sqrt(132) */
+    gpu_buf bql = gpu_buf_from_host(q_lat, no * 4), bqp = gpu_buf_from_host(q_pe, nq * DR * 4),
+            bca = gpu_buf_from_host(cache, nc * 4), bo = gpu_buf_alloc(no * 4);
+    gpu_buf_poison(&bo);
+    tb_launched(&t,
+                memra_mla_attn_absorbed_f32(bql.ptr, bqp.ptr, bca.ptr, bo.ptr, H, R, DR, TQ, T,
+                                            scale, NULL),
+                "memra_mla_attn_absorbed_f32 (shake build)");
+    float *got = tb_output(&t, &bo, "o_lat", "shake build", 1);
+    tb_input_untouched(&t, &bca, cache, "cache");
+    float *ref = tb_xmalloc(&t, no * 4);
+    double *atol = tb_xmalloc(&t, no * sizeof *atol);
+    oracle_attn_absorbed_f32(q_lat, q_pe, cache, ref, H, R, DR, TQ, T, scale);
+    mla_tol_attn_bounds(q_lat, q_pe, cache, H, R, DR, TQ, T, scale, mla_attn_walk, atol);
+    cr_log_info("query 1 head 0 column 0: oracle %.6g, shake build %.6g (tolerance %.3g)",
+                (double)ref[(size_t)1 * H * R], (double)got[(size_t)1 * H * R],
+                atol[(size_t)1 * H * R]);
+    const int64_t shape[3] = {TQ, H, R};
+    tb_compare(&t, "o_lat", ST_F32, 3, shape, got, "shake_build", ref, "oracle", MLA_TOL_ATTN,
+               atol, 0);
+    free(q_lat), free(q_pe), free(cache), free(got), free(ref), free(atol);
+    gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bca), gpu_buf_free(&bo);
+}
