@@ -68,7 +68,7 @@ Test(attn_shake, empty_partial_rows, .timeout = 300) {
     const float *q10 = q_lat + (size_t)(1 * H + 0) * R;
     for (int32_t c = 0; c < R; c++) row[c] = 4.0f * q10[c];
     row[0] = q10[0] >= 0.0f ? 2.0f : -2.0f; /* a column 0 far from 0, the logit still dominant */
-    const float scale = 0.08703883f; /* 1 / sqrt(132) */
+    const float scale = 0.08703883f;        /* 1 / sqrt(132) */
     gpu_buf bql = gpu_buf_from_host(q_lat, no * 4), bqp = gpu_buf_from_host(q_pe, nq * DR * 4),
             bca = gpu_buf_from_host(cache, nc * 4), bo = gpu_buf_alloc(no * 4);
     gpu_buf_poison(&bo);
@@ -86,8 +86,8 @@ Test(attn_shake, empty_partial_rows, .timeout = 300) {
                 (double)ref[(size_t)1 * H * R], (double)got[(size_t)1 * H * R],
                 atol[(size_t)1 * H * R]);
     const int64_t shape[3] = {TQ, H, R};
-    tb_compare(&t, "o_lat", ST_F32, 3, shape, got, "shake_build", ref, "oracle", MLA_TOL_ATTN,
-               atol, 0);
+    tb_compare(&t, "o_lat", ST_F32, 3, shape, got, "shake_build", ref, "oracle", MLA_TOL_ATTN, atol,
+               0);
     free(q_lat), free(q_pe), free(cache), free(got), free(ref), free(atol);
     gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bca), gpu_buf_free(&bo);
 }
