@@ -24,6 +24,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LEDGER = os.path.join(HERE, "ledger.py")
@@ -592,6 +593,36 @@ def without_nightly_the_runner_is_unchanged():
         rc, log, _, _ = run_tier(b, t, "--budget", "5")
         assert rc == 2 and "--nightly" in log, (rc, log)
 
+
+@test
+def nightly_mutate_section_runs_a_sampled_pass_into_the_record():
+    # --mutate N: the real tools/mutate.py over a planted kernel source in the bundle's relink/
+    # tree (no device: the CPU checks, here two fake binaries that pass), seeded by the date; its
+    # report goes into the night's record and the ledger report's mutation section. The ninth
+    # session ran the same on a real bundle without a GPU; on the H200 a night's own sections
+    # leave no room in one device command for a pass.
+    with tempfile.TemporaryDirectory() as t:
+        b = fake_bundle(t)
+        for f in ("mutate.py", "mutation_equivalent.txt"):
+            shutil.copy(os.path.join(HERE, f), f"{b}/tools/")
+        os.makedirs(f"{b}/relink/src/kernels")
+        write(f"{b}/relink/src/kernels/k.cu", "int f(int i, int n) { return i < n; }\n")
+        write(f"{b}/relink/links.json", "{}\n")
+        write(f"{b}/relink/nvcc.json", "{}\n")
+        for n in ("contract_codes_test", "status_messages_test"):
+            write(f"{b}/bin/{n}", FAKE_CRITERION, stat.S_IRWXU)
+        rc, log, _, _ = run_tier(b, t, "--nightly", "--budget", "10", "--fuzz-seconds", "0",
+                                 "--mutate", "1", MUTATE_TIMEOUT="60", MUTATE_JOBS="1")
+        assert rc == 0, (rc, log)
+        seed = time.strftime("%Y%m%d", time.gmtime())
+        assert re.search(r"^nightly: mutation -- .*\(1 mutants, seed %s\)" % seed, log, re.M), log
+        rep = json.load(open(f"{b}/out/mutate/mutation-report.json"))
+        assert len(rep["results"]) == 1 and rep["results"][0]["file"] == "kernels/k.cu", rep
+        rec = json.loads(open(f"{b}/out/history.jsonl").read().splitlines()[-1])
+        mu = rec["mutation"]
+        assert mu["mutants"] == 1 and f"seed {seed}" in mu["meta"], mu
+        md = open(f"{b}/out/ledger-report.md").read()
+        assert f"seed {seed}" in section(md, "Mutation (sampled)"), md
 
 
 if __name__ == "__main__":
