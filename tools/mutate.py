@@ -319,6 +319,14 @@ def mutants_of(path, rel):
         res.append({"id": mid, "file": rel, "line": line_no, "kernel": kernel, "operator": op,
                     "start": s, "end": e, "replacement": rep, "before": text[ls:le].strip(),
                     "after": new_text[ls:nle].strip()})
+    # "occurrence": the mutant's rank (from 1, in source order) among the file's mutants of the
+    # same function, operator and before / after line text: with them it names one mutant by
+    # content, which edits elsewhere in the file do not move (an id hashes character offsets)
+    seen_n = {}
+    for m in sorted(res, key=lambda m: m["start"]):
+        k = (m["kernel"], m["operator"], m["before"], m["after"])
+        seen_n[k] = seen_n.get(k, 0) + 1
+        m["occurrence"] = seen_n[k]
     return res
 
 
@@ -335,9 +343,14 @@ def apply(m, src_text):
 
 
 def read_equivalent(path=EQUIV_FILE):
-    """{(file, operator, before-line text): reason}; '#' comments; fields tab-separated. A
-    line-text field "id:<mutant id>" names one mutant (for a line whose text recurs, where only
-    that one mutant is equivalent): its key is ("id", id)."""
+    """{key: reason}; '#' comments; fields tab-separated, in one of two forms:
+    - file, operator, before-line text, reason: every mutant of that operator on a line of that
+      text; key (file, operator, text);
+    - file, operator, before-line text, after-line text, function#occurrence, reason: the one
+      mutant (mutants_of's "occurrence") where the line's text recurs and only that mutant is
+      equivalent; key ("mutant", file, operator, before, after, function, occurrence).
+    A line-text field "id:<mutant id>" (the old form of the second) still parses, key ("id",
+    id), but an id moves with any edit above the line: the ninth session found 5 of 7 stale."""
     eq = {}
     if os.path.exists(path):
         with open(path) as f:
@@ -345,13 +358,33 @@ def read_equivalent(path=EQUIV_FILE):
                 if not line.strip() or line.startswith("#"):
                     continue
                 parts = line.rstrip("\n").split("\t")
-                if len(parts) != 4 or not parts[3].strip():
+                if len(parts) not in (4, 6) or not parts[-1].strip():
                     raise SystemExit(f"{path}:{n}: want file<TAB>operator<TAB>line text<TAB>"
-                                     "reason")
+                                     "reason, or file<TAB>operator<TAB>before<TAB>after<TAB>"
+                                     "function#occurrence<TAB>reason")
                 text = parts[2].strip()
-                key = ("id", text[3:]) if text.startswith("id:") else (parts[0], parts[1], text)
-                eq[key] = parts[3].strip()
+                if len(parts) == 6:
+                    fn, _, occ = parts[4].strip().rpartition("#")
+                    if not fn or not occ.isdigit():
+                        raise SystemExit(f"{path}:{n}: want function#occurrence, got "
+                                         f"{parts[4]!r}")
+                    key = ("mutant", parts[0], parts[1], text, parts[3].strip(), fn, int(occ))
+                elif text.startswith("id:"):
+                    key = ("id", text[3:])
+                else:
+                    key = (parts[0], parts[1], text)
+                eq[key] = parts[-1].strip()
     return eq
+
+
+def equivalent_key(r, eq):
+    """The ledger key that makes result / mutant r equivalent, or None."""
+    for k in ((r["file"], r["operator"], r["before"]), ("id", r.get("id")),
+              ("mutant", r["file"], r["operator"], r["before"], r.get("after"), r.get("kernel"),
+               r.get("occurrence"))):
+        if k in eq:
+            return k
+    return None
 
 
 def select(ms, a):
@@ -830,8 +863,7 @@ def totals(rows, eq):
     result rows). The report's tables and the nightly ledger (tools/ledger.py) both use it."""
     killed = sum(r["status"].startswith("killed") for r in rows)
     surv = [r for r in rows if r["status"] == "survived"]
-    live = [r for r in surv if (r["file"], r["operator"], r["before"]) not in eq
-            and ("id", r.get("id")) not in eq]
+    live = [r for r in surv if equivalent_key(r, eq) is None]
     denom = killed + len(live)
     return {"mutants": len(rows), "killed": killed, "survived": len(live),
             "equivalent": len(surv) - len(live),

@@ -235,7 +235,64 @@ def the_equivalent_ledger_is_parsed_and_checked():
             raise AssertionError("an entry without a reason was accepted")
         except SystemExit as e:
             assert "reason" in str(e)
+        with open(p, "w") as f:  # the content form: one mutant by function and occurrence
+            f.write("k.cu\tREL\tif (a < b)\tif (a <= b)\tf#2\tthe second one only\n")
+        assert mu.read_equivalent(p) == {("mutant", "k.cu", "REL", "if (a < b)", "if (a <= b)",
+                                          "f", 2): "the second one only"}
+        with open(p, "w") as f:
+            f.write("k.cu\tREL\tif (a < b)\tif (a <= b)\tf\tno occurrence\n")
+        try:
+            mu.read_equivalent(p)
+            raise AssertionError("a content entry without its occurrence was accepted")
+        except SystemExit as e:
+            assert "function#occurrence" in str(e)
     assert isinstance(mu.read_equivalent(), dict)  # the committed ledger parses
+
+
+@test
+def a_content_entry_names_one_occurrence_and_survives_edits_above():
+    # ninth session: 5 of the ledger's 7 id entries no longer named any mutant (an id hashes the
+    # span's offsets, which any edit above the line moves); the content form does not move
+    src = ("__global__ void f(int *p, int n) {\n"
+           "    if (threadIdx.x < n) p[0] = 1;\n"
+           "    if (threadIdx.x < n) p[1] = 2;\n"
+           "}\n")
+    with tempfile.TemporaryDirectory() as t:
+        os.makedirs(os.path.join(t, "kernels"))
+        path = os.path.join(t, "kernels", "k.cu")
+        eq = {("mutant", "kernels/k.cu", "REL", "if (threadIdx.x < n) p[1] = 2;",
+               "if (threadIdx.x <= n) p[1] = 2;", "f", 1): "the second line's"}
+        for prefix in ("", "// an edit above\nstatic int g;\n"):
+            with open(path, "w") as f:
+                f.write(prefix + src)
+            ms = [m for m in mu.mutants_of(path, "kernels/k.cu")
+                  if m["operator"] == "REL" and "<=" in m["after"]]
+            assert len(ms) == 2 and all(m["occurrence"] == 1 for m in ms), ms
+            hit = [m for m in ms if mu.equivalent_key(m, eq)]
+            assert [m["before"] for m in hit] == ["if (threadIdx.x < n) p[1] = 2;"], hit
+        # two mutants of one line text in one function: occurrences 1 and 2 tell them apart
+        with open(path, "w") as f:
+            f.write(src.replace("p[1] = 2", "p[0] = 1"))
+        ms = [m for m in mu.mutants_of(path, "kernels/k.cu")
+              if m["operator"] == "REL" and "<=" in m["after"]]
+        assert sorted(m["occurrence"] for m in ms) == [1, 2], ms
+
+
+@test
+def every_committed_ledger_entry_names_a_current_mutant():
+    ms = mu.generate(mu.default_files())
+    for key in mu.read_equivalent():
+        if key[0] == "mutant":
+            _, f, op, before, after, fn, occ = key
+            hit = [m for m in ms if (m["file"], m["operator"], m["before"], m["after"],
+                                     m["kernel"], m["occurrence"]) == (f, op, before, after, fn, occ)]
+        elif key[0] == "id":
+            hit = [m for m in ms if m["id"] == key[1]]
+        else:
+            hit = [m for m in ms if (m["file"], m["operator"], m["before"]) == key]
+        assert hit, f"stale ledger entry (names no mutant of the current kernels): {key}"
+        if key[0] == "mutant":
+            assert len(hit) == 1, (key, hit)
 
 
 def fake_bundle(t):
