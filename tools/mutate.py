@@ -350,7 +350,7 @@ def read_equivalent(path=EQUIV_FILE):
       mutant (mutants_of's "occurrence") where the line's text recurs and only that mutant is
       equivalent; key ("mutant", file, operator, before, after, function, occurrence).
     A line-text field "id:<mutant id>" (the old form of the second) still parses, key ("id",
-    id), but an id moves with any edit above the line: the ninth session found 5 of 7 stale."""
+    id), but an id moves with any edit above the line: the ninth session found 7 of 9 stale."""
     eq = {}
     if os.path.exists(path):
         with open(path) as f:

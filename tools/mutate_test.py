@@ -251,7 +251,7 @@ def the_equivalent_ledger_is_parsed_and_checked():
 
 @test
 def a_content_entry_names_one_occurrence_and_survives_edits_above():
-    # ninth session: 5 of the ledger's 7 id entries no longer named any mutant (an id hashes the
+    # ninth session: 7 of the ledger's 9 id entries no longer named any mutant (an id hashes the
     # span's offsets, which any edit above the line moves); the content form does not move
     src = ("__global__ void f(int *p, int n) {\n"
            "    if (threadIdx.x < n) p[0] = 1;\n"
