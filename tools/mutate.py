@@ -737,6 +737,14 @@ def progress(m, a, what):
     print(f"mutate: - {m['id']} {at}: {what}", flush=True)
 
 
+def planned_checks(bdir, m, a, gpu):
+    """The checks mutant m runs, in order: the CPU checks, then with a device gpu_checks; with
+    --checks only those whose label matches."""
+    checks = CPU_CHECKS + (gpu_checks(bdir, m["file"], m.get("kernel")) if gpu else [])
+    pat = getattr(a, "checks", None)
+    return [c for c in checks if re.search(pat, c[0])] if pat else checks
+
+
 def run_one(m, wdir, a, env, gpu, unmutated=None):
     rl = os.path.join(wdir, "relink")
     src = os.path.join(rl, "src", m["file"])
@@ -746,9 +754,7 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
     with open(mutated, "w") as f:
         f.write(apply(m, orig))
     t0 = time.time()
-    checks = CPU_CHECKS + (gpu_checks(wdir, m["file"], m.get("kernel")) if gpu else [])
-    if getattr(a, "checks", None):  # --checks: only the steps whose label matches
-        checks = [c for c in checks if re.search(a.checks, c[0])]
+    checks = planned_checks(wdir, m, a, gpu)
     with open(os.path.join(rl, "links.json")) as f:
         relinkable = set(json.load(f))
     used = sorted({x for _, argv, _ in checks for x in argv if x in relinkable})
@@ -1006,14 +1012,12 @@ def cmd_run(a, ms):
     import concurrent.futures as cf
     cache_tmp = tempfile.TemporaryDirectory(prefix="mla-oracle-cache-")
     warm = ""
-    # A --checks that keeps no golden-suite check of these mutants needs no warm-up (ninth
-    # session, call 2: 143 s of warm-up for two mutants restricted to other binaries ran past a
-    # 100 s --deadline, and neither started)
-    checks_re = getattr(a, "checks", None)
-    golden_used = not checks_re or any(
-        re.search(checks_re, label) and any(b in label for b in GOLDEN_SUITES)
-        for f, k in {(m["file"], m["kernel"]) for m in ms}
-        for label, _, _ in gpu_checks(bundle, f, k))
+    # Only mutants whose planned checks use a golden suite need the warm-up: a --checks that
+    # keeps none of them skips it (ninth session, call 2: 143 s of warm-up for two mutants
+    # restricted to other binaries ran past a 100 s --deadline, and neither started)
+    one_per_kernel = {(m["file"], m.get("kernel")): m for m in ms}.values()
+    golden_used = any(b in label for m in one_per_kernel
+                      for label, _, _ in planned_checks(bundle, m, a, True) for b in GOLDEN_SUITES)
     verdicts = []
     if gpu and not golden_used:
         warm = "; no warm-up (--checks keeps no golden-suite check)"
