@@ -26,8 +26,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-KOBJ = re.compile(r"^bazel-out/k8-fastbuild(fuzz)?/bin/kernels/(mla_kernels(?:_shake)?)_objs/"
-                  r"([^/]+\.o)$")
+KLIB_OBJS = r"/(mla_kernels(?:_shake)?)_objs/"  # a kernel library's object directory
+KOBJ = re.compile(r"^bazel-out/k8-fastbuild(fuzz)?/bin/kernels" + KLIB_OBJS + r"([^/]+\.o)$")
 # The kernel libraries and the relink config of each: the product kernels per Bazel config, and
 # the test-only shake build (//kernels:mla_kernels_shake, docs/mutation.md), whose objects are
 # compiled with their own nvcc flags and linked only by the binaries that name it
@@ -69,15 +69,17 @@ def link_actions(labels, fuzz):
     return acts
 
 
-def nvcc_actions(fuzz, lib="mla_kernels"):
-    """{kernel source: nvcc argument list} of //kernels:<lib> in that config."""
+def nvcc_actions(fuzz):
+    """{kernel library: {kernel source: nvcc argument list}} of //kernels' CUDA libraries in that
+    config (one aquery serves every library of the config)."""
     out = bazel("aquery", *(["--config=fuzz"] if fuzz else []),
                 'mnemonic("Genrule", //kernels:all)', "--output=jsonproto")
     res = {}
     for a in json.loads(out).get("actions", []):
         cmd = a["arguments"][-1]
         m = re.search(r"(/usr/local/cuda/bin/nvcc .*?)$", cmd)
-        if not m or f"/{lib}_objs/" not in cmd:
+        lib = re.search(KLIB_OBJS, cmd)
+        if not m or not lib:
             continue
         args = m.group(1).split()
         src = args[args.index("-c") + 1]
@@ -85,7 +87,7 @@ def nvcc_actions(fuzz, lib="mla_kernels"):
         args[args.index("-o") + 1] = "{out}"
         # the gencode default of tools/cuda.bzl (the action env override is a build-time knob)
         args = [re.sub(r"^\$\{CUDA_GENCODE_OVERRIDE:-(.*)\}$", r"\1", x) for x in args]
-        res[src] = args
+        res.setdefault(lib.group(1), {})[src] = args
     return res
 
 
@@ -187,8 +189,8 @@ def main():
                 break
     flabels = {b: f"//fuzz:{b}" for b in fuzzers}
     links = {}
-    nvcc = {"fastbuild": nvcc_actions(False), "fuzz": nvcc_actions(True),
-            "shake": nvcc_actions(False, KLIBS["shake"])}
+    by_config = {False: nvcc_actions(False), True: nvcc_actions(True)}
+    nvcc = {cfg: by_config[cfg == "fuzz"].get(lib, {}) for cfg, lib in KLIBS.items()}
     for cfg, lab, fuzz in (("fastbuild", labels, False), ("fuzz", flabels, True)):
         if not lab:
             continue
