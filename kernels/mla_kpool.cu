@@ -30,6 +30,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <atomic>
+
 #define FULL_MASK 0xFFFFFFFFu
 
 /* ------------------------------------------------------------------ small device helpers ---- */
@@ -682,8 +684,27 @@ static __global__ void __launch_bounds__(SEL_REF_NT)
 #define SEL_CAP 8192
 #define SEL_BINS 4096
 #define SEL_SU 3 /* float4 loads in flight per thread in the sampled pass (64 registers) */
+/* The ring arm of the sampled pass (RING: MEMRA_MLA_SELECT_RING=1, kernels/mla_door.h; a
+ * candidate, not yet measured): the row streams through SEL_RING_ST bulk-copy stages of
+ * SEL_RING_B bytes in shared memory, SEL_RING_PT float4 a thread and stage. The ring lies over the
+ * histogram and past it, so that arm's launch has SEL_SMEM_RING: 2 x 112 KiB, still two blocks an
+ * SM of the H200's 228 KiB. */
+#ifndef SEL_RING_ST
+#define SEL_RING_ST 6
+#endif
+#ifndef SEL_RING_B
+#define SEL_RING_B 8192
+#endif
+#define SEL_RING_F4 (SEL_RING_B / 16)
+#define SEL_RING_PT (SEL_RING_F4 / SEL_NT)
 #define SEL_OE 8 /* pools per thread per chunk of the ordered pass */
 #define SEL_SMEM ((size_t)SEL_CAP * sizeof(uint64_t) + (size_t)SEL_BINS * sizeof(uint32_t))
+#define SEL_SMEM_RING                                                                              \
+    ((size_t)SEL_CAP * sizeof(uint64_t) +                                                          \
+     ((size_t)SEL_RING_ST * SEL_RING_B > (size_t)SEL_BINS * sizeof(uint32_t)                       \
+          ? (size_t)SEL_RING_ST * SEL_RING_B                                                       \
+          : (size_t)SEL_BINS * sizeof(uint32_t)))
+static_assert(SEL_RING_F4 % SEL_NT == 0 && SEL_RING_PT >= 1, "a ring stage: whole float4 a thread");
 
 /* Calls f(x, p) for every visible p in [0, n) in any order; float4 loads, 4 in flight. */
 template <class F>
@@ -893,11 +914,12 @@ static __device__ __forceinline__ void sel_shake() {
 template <bool B> struct sel_form { static constexpr bool value = B; }; /* a pass's form */
 __device__ unsigned long long sel_sampled_hits, sel_sampled_fallbacks;
 
-template <bool SAMPLED>
+template <bool SAMPLED, bool RING = false>
 static __global__ void __launch_bounds__(SEL_NT, 2)
     kpool_select_radix_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
                            int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
                            int32_t always_tail) {
+    static_assert(SAMPLED || !RING, "the ring is an arm of the sampled route's pass");
     extern __shared__ uint64_t sel_smem[];
     uint64_t *list = sel_smem;                                         /* [SEL_CAP] */
     uint32_t *hist = reinterpret_cast<uint32_t *>(sel_smem + SEL_CAP); /* [SEL_BINS] */
@@ -964,6 +986,23 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
              * at the cut) the pass only counts; slots cost a contended atomic per warp step */
             const bool collect_now = ((uint64_t)s_before + hist[tb]) * 16 <= 2 * (uint64_t)SEL_CAP;
             if (tid == 0) s_count = 0u;
+            /* The ring arm: SEL_RING_ST stages over hist and the bytes after it (the arm's launch
+             * has SEL_SMEM_RING). hist's last reads (tb's count above) precede the barrier below,
+             * and every thread fences its generic accesses to those bytes before the first bulk
+             * copy may land there. */
+            [[maybe_unused]] uint64_t *ring_full = nullptr, *ring_empty = nullptr;
+            if constexpr (RING) {
+                __shared__ uint64_t ring_bar[2 * SEL_RING_ST];
+                ring_full = ring_bar, ring_empty = ring_bar + SEL_RING_ST;
+                if (tid == 0) {
+                    for (int st = 0; st < SEL_RING_ST; st++) {
+                        mla_mbar_init(&ring_full[st], 1);
+                        mla_mbar_init(&ring_empty[st], SEL_NT / 32);
+                    }
+                    mla_mbar_fence_init();
+                }
+                mla_fence_proxy_async();
+            }
             __syncthreads();
             /* One pass over the row, in one of two forms (block-uniform collect_now):
              *  - collecting (the sample expects few keys at or below tb): every key whose top 12
@@ -1021,8 +1060,71 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
                     return tk;
                 };
                 int64_t p_done = 0;
-                const int64_t step = blockDim.x, chunk = SEL_SU * step;
-                if ((((uintptr_t)row) & 15) == 0) {
+                [[maybe_unused]] const int64_t step = blockDim.x, chunk = SEL_SU * step;
+                if constexpr (RING) {
+                    const int64_t n_st = /* whole stages */
+                        (((uintptr_t)row) & 15) == 0 ? n_vis / (SEL_RING_B / 4) : 0;
+                    if (n_st > 0) {
+                        /* Whole stages through the ring. Thread 0 keeps SEL_RING_ST bulk copies
+                         * in flight, and no register holds them (the register pipeline below
+                         * holds 3 float4 a thread and ran latency-bound at 54% of DRAM, sixth
+                         * session's ncu). Every thread reads its float4 of a landed stage, each
+                         * warp releases the stage, and thread 0 refills the stage before this
+                         * one, one stage behind, so it rarely waits on a warp still reading. No
+                         * bounds test per load; the rest of the row takes the loop below. */
+                        const float4 *row4 = reinterpret_cast<const float4 *>(row);
+                        float4 *ring = reinterpret_cast<float4 *>(hist);
+                        auto issue = [&](int st, int64_t c) {
+                            mla_mbar_expect(&ring_full[st], SEL_RING_B);
+                            mla_bulk_copy(ring + st * SEL_RING_F4, row4 + c * SEL_RING_F4,
+                                          SEL_RING_B, &ring_full[st]);
+                        };
+                        if (tid == 0)
+                            for (int st = 0; st < SEL_RING_ST && st < n_st; st++) issue(st, st);
+                        for (int64_t j = 0; j < n_st; j++) {
+                            const int st = (int)(j % SEL_RING_ST);
+                            mla_mbar_wait(&ring_full[st], (unsigned)(j / SEL_RING_ST) & 1u);
+#if defined(MLA_SHAKE_SELECT)
+                            /* the odd warps read the first two laps' stages late: a refill
+                             * that did not wait for the stage's release lands first */
+                            if (j < 2 * SEL_RING_ST) sel_shake();
+#endif
+                            float4 v[SEL_RING_PT];
+#pragma unroll
+                            for (int u = 0; u < SEL_RING_PT; u++)
+                                v[u] = ring[st * SEL_RING_F4 + u * SEL_NT + tid];
+                            __syncwarp();
+                            if (lane == 0) mla_mbar_arrive(&ring_empty[st]);
+                            if (tid == 0 && j >= 1 && j - 1 + SEL_RING_ST < n_st) {
+                                const int sp = (int)((j - 1) % SEL_RING_ST);
+                                mla_mbar_wait(&ring_empty[sp],
+                                              (unsigned)((j - 1) / SEL_RING_ST) & 1u);
+                                issue(sp, j - 1 + SEL_RING_ST);
+                            }
+                            bool t[SEL_RING_PT][4], any = false;
+#pragma unroll
+                            for (int u = 0; u < SEL_RING_PT; u++) {
+                                t[u][0] = key(v[u].x), t[u][1] = key(v[u].y);
+                                t[u][2] = key(v[u].z), t[u][3] = key(v[u].w);
+                                any = any || t[u][0] || t[u][1] || t[u][2] || t[u][3];
+                            }
+                            if constexpr (COLLECT) {
+                                if (__any_sync(FULL_MASK, any)) {
+#pragma unroll
+                                    for (int u = 0; u < SEL_RING_PT; u++) {
+                                        const int64_t p =
+                                            4 * (j * SEL_RING_F4 + u * SEL_NT + (int64_t)tid);
+                                        slot(v[u].x, p, t[u][0]);
+                                        slot(v[u].y, p + 1, t[u][1]);
+                                        slot(v[u].z, p + 2, t[u][2]);
+                                        slot(v[u].w, p + 3, t[u][3]);
+                                    }
+                                }
+                            }
+                        }
+                        p_done = n_st * (SEL_RING_B / 4);
+                    }
+                } else if ((((uintptr_t)row) & 15) == 0) {
                     const float4 *row4 = reinterpret_cast<const float4 *>(row) + tid;
                     /* whole chunks of SEL_SU float4 per thread, software-pipelined: the next
                      * chunk's loads are in flight while this one's are counted (without it each
@@ -1236,12 +1338,24 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
     kpool_write_tail_pad(out, n_sel * pool, q_row, pool, always_tail, width);
 }
 
+/* The radix select's arms: the full passes, the sampled route (the launcher's), and the sampled
+ * route with the ring pass (the MEMRA_MLA_SELECT_RING door's candidate). */
+enum sel_arm { SEL_ARM_FULL, SEL_ARM_SAMPLED, SEL_ARM_RING };
+
+static void (*sel_kernel_of(sel_arm arm))(const float *, int32_t *, int32_t, int32_t, int32_t,
+                                          int32_t, int32_t, int32_t, int32_t) {
+    return arm == SEL_ARM_RING      ? kpool_select_radix_f32<true, true>
+           : arm == SEL_ARM_SAMPLED ? kpool_select_radix_f32<true>
+                                    : kpool_select_radix_f32<false>;
+}
+
+static size_t sel_smem_of(sel_arm arm) { return arm == SEL_ARM_RING ? SEL_SMEM_RING : SEL_SMEM; }
+
 static void kpool_select_radix_f32_launch(const float *score, int32_t *idx, int32_t t_q,
                                           int32_t n_pools, int32_t pool, int32_t select_k,
                                           int32_t width, int32_t first_pos, int32_t always_tail,
-                                          cudaStream_t st, bool sampled = false) {
-    (sampled ? kpool_select_radix_f32<true>
-             : kpool_select_radix_f32<false>)<<<(unsigned)t_q, SEL_NT, SEL_SMEM, st>>>(
+                                          cudaStream_t st, sel_arm arm = SEL_ARM_FULL) {
+    sel_kernel_of(arm)<<<(unsigned)t_q, SEL_NT, sel_smem_of(arm), st>>>(
         score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail);
 }
 
@@ -1267,15 +1381,14 @@ static void kpool_select_ref_f32_launch(const float *score, int32_t *idx, int32_
 /* The radix entries' common body (the launcher and the sampled door): validate, opt in, launch. */
 static int kpool_select_radix_run(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
                                   int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
-                                  int32_t always_tail, void *stream, bool sampled) {
+                                  int32_t always_tail, void *stream, sel_arm arm) {
     int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
                                        always_tail);
     if (rc) return rc;
-    MLA_CUDA_CHECK(
-        cudaFuncSetAttribute(sampled ? kpool_select_radix_f32<true> : kpool_select_radix_f32<false>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SEL_SMEM));
+    MLA_CUDA_CHECK(cudaFuncSetAttribute(
+        sel_kernel_of(arm), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sel_smem_of(arm)));
     kpool_select_radix_f32_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                  always_tail, (cudaStream_t)stream, sampled);
+                                  always_tail, (cudaStream_t)stream, arm);
     MLA_CUDA_CHECK(cudaGetLastError());
     return 0;
 }
@@ -1285,7 +1398,7 @@ extern "C" int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int3
                                           int32_t width, int32_t first_pos, int32_t always_tail,
                                           void *stream) {
     return kpool_select_radix_run(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                  always_tail, stream, true);
+                                  always_tail, stream, SEL_ARM_SAMPLED);
 }
 
 extern "C" int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q,
@@ -1312,7 +1425,38 @@ extern "C" int mla_kpool_select_full_f32(const float *score, int32_t *idx, int32
                                          int32_t width, int32_t first_pos, int32_t always_tail,
                                          void *stream) {
     return kpool_select_radix_run(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                  always_tail, stream, false);
+                                  always_tail, stream, SEL_ARM_FULL);
+}
+
+/* The launcher with the sampled route's pass through the shared-memory ring (the candidate arm
+ * of the MEMRA_MLA_SELECT_RING=1 door, kernels/mla_door.h): the launcher's validation and bytes.
+ * Each launch (a validated call) counts one dispatch. */
+static std::atomic<unsigned long long> sel_ring_dispatches{0};
+
+extern "C" int mla_kpool_select_ring_f32(const float *score, int32_t *idx, int32_t t_q,
+                                         int32_t n_pools, int32_t pool, int32_t select_k,
+                                         int32_t width, int32_t first_pos, int32_t always_tail,
+                                         void *stream) {
+    int rc = kpool_select_radix_run(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
+                                    always_tail, stream, SEL_ARM_RING);
+    if (rc == 0) sel_ring_dispatches.fetch_add(1);
+    return rc;
+}
+
+extern "C" uint64_t mla_select_ring_dispatches(void) { return sel_ring_dispatches.load(); }
+
+extern "C" int mla_select_ring_blocks_per_sm(int *sampled, int *ring) {
+    const sel_arm arms[2] = {SEL_ARM_SAMPLED, SEL_ARM_RING};
+    int *outs[2] = {sampled, ring};
+    for (int a = 0; a < 2; a++) {
+        if (!outs[a]) continue;
+        MLA_CUDA_CHECK(cudaFuncSetAttribute(sel_kernel_of(arms[a]),
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)sel_smem_of(arms[a])));
+        MLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            outs[a], sel_kernel_of(arms[a]), SEL_NT, sel_smem_of(arms[a])));
+    }
+    return 0;
 }
 
 /* The sampled route's device receipts since process start: rows it settled, rows it handed to

@@ -11,7 +11,8 @@
  *                            and the reference scorer on queries 0..3 and 508..511 (separate
  *                            t_q = 4 launches at first_pos + 0 / + 508) == those fast rows;
  *  longctx_select            the same shape, select_k 512, width 2051, always_tail: radix (run
- *                            twice) == reference on all 512 queries == oracle, score rows
+ *                            twice) == reference on all 512 queries == oracle, and the ring arm
+ *                            (MEMRA_MLA_SELECT_RING=1) == reference, score rows
  *                            alternating realistic and tie-heavy (filter the long-context
  *                            pair with --filter='kpool_identities/longctx_*'; they use ~1.2 GB
  *                            of device memory and free it);
@@ -37,7 +38,11 @@
  *                            realistic, 16-level, equal-high-bit, special and sample-blind rows:
  *                            the launcher's bytes == the full passes' == the reference's; the
  *                            receipts count every row, the rows the route can settle settle and
- *                            the others are handed back; the rollback moves no receipt;
+ *                            the others are handed back; the rollback moves no receipt and wins
+ *                            over MEMRA_MLA_SELECT_RING=1; the ring arm (that door) gives the
+ *                            reference's bytes, the launcher's receipts and one dispatch. Also
+ *                            on 21 x 69,632 pools (the last row exactly 34 whole ring stages)
+ *                            and 20 x 70,001 (rows mostly not 16-byte aligned);
  *  san_select_sampled        the same on 5 queries x 66,000 pools (one row per kind), small
  *                            enough for compute-sanitizer (the sanitizer set's san_* filter);
  *  san_score_misaligned      the scorers with q and keys only 4-byte aligned: the fast plan's
@@ -238,18 +243,25 @@ Test(kpool_identities, longctx_select, .timeout = 900) {
     for (size_t i = 0; i < (size_t)g.t_q; i++)
         for (size_t p = 0; p < (size_t)NP; p++) s[i * NP + p] = tie_value((int)(i % 4), &st);
     gpu_buf bs = gpu_buf_from_host(s, ns * 4), bi = gpu_buf_alloc(ni * 4);
-    int32_t *ix[3];
-    for (int r = 0; r < 3; r++) {
+    int32_t *ix[4];
+    for (int r = 0; r < 4; r++) { /* radix twice, the reference, the ring arm's door */
         gpu_buf_poison(&bi);
+        if (r == 3) setenv("MEMRA_MLA_SELECT_RING", "1", 1);
         tb_launched(&t,
-                    (r < 2 ? memra_mla_kpool_select_f32 : memra_mla_kpool_select_ref_f32)(
-                        bs.ptr, bi.ptr, g.t_q, NP, g.pool, g.select_k, g.width, g.first_pos,
-                        g.always_tail, NULL),
-                    r < 2 ? "memra_mla_kpool_select_f32" : "memra_mla_kpool_select_ref_f32");
+                    (r < 2    ? memra_mla_kpool_select_f32
+                     : r == 2 ? memra_mla_kpool_select_ref_f32
+                              : mla_door_kpool_select_f32)(bs.ptr, bi.ptr, g.t_q, NP, g.pool,
+                                                           g.select_k, g.width, g.first_pos,
+                                                           g.always_tail, NULL),
+                    r < 2    ? "memra_mla_kpool_select_f32"
+                    : r == 2 ? "memra_mla_kpool_select_ref_f32"
+                             : "mla_door_kpool_select_f32, MEMRA_MLA_SELECT_RING=1");
+        unsetenv("MEMRA_MLA_SELECT_RING");
         ix[r] = tb_output(&t, &bi, "idx",
                           r == 0   ? "radix run 1"
                           : r == 1 ? "radix run 2"
-                                   : "reference",
+                          : r == 2 ? "reference"
+                                   : "ring arm",
                           1);
         tb_expectf(&t, tb_count_poison(ix[r], ni) == 0, "poison word left in idx (run %d)", r);
     }
@@ -259,11 +271,13 @@ Test(kpool_identities, longctx_select, .timeout = 900) {
                MLA_TOL_EXACT, NULL, 1);
     tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "radix", ix[2], "reference", MLA_TOL_EXACT,
                NULL, 1);
+    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[3], "ring", ix[2], "reference", MLA_TOL_EXACT, NULL,
+               1);
     int32_t *orc = tb_xmalloc(&t, ni * 4);
     oracle_kpool_select_f32(s, orc, g.t_q, NP, g.pool, g.select_k, g.width, g.first_pos,
                             g.always_tail);
     tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "radix", orc, "oracle", MLA_TOL_EXACT, NULL, 1);
-    free(orc), free(s), free(ix[0]), free(ix[1]), free(ix[2]);
+    free(orc), free(s), free(ix[0]), free(ix[1]), free(ix[2]), free(ix[3]);
     gpu_buf_free(&bs), gpu_buf_free(&bi);
 }
 
@@ -677,27 +691,36 @@ static void sampled_route(tb *tp, int32_t TQ, int32_t NP) {
     gpu_buf bs = gpu_buf_from_host(s, (size_t)TQ * NP * 4), bi = gpu_buf_alloc((size_t)TQ * W * 4);
     uint64_t h0 = 0, f0 = 0, h1 = 0, f1 = 0;
     tb_launched(tp, mla_select_sampled_counts(&h0, &f0), "mla_select_sampled_counts");
+    const uint64_t d0 = mla_select_ring_dispatches();
     int32_t *ix[3];
     for (int r = 0; r < 3;
          r++) { /* launcher (sampled), door rolled back (full passes), reference */
         gpu_buf_poison(&bi);
-        if (r == 1) setenv("MEMRA_MLA_SELECT_SAMPLED", "0", 1);
+        if (r == 1) {
+            setenv("MEMRA_MLA_SELECT_SAMPLED", "0", 1);
+            setenv("MEMRA_MLA_SELECT_RING", "1", 1); /* the rollback wins over the ring */
+        }
         int rc =
             r == 0 ? memra_mla_kpool_select_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL)
             : r == 1
                 ? mla_door_kpool_select_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL)
                 : memra_mla_kpool_select_ref_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL);
         unsetenv("MEMRA_MLA_SELECT_SAMPLED");
+        unsetenv("MEMRA_MLA_SELECT_RING");
         tb_launched(tp, rc,
-                    r == 0   ? "the launcher (sampled route)"
-                    : r == 1 ? "the door with MEMRA_MLA_SELECT_SAMPLED=0 (full passes)"
-                             : "the reference");
+                    r == 0 ? "the launcher (sampled route)"
+                    : r == 1
+                        ? "the door with MEMRA_MLA_SELECT_SAMPLED=0 and MEMRA_MLA_SELECT_RING=1 "
+                          "(full passes)"
+                        : "the reference");
         ix[r] = tb_output(tp, &bi, "idx", r == 0 ? "sampled" : r == 1 ? "full" : "reference", 1);
         if (r == 0)
             tb_launched(tp, mla_select_sampled_counts(&h1, &f1), "mla_select_sampled_counts");
     }
     uint64_t h2 = 0, f2 = 0;
     tb_launched(tp, mla_select_sampled_counts(&h2, &f2), "mla_select_sampled_counts");
+    tb_expectf(tp, mla_select_ring_dispatches() == d0,
+               "the rolled-back door (MEMRA_MLA_SELECT_SAMPLED=0) ran the ring arm");
     const int64_t ishape[2] = {TQ, W};
     tb_compare(tp, "idx", ST_I32, 2, ishape, ix[0], "sampled", ix[1], "full", MLA_TOL_EXACT, NULL,
                1);
@@ -713,9 +736,27 @@ static void sampled_route(tb *tp, int32_t TQ, int32_t NP) {
                "least %d and %d)",
                (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0), 3 * TQ / 5, TQ / 5);
     tb_expectf(tp, h2 == h1 && f2 == f1, "the rolled-back door moved the receipts");
+    /* the ring arm (MEMRA_MLA_SELECT_RING=1): the same bytes, the same receipts row for row (its
+     * pass counts what the register pass counts), one dispatch */
+    gpu_buf_poison(&bi);
+    setenv("MEMRA_MLA_SELECT_RING", "1", 1);
+    const int rc = mla_door_kpool_select_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL);
+    unsetenv("MEMRA_MLA_SELECT_RING");
+    tb_launched(tp, rc, "the door with MEMRA_MLA_SELECT_RING=1 (the ring arm)");
+    int32_t *ir = tb_output(tp, &bi, "idx", "ring", 1);
+    uint64_t h3 = 0, f3 = 0;
+    tb_launched(tp, mla_select_sampled_counts(&h3, &f3), "mla_select_sampled_counts");
+    tb_compare(tp, "idx", ST_I32, 2, ishape, ir, "ring", ix[2], "reference", MLA_TOL_EXACT, NULL,
+               1);
+    tb_expectf(tp, h3 - h2 == h1 - h0 && f3 - f2 == f1 - f0,
+               "ring arm receipts: %llu settled + %llu handed back, the launcher's %llu + %llu",
+               (unsigned long long)(h3 - h2), (unsigned long long)(f3 - f2),
+               (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0));
+    tb_expectf(tp, mla_select_ring_dispatches() == d0 + 1, "ring arm dispatches: %llu, expected 1",
+               (unsigned long long)(mla_select_ring_dispatches() - d0));
     cr_log_info("sampled route: %llu rows settled, %llu handed to the full passes",
                 (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0));
-    free(ix[0]), free(ix[1]), free(ix[2]), free(s);
+    free(ix[0]), free(ix[1]), free(ix[2]), free(ir), free(s);
     gpu_buf_free(&bs), gpu_buf_free(&bi);
 }
 
@@ -723,7 +764,12 @@ Test(kpool_identities, select_sampled_door, .timeout = 300) {
     GPU_REQUIRE();
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, "select_sampled_door");
+    /* 16-byte aligned rows, each with a tail past the ring's whole 2,048-pool stages */
     sampled_route(&t, 20, 70000);
+    /* the last row (kind 0, realistic) exactly 34 whole stages, no tail */
+    sampled_route(&t, 21, 34 * 2048);
+    /* rows 4-byte aligned only, except every fourth: the ring arm's scalar form, beside it */
+    sampled_route(&t, 20, 70001);
 }
 
 /* The sample must span the whole plane: one query over 70,000 pools whose best scores all lie

@@ -26,7 +26,17 @@
  * SEL_BINS 4096: a change there needs the bin re-derived. The test asserts the plane's own
  * counts (the sample's keys in B0 against the quota), so a plane that could not tell the two
  * routes apart fails instead of passing.
- * Without a usable GPU the test reports SKIPPED (GPU_REQUIRE), never passed. */
+ *
+ * ring_stage_release: the ring arm of the same pass (mla_kpool_select_ring_f32, the candidate arm
+ * of the MEMRA_MLA_SELECT_RING=1 door, kernels/mla_door.h; this binary has no door, whose other
+ * arms are the product build's).
+ * In the shake build the odd warps also read each of the first 12 ring stages 50 us late. Thread
+ * 0 refills a stage only after every warp has released it; a refill that did not wait lands
+ * while the odd warps sleep, so they count the keys of a stage 6 stages on under the pools of
+ * this one. On 8 realistic rows of 70,000 pools (about 15 winners a 2,048-pool stage) that changes
+ * the collected set, hence the bytes, while the count stays in range: the test asks for the
+ * reference's bytes and every row settled.
+ * Without a usable GPU the tests report SKIPPED (GPU_REQUIRE), never passed. */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <stdint.h>
@@ -37,6 +47,7 @@
 #include "kernels/mla.h"
 #include "kernels/mla_door.h"
 #include "tests/lib/gpu_util.h"
+#include "tests/lib/mla_fill.h"
 #include "tests/lib/testbed_criterion.h"
 
 #define TARGET "select_shake_gpu_test"
@@ -103,5 +114,43 @@ Test(select_shake, sampled_histogram_barriers, .timeout = 300) {
                "sampled route (a histogram that lost counts to a missing barrier hands it back)",
                (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0));
     free(ix[0]), free(ix[1]), free(s), free(in_b0);
+    gpu_buf_free(&bs), gpu_buf_free(&bi);
+}
+
+Test(select_shake, ring_stage_release, .timeout = 300) {
+    GPU_REQUIRE();
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, "ring_stage_release");
+    enum { TQ = 8 };
+    tb_set_case(&t, "8 queries x 70,000 pools, realistic U(-1, 1); pool 4, select_k 512; the ring "
+                    "arm");
+    float *s = tb_xmalloc(&t, (size_t)TQ * NP * sizeof *s);
+    mla_fill_host_f32(s, (size_t)TQ * NP, MLA_FILL_REALISTIC, 0x5348414Bu, "ring/score", 1.0f);
+    const int32_t FP = NP * POOL - TQ; /* every row sees all 70,000 pools */
+    gpu_buf bs = gpu_buf_from_host(s, (size_t)TQ * NP * 4), bi = gpu_buf_alloc((size_t)TQ * W * 4);
+    uint64_t h0 = 0, f0 = 0, h1 = 0, f1 = 0;
+    const uint64_t d0 = mla_select_ring_dispatches();
+    int32_t *ix[2];
+    for (int r = 0; r < 2; r++) {
+        gpu_buf_poison(&bi);
+        if (r == 0)
+            tb_launched(&t, mla_select_sampled_counts(&h0, &f0), "mla_select_sampled_counts");
+        tb_launched(&t,
+                    (r ? memra_mla_kpool_select_ref_f32 : mla_kpool_select_ring_f32)(
+                        bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL),
+                    r ? "the reference" : "the ring arm (shake build)");
+        ix[r] = tb_output(&t, &bi, "idx", r ? "reference" : "ring", 1);
+        if (r == 0)
+            tb_launched(&t, mla_select_sampled_counts(&h1, &f1), "mla_select_sampled_counts");
+    }
+    const int64_t ishape[2] = {TQ, W};
+    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "ring", ix[1], "reference", MLA_TOL_EXACT, NULL,
+               1);
+    tb_expectf(&t, h1 - h0 == TQ && f1 - f0 == 0,
+               "receipts: %llu settled + %llu handed back, expected all %d rows settled",
+               (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0), TQ);
+    tb_expectf(&t, mla_select_ring_dispatches() == d0 + 1, "ring arm dispatches: %llu, expected 1",
+               (unsigned long long)(mla_select_ring_dispatches() - d0));
+    free(ix[0]), free(ix[1]), free(s);
     gpu_buf_free(&bs), gpu_buf_free(&bi);
 }

@@ -542,7 +542,7 @@ int main(int argc, char **argv) {
     const float qk = lc.qk_scale, hs = lc.head_scale;
     const int reps = quick ? 5 : 20;
     /* every timed launch of each row, ms (the JSON's p10 / p90) */
-    std::vector<float> s_sel_full, s_sel_ties_full;
+    std::vector<float> s_sel_full, s_sel_ties_full, s_sel_ring, s_sel_ties_ring;
     std::vector<float> s_keys, s_score, s_score_ref, s_score_small, s_sel, s_sel_ref, s_sel_ties,
         s_g512, s_g1;
 
@@ -645,6 +645,41 @@ int main(int argc, char **argv) {
              "launcher's sampled route settled %llu rows, handed back %llu",
              t_q, (unsigned long long)(sh1 - sh0), (unsigned long long)(sf1 - sf0));
     check(sel_full_same, msg);
+    /* the ring arm's door (MEMRA_MLA_SELECT_RING=1, kernels/mla_door.h): the sampled route with
+     * its pass through the shared-memory ring; its bytes, receipts, dispatches and occupancy */
+    int occ_sampled = 0, occ_ring = 0;
+    RC(mla_select_ring_blocks_per_sm(&occ_sampled, &occ_ring));
+    auto ring_door = [&](const float *sc, int32_t *ix) {
+        setenv("MEMRA_MLA_SELECT_RING", "1", 1);
+        RC(mla_door_kpool_select_f32(sc, ix, t_q, n_pools, pool, select_k, width, first_pos, tail,
+                                     0));
+        unsetenv("MEMRA_MLA_SELECT_RING");
+    };
+    const uint64_t rd0 = mla_select_ring_dispatches();
+    uint64_t rh0 = 0, rf0 = 0, rh1 = 0, rf1 = 0;
+    RC(mla_select_sampled_counts(&rh0, &rf0));
+    ring_door(score, idx_fast);
+    CK(cudaDeviceSynchronize());
+    RC(mla_select_sampled_counts(&rh1, &rf1));
+    double t_sel_ring = time_ms([&] { ring_door(score, idx_fast); }, 2, reps, &s_sel_ring);
+    const uint64_t rd1 = mla_select_ring_dispatches();
+    std::string h_sel_ring;
+    int sel_ring_same;
+    {
+        const auto f = dev_to(idx_fast, (size_t)t_q * width);
+        h_sel_ring = sha256_of(f);
+        sel_ring_same = same_bytes(f, dev_to(idx_ref, (size_t)t_q * width));
+    }
+    snprintf(msg, sizeof msg,
+             "select ring arm (MEMRA_MLA_SELECT_RING=1) == ref bytes (all %d queries); it settled "
+             "%llu rows, handed back %llu (the launcher: %llu, %llu); %llu ring dispatches; %d "
+             "blocks / SM (the sampled route: %d)",
+             t_q, (unsigned long long)(rh1 - rh0), (unsigned long long)(rf1 - rf0),
+             (unsigned long long)(sh1 - sh0), (unsigned long long)(sf1 - sf0),
+             (unsigned long long)(rd1 - rd0), occ_ring, occ_sampled);
+    check(sel_ring_same && rh1 - rh0 == sh1 - sh0 && rf1 - rf0 == sf1 - sf0 &&
+              rd1 - rd0 == (uint64_t)(reps + 3),
+          msg);
     /* tie-heavy plane at the same shape: scores quantised to 8 levels (radix fallback path) */
     fill_levels_f32<<<1024, 256>>>(score2, (int64_t)t_q * n_pools, BENCH_SEED,
                                    mla_fill_name_hash("score_ties"), 8u);
@@ -685,6 +720,19 @@ int main(int argc, char **argv) {
         sel_ties_same = same_bytes(f, dev_to(idx_ref, (size_t)t_q * width));
     }
     check(sel_ties_same, msg);
+    double t_sel_ties_ring =
+        time_ms([&] { ring_door(score2, idx_fast); }, 2, reps, &s_sel_ties_ring);
+    std::string h_sel_ties_ring;
+    int sel_ties_ring_same;
+    {
+        const auto f = dev_to(idx_fast, (size_t)t_q * width);
+        h_sel_ties_ring = sha256_of(f);
+        sel_ties_ring_same = same_bytes(f, dev_to(idx_ref, (size_t)t_q * width));
+    }
+    snprintf(msg, sizeof msg,
+             "select ring arm == ref bytes (memcmp, all %d queries, 8-level tie-heavy scores)",
+             t_q);
+    check(sel_ties_ring_same, msg);
     cudaFree(state), cudaFree(ape), cudaFree(score_ref), cudaFree(idx_ref), cudaFree(score2);
 
     /* gathered attention at glm5 (64 heads, kv_rank 512, d_rope 64): t_q queries, each gathering
@@ -782,14 +830,21 @@ int main(int argc, char **argv) {
     printf("| select radix, full passes (MEMRA_MLA_SELECT_SAMPLED=0) | %.3f | %.3f | same | %.0f%% "
            "|\n",
            t_sel_full, score_plane_read, 100 * score_plane_read / t_sel_full);
+    printf("| select radix, ring arm door (MEMRA_MLA_SELECT_RING=1) | %.3f | %.3f | same | %.0f%% "
+           "|\n",
+           t_sel_ring, score_plane_read, 100 * score_plane_read / t_sel_ring);
+    printf("| select radix (8-level ties), ring arm door | %.3f | %.3f | same | %.0f%% |\n",
+           t_sel_ties_ring, score_plane_read, 100 * score_plane_read / t_sel_ties_ring);
     printf("| select radix (8-level ties) | %.3f | %.3f | same | %.0f%% |\n", t_sel_ties,
            score_plane_read, 100 * score_plane_read / t_sel_ties);
     printf("| select radix (8-level ties), full passes | %.3f | %.3f | same | %.0f%% |\n",
            t_sel_ties_full, score_plane_read, 100 * score_plane_read / t_sel_ties_full);
-    printf("| select reads of the score plane: realistic %.2f, full passes %.2f, 8-level ties "
-           "%.2f, ties full passes %.2f | - | - | goal <= 1.5 and <= 3 | - |\n",
-           t_sel / score_plane_read, t_sel_full / score_plane_read, t_sel_ties / score_plane_read,
-           t_sel_ties_full / score_plane_read);
+    printf("| select reads of the score plane: realistic %.2f, full passes %.2f, ring arm %.2f, "
+           "8-level ties %.2f, ties full passes %.2f, ties ring arm %.2f | - | - | goal <= 1.5 "
+           "and <= 3 | - |\n",
+           t_sel / score_plane_read, t_sel_full / score_plane_read, t_sel_ring / score_plane_read,
+           t_sel_ties / score_plane_read, t_sel_ties_full / score_plane_read,
+           t_sel_ties_ring / score_plane_read);
     printf("| select ref (rounds, median of 3) | %.3f | - | not a serving path | - |\n", t_sel_ref);
     printf("| attn_gathered glm5 t_q %d, %d slots | %.3f | %.3f | %.0f GFMA at measured FMA "
            "rate | %.0f%% |\n",
@@ -849,6 +904,13 @@ int main(int argc, char **argv) {
         NAN, sel_full_same,
         "bytes_identical: full passes (MEMRA_MLA_SELECT_SAMPLED=0) == ref on every query",
         h_sel_full);
+    add("kpool_select", sh_lc, "radix ring door", s_sel_ring, score_plane_read, (double)b_score,
+        NAN, sel_ring_same,
+        "bytes_identical: the ring arm (MEMRA_MLA_SELECT_RING=1) == ref on every query",
+        h_sel_ring);
+    add("kpool_select", sh_lc_ties, "radix ring door", s_sel_ties_ring, score_plane_read,
+        (double)b_score, NAN, sel_ties_ring_same,
+        "bytes_identical: the ring arm == ref on every query", h_sel_ties_ring);
     add("kpool_select", sh_lc_ties, "radix", s_sel_ties, score_plane_read, (double)b_score, NAN,
         sel_ties_same, "bytes_identical: radix == ref on every query", h_sel_ties);
     add("kpool_select", sh_lc_ties, "radix full passes", s_sel_ties_full, score_plane_read,
