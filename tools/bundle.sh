@@ -66,9 +66,10 @@ cp tools/perf_compare.py "$DIR/tools/"
 cp tools/mutate.py tools/mutation_equivalent.txt "$DIR/tools/"
 # The shrinker (docs/shrink.md) and the shrunk regression cases it wrote (tests/regressions/).
 cp tools/shrink.py "$DIR/tools/"
-# The PyTorch peer of the benchmarks and the golden reader its self-check uses.
+# The PyTorch peer of the benchmarks, the goals table (tools/bench/goals.py) and the golden
+# reader the peer's self-check uses.
 mkdir -p "$DIR/tools/bench" "$DIR/tools/golden"
-cp tools/bench/torch_peer.py "$DIR/tools/bench/"
+cp tools/bench/torch_peer.py tools/bench/goals.py "$DIR/tools/bench/"
 cp tools/golden/mla_golden.py "$DIR/tools/golden/"
 mkdir -p "$DIR/regressions"
 cp tests/regressions/*.json "$DIR/regressions/" 2>/dev/null || true

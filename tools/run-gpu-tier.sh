@@ -443,6 +443,15 @@ bench_all() {
         cp "$OUT/logs/torch_peer.log" "$OUT/"
         tail -n 30 "$OUT/logs/torch_peer.log"
     fi
+    # The goals of the issue "Ahead of the PyTorch peer", from this run's JSON alone
+    # (tools/bench/goals.py): OUT/goals.md and OUT/goals.json; a goal without its row is "not
+    # measured".
+    if [ -f tools/bench/goals.py ] && ls "$OUT"/bench-*.json > /dev/null 2>&1; then
+        peer=()
+        [ -f "$OUT/peer-torch.json" ] && peer=(--peer "$OUT/peer-torch.json")
+        python3 tools/bench/goals.py --ours "$OUT"/bench-*.json "${peer[@]}" \
+            --md "$OUT/goals.md" --json "$OUT/goals.json" || true
+    fi
 }
 # --nightly: the fuzzers get what is left of the budget after the benchmarks, an equal share per
 # target of the layout's rounds (serial on one GPU: one target after another), less a reserve for
