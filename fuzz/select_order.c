@@ -4,16 +4,19 @@
  * ascending; tail; -1 pad), for random shapes and tie-heavy score planes.
  *
  * Parameters (from the input's end): t_q 1..4, n_pools 0..16 (1/4 of draws), 0..5000, or
- * 8180..9000 (1/16: across both selects' 8192-key caps, where select_ref leaves its shared-memory
- * sort for argmin rounds and the radix select's tie fallback starts), pool 1..64, select_k,
+ * 8180..9000 (3/64: across both selects' 8192-key caps, where select_ref leaves its shared-memory
+ * sort for argmin rounds and the radix select's tie fallback starts), or 65536..70000 (1/64:
+ * rows long enough for the radix select's sampled route, the launcher's arm at the shipped
+ * shape, and for its ring arm; since 2026-12-01, tenth session), pool 1..64, select_k,
  * width >= select_k*pool + pool - 1, always_tail, first_pos (any valid one), generator kind and
- * seed. Generators: all equal; a few levels; equal high bits with random low bits; -inf / NaN
- * (any sign and payload) / +0 / -0 mixed with equal values; uniform; raw bits from the input's
- * front; values from the Philox streams of tests/lib/mla_fill.h keyed by the drawn seed. With a
- * device every launch goes through the fuzz testbed (fuzz/fuzz_gpu.h): it also aborts when a
- * launch fails, a kernel writes outside idx (guard bands), leaves an idx word unwritten (poison)
- * or modifies the scores. Without a device the launchers must return the CUDA band for the
- * (valid) tuple. */
+ * seed. Every kernel run is checked: the radix launcher, the reference kernel and the ring arm
+ * (mla_kpool_select_ring_f32, the MEMRA_MLA_SELECT_RING=1 door's candidate). Generators: all equal;
+ * a few levels; equal high bits with random low bits; -inf / NaN (any sign and payload) / +0 / -0
+ * mixed with equal values; uniform; raw bits from the input's front; values from the Philox streams
+ * of tests/lib/mla_fill.h keyed by the drawn seed. With a device every launch goes through the fuzz
+ * testbed (fuzz/fuzz_gpu.h): it also aborts when a launch fails, a kernel writes outside idx (guard
+ * bands), leaves an idx word unwritten (poison) or modifies the scores. Without a device the
+ * launchers must return the CUDA band for the (valid) tuple. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@
 #include "fuzz/fuzz_gpu.h"
 #include "fuzz/fuzz_helpers.h"
 #include "kernels/mla.h"
+#include "kernels/mla_door.h"
 #include "oracle/mla_oracle.h"
 #include "tests/lib/mla_fill.h"
 #include "tests/lib/testbed.h"
@@ -117,9 +121,10 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     fuzz_producer p = fuzz_producer_init(data, size);
     int32_t tq = (int32_t)fuzz_range(&p, 1, 4);
     const int64_t np_kind = fuzz_range(&p, 0, 15);
-    int32_t np = (int32_t)(np_kind < 4    ? fuzz_range(&p, 0, 16)
-                           : np_kind < 15 ? fuzz_range(&p, 0, 5000)
-                                          : fuzz_range(&p, 8180, 9000));
+    int32_t np = (int32_t)(np_kind < 4                 ? fuzz_range(&p, 0, 16)
+                           : np_kind < 15              ? fuzz_range(&p, 0, 5000)
+                           : fuzz_range(&p, 0, 3) == 0 ? fuzz_range(&p, 65536, 70000)
+                                                       : fuzz_range(&p, 8180, 9000));
     static const int32_t POOLS[] = {1, 1, 2, 3, 4, 4, 7, 16, 64};
     int32_t pool = fuzz_range(&p, 0, 1) ? FUZZ_PICK(&p, POOLS) : (int32_t)fuzz_range(&p, 1, 64);
     int32_t max_sel = 16384 / pool;
@@ -169,20 +174,25 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     tb_compare(t, "idx", ST_I32, 2, shape, orc, "oracle", bf, "brute force", MLA_TOL_EXACT, NULL,
                1);
     if (fuzz_gpu_enabled()) {
-        fuzz_buf *di[2]; /* one freshly poisoned idx per kernel */
+        fuzz_buf *di[3]; /* one freshly poisoned idx per kernel */
         di[0] = fuzz_out(t, "idx", ni * 4, "select (radix kernel)", 1);
         di[1] = fuzz_out(t, "idx", ni * 4, "select_ref (reference kernel)", 1);
+        di[2] = fuzz_out(t, "idx", ni * 4, "select ring arm (mla_kpool_select_ring_f32)", 1);
         fuzz_gpu_upload(t);
-        for (int r = 0; r < 2; r++)
+        for (int r = 0; r < 3; r++)
             fuzz_launched(t,
-                          (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
-                              ds->dev, di[r]->dev, tq, np, pool, sel, width, fp, tail, NULL),
+                          (r == 0   ? memra_mla_kpool_select_f32
+                           : r == 1 ? memra_mla_kpool_select_ref_f32
+                                    : mla_kpool_select_ring_f32)(ds->dev, di[r]->dev, tq, np, pool,
+                                                                 sel, width, fp, tail, NULL),
                           di[r]->what);
         fuzz_gpu_check(t);
-        for (int r = 0; r < 2; r++)
+        for (int r = 0; r < 3; r++)
             tb_compare(t, "idx", ST_I32, 2, shape, di[r]->got,
-                       r ? "reference kernel" : "radix kernel", orc, "oracle", MLA_TOL_EXACT, NULL,
-                       1);
+                       r == 0   ? "radix kernel"
+                       : r == 1 ? "reference kernel"
+                                : "ring arm",
+                       orc, "oracle", MLA_TOL_EXACT, NULL, 1);
     } else if (fuzz_no_device()) {
         FUZZ_ASSERT_CUDA_BAND(
             t, memra_mla_kpool_select_f32(s, orc, tq, np, pool, sel, width, fp, tail, NULL),
@@ -190,6 +200,9 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         FUZZ_ASSERT_CUDA_BAND(
             t, memra_mla_kpool_select_ref_f32(s, orc, tq, np, pool, sel, width, fp, tail, NULL),
             "select_ref");
+        FUZZ_ASSERT_CUDA_BAND(
+            t, mla_kpool_select_ring_f32(s, orc, tq, np, pool, sel, width, fp, tail, NULL),
+            "select ring arm");
     }
     return 0;
 }
