@@ -1101,6 +1101,10 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
                                               (unsigned)((j - 1) / SEL_RING_ST) & 1u);
                                 issue(sp, j - 1 + SEL_RING_ST);
                             }
+                            /* the register form's vote and slots below, restated: one shared
+                             * form changed that arm's machine code (the order of two register
+                             * initialisations, tenth session), and no GPU was lent to verify
+                             * it; the arm that loses the H200 comparison goes, and this with it */
                             bool t[SEL_RING_PT][4], any = false;
 #pragma unroll
                             for (int u = 0; u < SEL_RING_PT; u++) {

@@ -40,6 +40,7 @@
 #include "tests/lib/geometry.h"
 #include "tests/lib/mla_fill.h"
 #include "tools/bench/bench_json.h"
+#include "tools/bench/bench_read.cuh"
 
 #define CK(stmt)                                                                                   \
     do {                                                                                           \
@@ -121,26 +122,15 @@ static __global__ void flush_read(const float4 *__restrict__ p, int64_t n, float
  * (sorted) for the JSON's p10 / p90. */
 static float median_ms(const std::function<void()> &fn, int warm, int reps, bool flush = true,
                        std::vector<float> *samples = nullptr) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    for (int i = 0; i < warm; i++) fn();
     std::vector<float> t;
-    for (int i = 0; i < reps; i++) {
-        if (flush && g_flush)
-            flush_read<<<1024, 256>>>((const float4 *)g_flush, (int64_t)(g_flush_bytes / 16),
-                                      g_flush_sink);
-        CK(cudaEventRecord(a));
-        fn();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms);
-    }
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    std::sort(t.begin(), t.end());
+    CK(bench_timed_launches(
+        fn,
+        [&] {
+            if (flush && g_flush)
+                flush_read<<<1024, 256>>>((const float4 *)g_flush, (int64_t)(g_flush_bytes / 16),
+                                          g_flush_sink);
+        },
+        warm, reps, &t));
     if (samples) *samples = t;
     return t[t.size() / 2];
 }
@@ -151,21 +141,6 @@ static float median_ms(const std::function<void()> &fn, int warm, int reps, bool
  * every timed launch pays (the launch, the ramp of a one-wave grid), which the copy ceiling's
  * 1 GiB hides: H200 2026-12-01, seventh session, 9.2 us for 25.35 MB (2.75 TB/s) and 11.0 us for
  * 33.75 MB against 4.5 TB/s at 537 MB, with an empty kernel at 2.85 us. */
-static __global__ void __launch_bounds__(256)
-    stream_read(const float4 *__restrict__ p, int64_t n, float *sink) {
-    float s = 0.0f;
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x * 4;
-    for (int64_t e = (int64_t)blockIdx.x * blockDim.x * 4 + threadIdx.x; e < n; e += stride) {
-        float4 v[4];
-#pragma unroll
-        for (int u = 0; u < 4; u++)
-            v[u] = e + u * 256 < n ? __ldg(p + e + u * 256) : make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-        for (int u = 0; u < 4; u++) s += v[u].x + v[u].y + v[u].z + v[u].w;
-    }
-    if (s == 12345.678f) /* never true: keeps the loads */
-        sink[0] = s;
-}
 
 static double read_floor_us(double bytes) {
     static std::vector<std::pair<int64_t, double>> memo;

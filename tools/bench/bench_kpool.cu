@@ -617,6 +617,12 @@ int main(int argc, char **argv) {
         sel_same = same_bytes(f, r);
     }
     check(sel_same, msg);
+    /* an arm's idx: its SHA-256 into *sha, and whether its bytes equal `want`'s */
+    auto idx_vs = [&](const int32_t *got, const int32_t *want, std::string *sha) {
+        const auto f = dev_to(got, (size_t)t_q * width);
+        *sha = sha256_of(f);
+        return same_bytes(f, dev_to(want, (size_t)t_q * width));
+    };
     /* the receipts of the launcher's sampled route over one launch, and the rollback arm
      * (MEMRA_MLA_SELECT_SAMPLED=0: every row's full passes, the launcher before 2026-12-01) */
     uint64_t sh0 = 0, sf0 = 0, sh1 = 0, sf1 = 0;
@@ -634,12 +640,7 @@ int main(int argc, char **argv) {
         2, reps, &s_sel_full);
     unsetenv("MEMRA_MLA_SELECT_SAMPLED");
     std::string h_sel_full;
-    int sel_full_same;
-    {
-        const auto f = dev_to(idx_fast, (size_t)t_q * width);
-        h_sel_full = sha256_of(f);
-        sel_full_same = same_bytes(f, dev_to(idx_ref, (size_t)t_q * width));
-    }
+    const int sel_full_same = idx_vs(idx_fast, idx_ref, &h_sel_full);
     snprintf(msg, sizeof msg,
              "select full passes (MEMRA_MLA_SELECT_SAMPLED=0) == ref bytes (all %d queries); the "
              "launcher's sampled route settled %llu rows, handed back %llu",
@@ -664,12 +665,7 @@ int main(int argc, char **argv) {
     double t_sel_ring = time_ms([&] { ring_door(score, idx_fast); }, 2, reps, &s_sel_ring);
     const uint64_t rd1 = mla_select_ring_dispatches();
     std::string h_sel_ring;
-    int sel_ring_same;
-    {
-        const auto f = dev_to(idx_fast, (size_t)t_q * width);
-        h_sel_ring = sha256_of(f);
-        sel_ring_same = same_bytes(f, dev_to(idx_ref, (size_t)t_q * width));
-    }
+    const int sel_ring_same = idx_vs(idx_fast, idx_ref, &h_sel_ring);
     snprintf(msg, sizeof msg,
              "select ring arm (MEMRA_MLA_SELECT_RING=1) == ref bytes (all %d queries); it settled "
              "%llu rows, handed back %llu (the launcher: %llu, %llu); %llu ring dispatches; %d "
@@ -691,7 +687,6 @@ int main(int argc, char **argv) {
         },
         2, reps, &s_sel_ties);
     std::string h_sel_ties_full;
-    int sel_ties_full_same;
     setenv("MEMRA_MLA_SELECT_SAMPLED", "0", 1);
     double t_sel_ties_full = time_ms(
         [&] {
@@ -700,11 +695,7 @@ int main(int argc, char **argv) {
         },
         2, reps, &s_sel_ties_full);
     unsetenv("MEMRA_MLA_SELECT_SAMPLED");
-    {
-        const auto f = dev_to(idx_ref, (size_t)t_q * width);
-        h_sel_ties_full = sha256_of(f);
-        sel_ties_full_same = same_bytes(f, dev_to(idx_fast, (size_t)t_q * width));
-    }
+    const int sel_ties_full_same = idx_vs(idx_ref, idx_fast, &h_sel_ties_full);
     snprintf(msg, sizeof msg, "select 8-level ties: full passes == launcher bytes (all %d queries)",
              t_q);
     check(sel_ties_full_same, msg);
@@ -713,22 +704,12 @@ int main(int argc, char **argv) {
     snprintf(msg, sizeof msg,
              "select radix == ref bytes (memcmp, all %d queries, 8-level tie-heavy scores)", t_q);
     std::string h_sel_ties;
-    int sel_ties_same;
-    {
-        const auto f = dev_to(idx_fast, (size_t)t_q * width);
-        h_sel_ties = sha256_of(f);
-        sel_ties_same = same_bytes(f, dev_to(idx_ref, (size_t)t_q * width));
-    }
+    const int sel_ties_same = idx_vs(idx_fast, idx_ref, &h_sel_ties);
     check(sel_ties_same, msg);
     double t_sel_ties_ring =
         time_ms([&] { ring_door(score2, idx_fast); }, 2, reps, &s_sel_ties_ring);
     std::string h_sel_ties_ring;
-    int sel_ties_ring_same;
-    {
-        const auto f = dev_to(idx_fast, (size_t)t_q * width);
-        h_sel_ties_ring = sha256_of(f);
-        sel_ties_ring_same = same_bytes(f, dev_to(idx_ref, (size_t)t_q * width));
-    }
+    const int sel_ties_ring_same = idx_vs(idx_fast, idx_ref, &h_sel_ties_ring);
     snprintf(msg, sizeof msg,
              "select ring arm == ref bytes (memcmp, all %d queries, 8-level tie-heavy scores)",
              t_q);

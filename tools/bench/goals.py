@@ -24,7 +24,11 @@ it becomes the default.
 """
 import argparse
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_peer import load_rows  # noqa: E402  (the benchmark JSON reader; torch not imported)
 
 SELECT_SHAPE = "longctx_kpool t_q 512"
 TIES_SHAPE = SELECT_SHAPE + ", 8-level ties"
@@ -40,15 +44,6 @@ GOALS = [
     ("radix select, 8-level ties", "kpool_select", TIES_SHAPE, ["radix"], ["radix ring door"], 3.0,
      "reads"),
 ]
-
-
-def load_rows(paths):
-    rows = []
-    for p in paths:
-        with open(p) as f:
-            data = json.load(f)
-        rows += data["rows"] if isinstance(data, dict) else data
-    return rows
 
 
 def arm_matches(arm, pattern):

@@ -24,6 +24,7 @@
 #include "kernels/mla_cuda_check.h"
 #include "tests/lib/geometry.h"
 #include "tests/lib/mla_fill.h"
+#include "tools/bench/bench_read.cuh"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -137,21 +138,6 @@ static __global__ void __launch_bounds__(128) order_c(const float *__restrict__ 
     if (acc == 12345.678f) sink[0] = acc;
 }
 
-static __global__ void __launch_bounds__(256)
-    stream_read(const float4 *__restrict__ p, int64_t n, float *sink) {
-    float s = 0.0f;
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x * 4;
-    for (int64_t e = (int64_t)blockIdx.x * blockDim.x * 4 + threadIdx.x; e < n; e += stride) {
-        float4 v[4];
-#pragma unroll
-        for (int u = 0; u < 4; u++)
-            v[u] = e + u * 256 < n ? __ldg(p + e + u * 256) : make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-        for (int u = 0; u < 4; u++) s += v[u].x + v[u].y + v[u].z + v[u].w;
-    }
-    if (s == 12345.678f) sink[0] = s;
-}
-
 static __global__ void fill(float *p, int64_t n, uint32_t name_hash, float scale) {
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
          e += (int64_t)gridDim.x * blockDim.x)
@@ -162,25 +148,11 @@ static float *g_flush, *g_sink;
 static int64_t g_flush_n;
 
 static double median_us(const std::function<void()> &fn) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    for (int i = 0; i < 3; i++) fn();
     std::vector<float> t;
-    for (int i = 0; i < 30; i++) {
-        stream_read<<<1024, 256>>>((const float4 *)g_flush, g_flush_n, g_sink);
-        CK(cudaEventRecord(a));
-        fn();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms);
-    }
+    CK(bench_timed_launches(
+        fn, [] { stream_read<<<1024, 256>>>((const float4 *)g_flush, g_flush_n, g_sink); }, 3, 30,
+        &t));
     CK(cudaGetLastError());
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    std::sort(t.begin(), t.end());
     return t[t.size() / 2] * 1e3;
 }
 
