@@ -78,6 +78,7 @@
 #include "tests/lib/case_list.h"
 #include "tests/lib/geometry.h"
 #include "tests/lib/mla_fill.h"
+#include "tests/lib/select_route.h"
 #include "tests/lib/testbed_criterion.h"
 
 #define TARGET "kpool_identities_gpu_test"
@@ -789,29 +790,14 @@ Test(kpool_identities, select_sampled_covers_tail, .timeout = 300) {
     mla_fill_stream st = mla_fill_stream_init(SEED, "sampled/tail");
     for (int32_t p = 0; p < NP; p++)
         s[p] = p < 65536 ? -1.0f : mla_fill_stream_uniform(&st, 0.0f, 1.0f);
-    gpu_buf bs = gpu_buf_from_host(s, (size_t)NP * 4), bi = gpu_buf_alloc((size_t)W * 4);
-    uint64_t h0 = 0, f0 = 0, h1 = 0, f1 = 0;
-    tb_launched(&t, mla_select_sampled_counts(&h0, &f0), "mla_select_sampled_counts");
-    int32_t *ix[2];
-    for (int r = 0; r < 2; r++) {
-        gpu_buf_poison(&bi);
-        tb_launched(&t,
-                    (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
-                        bs.ptr, bi.ptr, 1, NP, POOL, K, W, FP, 1, NULL),
-                    r ? "the reference" : "the launcher (sampled route)");
-        ix[r] = tb_output(&t, &bi, "idx", r ? "reference" : "sampled", 1);
-        if (r == 0)
-            tb_launched(&t, mla_select_sampled_counts(&h1, &f1), "mla_select_sampled_counts");
-    }
-    const int64_t ishape[2] = {1, W};
-    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "sampled", ix[1], "reference", MLA_TOL_EXACT,
-               NULL, 1);
-    tb_expectf(&t, h1 - h0 == 1 && f1 - f0 == 0,
-               "receipts: %llu settled + %llu handed back, expected the row settled by the "
-               "sampled route (its sample must reach the plane's last segments)",
-               (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0));
-    free(ix[0]), free(ix[1]), free(s);
-    gpu_buf_free(&bs), gpu_buf_free(&bi);
+    gpu_buf bs = gpu_buf_from_host(s, (size_t)NP * 4);
+    select_arm_vs_reference(&t, &bs, (select_shape){1, NP, POOL, K, W, FP, 1},
+                            memra_mla_kpool_select_f32, "the launcher (sampled route)", "sampled",
+                            1, 0,
+                            "the row settled by the sampled route: its sample must reach the "
+                            "plane's last segments");
+    free(s);
+    gpu_buf_free(&bs);
 }
 
 /* The sampled route on a case small enough for compute-sanitizer (one row of each kind, 66,000

@@ -48,6 +48,7 @@
 #include "kernels/mla_door.h"
 #include "tests/lib/gpu_util.h"
 #include "tests/lib/mla_fill.h"
+#include "tests/lib/select_route.h"
 #include "tests/lib/testbed_criterion.h"
 
 #define TARGET "select_shake_gpu_test"
@@ -57,41 +58,6 @@ enum { NP = 70000, POOL = 4, K = 512, W = K * POOL + POOL - 1, N_B0 = 700 };
 
 /* Sample element e's pool (kpool_select_radix_f32's sampled pass): 32 pools of every 512. */
 static int64_t sample_pool(int64_t e) { return (e / 32) * 16 * 32 + e % 32; }
-
-typedef int (*select_fn)(const float *, int32_t *, int32_t, int32_t, int32_t, int32_t, int32_t,
-                         int32_t, int32_t, void *);
-
-/* The arm under test and then the reference on tq rows of NP pools (first_pos fp, the tail on)
- * into a freshly poisoned idx each; compares the two (int32 bytes) and checks the sampled
- * route's receipts over the arm's one launch: `hits` rows settled, `fallbacks` handed back. */
-static void arm_vs_reference(tb *t, const gpu_buf *bs, int32_t tq, int32_t fp, select_fn arm,
-                             const char *what, const char *name, uint64_t hits, uint64_t fallbacks,
-                             const char *why) {
-    gpu_buf bi = gpu_buf_alloc((size_t)tq * W * 4);
-    uint64_t h0 = 0, f0 = 0, h1 = 0, f1 = 0;
-    int32_t *ix[2];
-    for (int r = 0; r < 2; r++) {
-        gpu_buf_poison(&bi);
-        if (r == 0)
-            tb_launched(t, mla_select_sampled_counts(&h0, &f0), "mla_select_sampled_counts");
-        tb_launched(t,
-                    (r ? memra_mla_kpool_select_ref_f32 : arm)(bs->ptr, bi.ptr, tq, NP, POOL, K, W,
-                                                               fp, 1, NULL),
-                    r ? "the reference" : what);
-        ix[r] = tb_output(t, &bi, "idx", r ? "reference" : name, 1);
-        if (r == 0)
-            tb_launched(t, mla_select_sampled_counts(&h1, &f1), "mla_select_sampled_counts");
-    }
-    const int64_t ishape[2] = {tq, W};
-    tb_compare(t, "idx", ST_I32, 2, ishape, ix[0], name, ix[1], "reference", MLA_TOL_EXACT, NULL,
-               1);
-    tb_expectf(t, h1 - h0 == hits && f1 - f0 == fallbacks,
-               "receipts: %llu settled + %llu handed back, expected %llu + %llu (%s)",
-               (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0),
-               (unsigned long long)hits, (unsigned long long)fallbacks, why);
-    free(ix[0]), free(ix[1]);
-    gpu_buf_free(&bi);
-}
 
 Test(select_shake, sampled_histogram_barriers, .timeout = 300) {
     GPU_REQUIRE();
@@ -127,10 +93,11 @@ Test(select_shake, sampled_histogram_barriers, .timeout = 300) {
               "plane: %d sample keys in B0 (quota %d), %d in the row", samp_b0, ks, n_b0);
 
     gpu_buf bs = gpu_buf_from_host(s, (size_t)NP * 4);
-    arm_vs_reference(&t, &bs, 1, NP * POOL - 1, memra_mla_kpool_select_f32,
-                     "the launcher (sampled route, shake build)", "sampled", 1, 0,
-                     "the row settled by the sampled route: a histogram that lost counts to a "
-                     "missing barrier hands it back");
+    select_arm_vs_reference(&t, &bs, (select_shape){1, NP, POOL, K, W, NP * POOL - 1, 1},
+                            memra_mla_kpool_select_f32, "the launcher (sampled route, shake build)",
+                            "sampled", 1, 0,
+                            "the row settled by the sampled route: a histogram that lost counts to "
+                            "a missing barrier hands it back");
     free(s), free(in_b0);
     gpu_buf_free(&bs);
 }
@@ -147,8 +114,9 @@ Test(select_shake, ring_stage_release, .timeout = 300) {
     const int32_t FP = NP * POOL - TQ; /* every row sees all 70,000 pools */
     gpu_buf bs = gpu_buf_from_host(s, (size_t)TQ * NP * 4);
     const uint64_t d0 = mla_select_ring_dispatches();
-    arm_vs_reference(&t, &bs, TQ, FP, mla_kpool_select_ring_f32, "the ring arm (shake build)",
-                     "ring", TQ, 0, "every realistic row settles");
+    select_arm_vs_reference(&t, &bs, (select_shape){TQ, NP, POOL, K, W, FP, 1},
+                            mla_kpool_select_ring_f32, "the ring arm (shake build)", "ring", TQ, 0,
+                            "every realistic row settles");
     tb_expectf(&t, mla_select_ring_dispatches() == d0 + 1, "ring arm dispatches: %llu, expected 1",
                (unsigned long long)(mla_select_ring_dispatches() - d0));
     free(s);

@@ -98,16 +98,51 @@ static int launch(const geom *g, const gpu_buf *ql, const gpu_buf *qp, const gpu
                                              g->d_rope, g->t_q, g->t_kv, g->scale, NULL);
 }
 
+/* A test's inputs: the host tensors of g (filled; a test may change them before io_upload), their
+ * device copies, and the output buffer. */
+typedef struct {
+    int32_t K;         /* the cache width, kv_rank + d_rope */
+    size_t nq, no, nc; /* query-heads, o_lat elements, cache elements */
+    float *q_lat, *q_pe, *cache;
+    int32_t *idx; /* gathered only, else NULL */
+    gpu_buf ql, qp, ca, ix, o;
+} attn_io;
+
+static void io_fill(tb *t, const geom *g, attn_io *io) {
+    io->K = g->kv_rank + g->d_rope;
+    io->nq = (size_t)g->t_q * g->n_head, io->no = io->nq * g->kv_rank;
+    io->nc = (size_t)g->t_kv * io->K;
+    io->q_lat = fill(t, "q_lat", io->no, 1.0f);
+    io->q_pe = fill(t, "q_pe", io->nq * (g->d_rope + 1), 1.0f);
+    io->cache = fill(t, "cache", io->nc, 1.0f);
+    io->idx = g->n_slots > 0 ? gather_list(t, g) : NULL;
+}
+
+static void io_upload(const geom *g, attn_io *io) {
+    io->ql = gpu_buf_from_host(io->q_lat, io->no * 4);
+    io->qp = gpu_buf_from_host(io->q_pe, io->nq * (g->d_rope + 1) * 4);
+    io->ca = gpu_buf_from_host(io->cache, io->nc * 4);
+    io->ix = gpu_buf_from_host(io->idx ? (void *)io->idx : (void *)io->q_lat,
+                               io->idx ? (size_t)g->t_q * g->n_slots * 4 : 4);
+    io->o = gpu_buf_alloc(io->no * 4);
+}
+
+static void io_free(attn_io *io) {
+    free(io->q_lat), free(io->q_pe), free(io->cache), free(io->idx);
+    gpu_buf_free(&io->ql), gpu_buf_free(&io->qp), gpu_buf_free(&io->ca), gpu_buf_free(&io->ix),
+        gpu_buf_free(&io->o);
+}
+
 /* mode: the flag's value (NULL: unset). expect_tc: the door must engage (1) or not (0). */
 static void run(const char *test, const geom *g, const char *mode, int expect_tc) {
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, test);
     tb_set_case(&t, g->name);
-    const int32_t K = g->kv_rank + g->d_rope;
-    const size_t nq = (size_t)g->t_q * g->n_head, no = nq * g->kv_rank;
-    float *q_lat = fill(&t, "q_lat", no, 1.0f),
-          *q_pe = fill(&t, "q_pe", nq * (g->d_rope + 1), 1.0f),
-          *cache = fill(&t, "cache", (size_t)g->t_kv * K, 1.0f);
+    attn_io io;
+    io_fill(&t, g, &io);
+    const int32_t K = io.K;
+    const size_t nq = io.nq, no = io.no;
+    float *q_lat = io.q_lat, *q_pe = io.q_pe, *cache = io.cache;
     /* the bound's cache: the planted element left at its fill value. An infinity makes a head's
      * logit for that row +-inf: +inf poisons the head (NaN, compared exactly); -inf gives the row
      * weight 0 exactly, so the head's output is the attention over the other rows, which the
@@ -129,13 +164,9 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
             }
     }
     const float *bc = bound_cache ? bound_cache : cache;
-    int32_t *idx = g->n_slots > 0 ? gather_list(&t, g) : NULL;
-    gpu_buf bql = gpu_buf_from_host(q_lat, no * 4),
-            bqp = gpu_buf_from_host(q_pe, nq * (g->d_rope + 1) * 4),
-            bca = gpu_buf_from_host(cache, (size_t)g->t_kv * K * 4),
-            bix = gpu_buf_from_host(idx ? (void *)idx : (void *)q_lat,
-                                    idx ? (size_t)g->t_q * g->n_slots * 4 : 4),
-            bo = gpu_buf_alloc(no * 4);
+    const int32_t *idx = io.idx;
+    io_upload(g, &io);
+    gpu_buf *bql = &io.ql, *bqp = &io.qp, *bca = &io.ca, *bix = &io.ix, *bo = &io.o;
     if (mode)
         setenv("MEMRA_MLA_TC_ATTN", mode, 1);
     else
@@ -143,24 +174,24 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
     float *got[2];
     for (int r = 0; r < 2; r++) {
         uint64_t before = mla_tc_attn_dispatches();
-        gpu_buf_poison(&bo);
-        tb_launched(&t, launch(g, &bql, &bqp, &bca, &bix, &bo, 1), "the MEMRA_MLA_TC_ATTN door");
+        gpu_buf_poison(bo);
+        tb_launched(&t, launch(g, bql, bqp, bca, bix, bo, 1), "the MEMRA_MLA_TC_ATTN door");
         tb_expectf(&t, mla_tc_attn_dispatches() - before == (uint64_t)expect_tc,
                    "receipt moved by %llu, expected %d (flag %s)",
                    (unsigned long long)(mla_tc_attn_dispatches() - before), expect_tc,
                    mode ? mode : "unset");
-        got[r] = tb_output(&t, &bo, "o_lat", r ? "door run 2" : "door run 1", 1);
+        got[r] = tb_output(&t, bo, "o_lat", r ? "door run 2" : "door run 1", 1);
     }
     unsetenv("MEMRA_MLA_TC_ATTN");
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
     tb_compare(&t, "o_lat", ST_F32, 3, shape, got[1], "door_run2", got[0], "door_run1",
                MLA_TOL_EXACT, NULL, TB_BYTES);
-    tb_input_untouched(&t, &bca, cache, "cache");
-    tb_input_untouched(&t, &bql, q_lat, "q_lat");
+    tb_input_untouched(&t, bca, cache, "cache");
+    tb_input_untouched(&t, bql, q_lat, "q_lat");
     if (!expect_tc) { /* not engaged: the f32 launcher's bytes */
-        gpu_buf_poison(&bo);
-        tb_launched(&t, launch(g, &bql, &bqp, &bca, &bix, &bo, 0), "the f32 launcher");
-        float *f32 = tb_output(&t, &bo, "o_lat", "the f32 launcher", 1);
+        gpu_buf_poison(bo);
+        tb_launched(&t, launch(g, bql, bqp, bca, bix, bo, 0), "the f32 launcher");
+        float *f32 = tb_output(&t, bo, "o_lat", "the f32 launcher", 1);
         tb_compare(&t, "o_lat", ST_F32, 3, shape, got[0], "door", f32, "f32_launcher",
                    MLA_TOL_EXACT, NULL, TB_BYTES);
         free(f32);
@@ -191,9 +222,8 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
                    atol, 0);
         free(ref), free(atol);
     }
-    free(got[0]), free(got[1]), free(q_lat), free(q_pe), free(cache), free(idx), free(bound_cache);
-    gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bca), gpu_buf_free(&bix),
-        gpu_buf_free(&bo);
+    free(got[0]), free(got[1]), free(bound_cache);
+    io_free(&io);
 }
 
 static const geom G_DECODE = {"glm5 decode, t_kv 4096", 64, 512, 64, 1,   4096, 0,
@@ -271,39 +301,33 @@ static void cache_4byte_aligned(const char *test, const geom *g) {
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, test);
     tb_set_case(&t, g->name);
-    const int32_t K = g->kv_rank + g->d_rope;
-    const size_t nq = (size_t)g->t_q * g->n_head, no = nq * g->kv_rank, nc = (size_t)g->t_kv * K;
-    float *q_lat = fill(&t, "q_lat", no, 1.0f),
-          *q_pe = fill(&t, "q_pe", nq * (g->d_rope + 1), 1.0f),
-          *cache = fill(&t, "cache", nc, 1.0f);
+    attn_io io;
+    io_fill(&t, g, &io);
+    io_upload(g, &io);
+    const int32_t K = io.K;
+    const size_t nc = io.nc;
     float *shifted = tb_xmalloc(&t, (nc + 4) * sizeof *shifted); /* cache at float 1 */
     memset(shifted, 0, (nc + 4) * sizeof *shifted);
-    memcpy(shifted + 1, cache, nc * sizeof *cache);
-    int32_t *idx = g->n_slots > 0 ? gather_list(&t, g) : NULL;
-    gpu_buf bql = gpu_buf_from_host(q_lat, no * 4),
-            bqp = gpu_buf_from_host(q_pe, nq * (g->d_rope + 1) * 4),
-            bca = gpu_buf_from_host(cache, nc * 4), bsh = gpu_buf_from_host(shifted, (nc + 4) * 4),
-            bix = gpu_buf_from_host(idx ? (void *)idx : (void *)q_lat,
-                                    idx ? (size_t)g->t_q * g->n_slots * 4 : 4),
-            bo = gpu_buf_alloc(no * 4);
+    memcpy(shifted + 1, io.cache, nc * sizeof *io.cache);
+    gpu_buf bsh = gpu_buf_from_host(shifted, (nc + 4) * 4);
     gpu_buf mis = bsh; /* a view one float in */
     mis.ptr = (float *)bsh.ptr + 1;
-    cr_assert((K & 3) == 0 && ((uintptr_t)bca.ptr & 15) == 0 && ((uintptr_t)mis.ptr & 15) == 4,
-              "the test's layout: width %d, caches at %p and %p", K, bca.ptr, mis.ptr);
+    cr_assert((K & 3) == 0 && ((uintptr_t)io.ca.ptr & 15) == 0 && ((uintptr_t)mis.ptr & 15) == 4,
+              "the test's layout: width %d, caches at %p and %p", K, io.ca.ptr, mis.ptr);
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
     float *got[3];
     for (int r = 0; r < 3; r++) { /* f32 aligned, f32 misaligned, the tf32 door misaligned */
         uint64_t before = mla_tc_attn_dispatches();
         if (r == 2) setenv("MEMRA_MLA_TC_ATTN", "tf32", 1);
-        gpu_buf_poison(&bo);
-        tb_launched(&t, launch(g, &bql, &bqp, r ? &mis : &bca, &bix, &bo, r == 2),
+        gpu_buf_poison(&io.o);
+        tb_launched(&t, launch(g, &io.ql, &io.qp, r ? &mis : &io.ca, &io.ix, &io.o, r == 2),
                     r == 0   ? "the f32 launcher, 16-byte aligned cache"
                     : r == 1 ? "the f32 launcher, 4-byte aligned cache"
                              : "the MEMRA_MLA_TC_ATTN=tf32 door, 4-byte aligned cache");
         unsetenv("MEMRA_MLA_TC_ATTN");
         tb_expectf(&t, mla_tc_attn_dispatches() == before,
                    "run %d: the tensor-core receipt moved on a misaligned cache", r);
-        got[r] = tb_output(&t, &bo, "o_lat",
+        got[r] = tb_output(&t, &io.o, "o_lat",
                            r == 0   ? "aligned"
                            : r == 1 ? "misaligned"
                                     : "door",
@@ -314,10 +338,9 @@ static void cache_4byte_aligned(const char *test, const geom *g) {
                MLA_TOL_EXACT, NULL, TB_BYTES);
     tb_compare(&t, "o_lat", ST_F32, 3, shape, got[2], "door_misaligned", got[0], "aligned",
                MLA_TOL_EXACT, NULL, TB_BYTES);
-    free(got[0]), free(got[1]), free(got[2]), free(q_lat), free(q_pe), free(cache), free(shifted),
-        free(idx);
-    gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bca), gpu_buf_free(&bsh),
-        gpu_buf_free(&bix), gpu_buf_free(&bo);
+    free(got[0]), free(got[1]), free(got[2]), free(shifted);
+    gpu_buf_free(&bsh);
+    io_free(&io);
 }
 
 Test(tc_attn_gpu, cache_4byte_aligned__absorbed, .timeout = 300) {
