@@ -18,7 +18,14 @@
  *            8 / 16 blocks of 256 an SM).
  * Reading it: A near the kernel and B or C near the floor says the order costs the time, and an
  * arm that reads whole rows in order is the next step. A near B near the floor says the order
- * does not matter, and the cost is in the chains' schedule. Prints one table.
+ * does not matter, and the cost is in the chains' schedule.
+ * A second table prices the shared-memory configuration. Every timed kernel follows the flush,
+ * which uses no shared memory, while decompress_v asks for about 100 KB a block and absorb_q for
+ * 197 KB, and both kernels sit about 3.3 us above their read floors at every split. An empty
+ * kernel and the streaming read (132 blocks of 256) are timed with 0, 96 and 197 KB of dynamic
+ * shared memory, after the flush alone and again after the flush plus an untimed launch of the
+ * same configuration. A primed launch that is faster by a few us says the configuration switch,
+ * not the kernels, costs that time in the bench.
  * Without a GPU it exits 77. */
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_check.h"
@@ -147,13 +154,24 @@ static __global__ void fill(float *p, int64_t n, uint32_t name_hash, float scale
 static float *g_flush, *g_sink;
 static int64_t g_flush_n;
 
-static double median_us(const std::function<void()> &fn) {
+/* The median of 30 launches of fn, each after the L2 flush and then primer (untimed; none by
+ * default). */
+static double median_us(const std::function<void()> &fn,
+                        const std::function<void()> &primer = std::function<void()>()) {
     std::vector<float> t;
     CK(bench_timed_launches(
-        fn, [] { stream_read<<<1024, 256>>>((const float4 *)g_flush, g_flush_n, g_sink); }, 3, 30,
-        &t));
+        fn,
+        [&] {
+            stream_read<<<1024, 256>>>((const float4 *)g_flush, g_flush_n, g_sink);
+            if (primer) primer();
+        },
+        3, 30, &t));
     CK(cudaGetLastError());
     return t[t.size() / 2] * 1e3;
+}
+
+static __global__ void empty_kernel(float *sink) {
+    if (threadIdx.x == 1023) sink[0] = 1.0f; /* never: 256 threads */
 }
 
 int main(void) {
@@ -202,6 +220,26 @@ int main(void) {
                                           (const float4 *)w, nw / 4, g_sink);
                                   }));
     }
+    /* The price of the shared-memory configuration: every timed kernel follows the L2 flush, which
+     * uses none; decompress_v asks for about 100 KB a block and absorb_q for 197 KB. The same
+     * launch (132 blocks of 256) with 0, 96 KB and 197 KB of dynamic shared memory, after the
+     * flush alone and after the flush and an untimed launch of the same configuration. */
+    const int smem_kb[3] = {0, 96, 197};
+    double t_empty[3][2], t_read[3][2];
+    for (int c = 0; c < 3; c++) {
+        const size_t sm = (size_t)smem_kb[c] * 1024;
+        CK(cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)sm));
+        CK(cudaFuncSetAttribute(stream_read, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
+        const unsigned g = prop.multiProcessorCount;
+        auto empty = [&] { empty_kernel<<<g, 256, sm>>>(g_sink); };
+        auto read = [&] { stream_read<<<g, 256, sm>>>((const float4 *)w, nw / 4, g_sink); };
+        for (int primed = 0; primed < 2; primed++) {
+            t_empty[c][primed] = median_us(empty, primed ? std::function<void()>(empty) : nullptr);
+            t_read[c][primed] = median_us(read, primed ? std::function<void()>(empty) : nullptr);
+        }
+    }
+    CK(cudaFuncSetAttribute(stream_read, cudaFuncAttributeMaxDynamicSharedMemorySize, 0));
     auto med = [](std::vector<double> v) {
         std::sort(v.begin(), v.end());
         return v[v.size() / 2];
@@ -221,5 +259,14 @@ int main(void) {
            "|\n",
            med(t_c), 100 * f / med(t_c));
     printf("| floor: streaming read | %.2f | 100%% |\n", f);
+    printf("\nThe price of the shared-memory configuration (%d blocks of 256, each launch after "
+           "the flush; primed: after the flush and an untimed empty launch of the same "
+           "configuration):\n\n",
+           prop.multiProcessorCount);
+    printf("| dynamic shared memory a block | empty kernel us | primed | streaming read of the "
+           "weights us | primed |\n| ---: | ---: | ---: | ---: | ---: |\n");
+    for (int c = 0; c < 3; c++)
+        printf("| %d KB | %.2f | %.2f | %.2f | %.2f |\n", smem_kb[c], t_empty[c][0], t_empty[c][1],
+               t_read[c][0], t_read[c][1]);
     return 0;
 }
