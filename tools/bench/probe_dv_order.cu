@@ -20,12 +20,12 @@
  * arm that reads whole rows in order is the next step. A near B near the floor says the order
  * does not matter, and the cost is in the chains' schedule.
  * A second table prices the shared-memory configuration. Every timed kernel follows the flush,
- * which uses no shared memory, while decompress_v asks for 206 KB a block and absorb_q for 197 KB,
- * and both kernels sit about 3.3 us above their read floors. An empty kernel and the streaming
- * read (132 blocks of 256) are timed with 0, 100 and 206 KB of dynamic shared memory, after the
- * flush alone and again after the flush plus an untimed launch of the same configuration. A primed
- * launch that is faster by a few us says the configuration switch, not the kernels, costs that time
- * in the bench. Without a GPU it exits 77. */
+ * which uses no shared memory, while decompress_v asks for 206 KiB a block and absorb_q for 193 KiB
+ * (197 KB), and both kernels sit about 3.3 us above their read floors. An empty kernel and the
+ * streaming read (132 blocks of 256) are timed with 0, 100 and 206 KiB of dynamic shared memory,
+ * after the flush alone and again after the flush plus an untimed launch of the same configuration.
+ * A primed launch that is faster by a few us says the configuration switch, not the kernels, costs
+ * that time in the bench. Without a GPU it exits 77. */
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_check.h"
 #include "tests/lib/geometry.h"
@@ -50,7 +50,7 @@
         }                                                                                          \
     } while (0)
 
-enum { H = MLA_GLM5_N_HEAD, DV = MLA_GLM5_D_V, R = MLA_GLM5_KV_RANK };
+enum { H = MLA_GLM5_N_HEAD, DV = MLA_GLM5_D_V, R = MLA_GLM5_KV_RANK, DN = MLA_GLM5_D_NOPE };
 enum { NS = 6, CH = 64, LD = CH + 4, ROWS_PER_BLOCK = 128, NB = DV / ROWS_PER_BLOCK };
 enum { C_STAGE = 16384, C_NS = 6 };
 
@@ -220,10 +220,10 @@ int main(void) {
                                   }));
     }
     /* The price of the shared-memory configuration: every timed kernel follows the L2 flush, which
-     * uses none; decompress_v asks for 206 KB a block and absorb_q for 197 KB. The same launch
-     * (132 blocks of 256) with 0, 100 and 206 KB of dynamic shared memory, after the flush alone
-     * and after the flush and an untimed launch of the same configuration. */
-    const int smem_kb[3] = {0, 100, 206};
+     * uses none; decompress_v asks for 206 KiB a block and absorb_q for 193 KiB (197 KB). The same
+     * launch (132 blocks of 256) with 0, 100 and 206 KiB of dynamic shared memory, after the flush
+     * alone and after the flush and an untimed launch of the same configuration. */
+    const int smem_kb[3] = {0, 100, 206}; /* KiB */
     double t_empty[3][2], t_read[3][2];
     for (int c = 0; c < 3; c++) {
         const size_t sm = (size_t)smem_kb[c] * 1024;
@@ -238,6 +238,32 @@ int main(void) {
             t_read[c][primed] = median_us(read, primed ? std::function<void()>(empty) : nullptr);
         }
     }
+    /* the kernels themselves, after the flush alone and primed with an empty launch at their own
+     * configuration (decompress_v 206 KiB, absorb_q 193 KiB) */
+    float *q_nope, *wk_b, *q_lat;
+    CK(cudaMalloc(&q_nope, (size_t)H * DN * 4));
+    CK(cudaMalloc(&wk_b, (size_t)H * DN * R * 4));
+    CK(cudaMalloc(&q_lat, (size_t)H * R * 4));
+    fill<<<64, 256>>>(q_nope, (int64_t)H * DN, mla_fill_name_hash("q_nope"), 1.0f);
+    fill<<<1024, 256>>>(wk_b, (int64_t)H * DN * R, mla_fill_name_hash("wk_b"), 0.0722f);
+    CK(cudaGetLastError());
+    auto dv = [&] {
+        int rc = memra_mla_decompress_v_f32(o_lat, w, out, 1, H, DV, R, NULL);
+        if (rc) exit((fprintf(stderr, "decompress_v: %d\n", rc), 1));
+    };
+    auto ab = [&] {
+        int rc = memra_mla_absorb_q_f32(q_nope, wk_b, q_lat, 1, H, DN, R, NULL);
+        if (rc) exit((fprintf(stderr, "absorb_q: %d\n", rc), 1));
+    };
+    const unsigned g1 = prop.multiProcessorCount;
+    /* the launchers' dynamic shared memory at decode (mla_dense.cu: decompress_smem(512, 1),
+     * absorb_bulk_smem(192, 1)) */
+    const size_t sm_dv = (512 + 4 * 6 * 32 * 68) * 4, sm_ab = (192 + 12 * 16 * 256) * 4;
+    CK(cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm_dv));
+    const double t_dv = median_us(dv),
+                 t_dv_p = median_us(dv, [&] { empty_kernel<<<g1, 256, sm_dv>>>(g_sink); }),
+                 t_ab = median_us(ab),
+                 t_ab_p = median_us(ab, [&] { empty_kernel<<<g1, 256, sm_ab>>>(g_sink); });
     CK(cudaFuncSetAttribute(stream_read, cudaFuncAttributeMaxDynamicSharedMemorySize, 0));
     auto med = [](std::vector<double> v) {
         std::sort(v.begin(), v.end());
@@ -265,7 +291,11 @@ int main(void) {
     printf("| dynamic shared memory a block | empty kernel us | primed | streaming read of the "
            "weights us | primed |\n| ---: | ---: | ---: | ---: | ---: |\n");
     for (int c = 0; c < 3; c++)
-        printf("| %d KB | %.2f | %.2f | %.2f | %.2f |\n", smem_kb[c], t_empty[c][0], t_empty[c][1],
+        printf("| %d KiB | %.2f | %.2f | %.2f | %.2f |\n", smem_kb[c], t_empty[c][0], t_empty[c][1],
                t_read[c][0], t_read[c][1]);
+    printf("\n| kernel | after the flush us | primed at its configuration us |\n| --- | ---: | "
+           "---: |\n| decompress_v (206 KiB) | %.2f | %.2f |\n| absorb_q (193 KiB) | %.2f | %.2f "
+           "|\n",
+           t_dv, t_dv_p, t_ab, t_ab_p);
     return 0;
 }
