@@ -12,7 +12,7 @@
  *                            t_q = 4 launches at first_pos + 0 / + 508) == those fast rows;
  *  longctx_select            the same shape, select_k 512, width 2051, always_tail: radix (run
  *                            twice) == reference on all 512 queries == oracle, and the ring arm
- *                            (MEMRA_MLA_SELECT_RING=1) == reference, score rows
+ *                            (MEMRA_MLA_SELECT_RING=1, run twice) == reference, score rows
  *                            alternating realistic and tie-heavy (filter the long-context
  *                            pair with --filter='kpool_identities/longctx_*'; they use ~1.2 GB
  *                            of device memory and free it);
@@ -244,10 +244,10 @@ Test(kpool_identities, longctx_select, .timeout = 900) {
     for (size_t i = 0; i < (size_t)g.t_q; i++)
         for (size_t p = 0; p < (size_t)NP; p++) s[i * NP + p] = tie_value((int)(i % 4), &st);
     gpu_buf bs = gpu_buf_from_host(s, ns * 4), bi = gpu_buf_alloc(ni * 4);
-    int32_t *ix[4];
-    for (int r = 0; r < 4; r++) { /* radix twice, the reference, the ring arm's door */
+    int32_t *ix[5];
+    for (int r = 0; r < 5; r++) { /* radix twice, the reference, the ring arm's door twice */
         gpu_buf_poison(&bi);
-        if (r == 3) setenv("MEMRA_MLA_SELECT_RING", "1", 1);
+        if (r >= 3) setenv("MEMRA_MLA_SELECT_RING", "1", 1);
         tb_launched(&t,
                     (r < 2    ? memra_mla_kpool_select_f32
                      : r == 2 ? memra_mla_kpool_select_ref_f32
@@ -262,7 +262,8 @@ Test(kpool_identities, longctx_select, .timeout = 900) {
                           r == 0   ? "radix run 1"
                           : r == 1 ? "radix run 2"
                           : r == 2 ? "reference"
-                                   : "ring arm",
+                          : r == 3 ? "ring arm run 1"
+                                   : "ring arm run 2",
                           1);
         tb_expectf(&t, tb_count_poison(ix[r], ni) == 0, "poison word left in idx (run %d)", r);
     }
@@ -274,11 +275,13 @@ Test(kpool_identities, longctx_select, .timeout = 900) {
                NULL, 1);
     tb_compare(&t, "idx", ST_I32, 2, ishape, ix[3], "ring", ix[2], "reference", MLA_TOL_EXACT, NULL,
                1);
+    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[4], "ring_run2", ix[3], "ring_run1", MLA_TOL_EXACT,
+               NULL, 1);
     int32_t *orc = tb_xmalloc(&t, ni * 4);
     oracle_kpool_select_f32(s, orc, g.t_q, NP, g.pool, g.select_k, g.width, g.first_pos,
                             g.always_tail);
     tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "radix", orc, "oracle", MLA_TOL_EXACT, NULL, 1);
-    free(orc), free(s), free(ix[0]), free(ix[1]), free(ix[2]), free(ix[3]);
+    free(orc), free(s), free(ix[0]), free(ix[1]), free(ix[2]), free(ix[3]), free(ix[4]);
     gpu_buf_free(&bs), gpu_buf_free(&bi);
 }
 
