@@ -9,8 +9,9 @@
  * rows long enough for the radix select's sampled route, the launcher's arm at the shipped
  * shape, and for its ring arm; since 2026-12-01, tenth session), pool 1..64, select_k,
  * width >= select_k*pool + pool - 1, always_tail, first_pos (any valid one), generator kind and
- * seed. Every kernel run is checked: the radix launcher, the reference kernel and the ring arm
- * (mla_kpool_select_ring_f32, the MEMRA_MLA_SELECT_RING=1 door's candidate). Generators: all equal;
+ * seed. Every kernel run is checked: the radix launcher, the reference kernel and the two ring
+ * arms (mla_kpool_select_ring_f32 / _ring16_f32, the MEMRA_MLA_SELECT_RING=1 / =2 door's
+ * candidates). Generators: all equal;
  * a few levels; equal high bits with random low bits; -inf / NaN (any sign and payload) / +0 / -0
  * mixed with equal values; uniform; raw bits from the input's front; values from the Philox streams
  * of tests/lib/mla_fill.h keyed by the drawn seed. With a device every launch goes through the fuzz
@@ -174,25 +175,26 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     tb_compare(t, "idx", ST_I32, 2, shape, orc, "oracle", bf, "brute force", MLA_TOL_EXACT, NULL,
                1);
     if (fuzz_gpu_enabled()) {
-        fuzz_buf *di[3]; /* one freshly poisoned idx per kernel */
-        di[0] = fuzz_out(t, "idx", ni * 4, "select (radix kernel)", 1);
-        di[1] = fuzz_out(t, "idx", ni * 4, "select_ref (reference kernel)", 1);
-        di[2] = fuzz_out(t, "idx", ni * 4, "select ring arm (mla_kpool_select_ring_f32)", 1);
+        /* one freshly poisoned idx per kernel */
+        static const struct {
+            int (*fn)(const float *, int32_t *, int32_t, int32_t, int32_t, int32_t, int32_t,
+                      int32_t, int32_t, void *);
+            const char *what, *name;
+        } K[4] = {
+            {memra_mla_kpool_select_f32, "select (radix kernel)", "radix kernel"},
+            {memra_mla_kpool_select_ref_f32, "select_ref (reference kernel)", "reference kernel"},
+            {mla_kpool_select_ring_f32, "select ring 1 (mla_kpool_select_ring_f32)", "ring 1"},
+            {mla_kpool_select_ring16_f32, "select ring 2 (mla_kpool_select_ring16_f32)", "ring 2"}};
+        fuzz_buf *di[4];
+        for (int r = 0; r < 4; r++) di[r] = fuzz_out(t, "idx", ni * 4, K[r].what, 1);
         fuzz_gpu_upload(t);
-        for (int r = 0; r < 3; r++)
-            fuzz_launched(t,
-                          (r == 0   ? memra_mla_kpool_select_f32
-                           : r == 1 ? memra_mla_kpool_select_ref_f32
-                                    : mla_kpool_select_ring_f32)(ds->dev, di[r]->dev, tq, np, pool,
-                                                                 sel, width, fp, tail, NULL),
+        for (int r = 0; r < 4; r++)
+            fuzz_launched(t, K[r].fn(ds->dev, di[r]->dev, tq, np, pool, sel, width, fp, tail, NULL),
                           di[r]->what);
         fuzz_gpu_check(t);
-        for (int r = 0; r < 3; r++)
-            tb_compare(t, "idx", ST_I32, 2, shape, di[r]->got,
-                       r == 0   ? "radix kernel"
-                       : r == 1 ? "reference kernel"
-                                : "ring arm",
-                       orc, "oracle", MLA_TOL_EXACT, NULL, 1);
+        for (int r = 0; r < 4; r++)
+            tb_compare(t, "idx", ST_I32, 2, shape, di[r]->got, K[r].name, orc, "oracle",
+                       MLA_TOL_EXACT, NULL, 1);
     } else if (fuzz_no_device()) {
         FUZZ_ASSERT_CUDA_BAND(
             t, memra_mla_kpool_select_f32(s, orc, tq, np, pool, sel, width, fp, tail, NULL),
@@ -202,7 +204,10 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
             "select_ref");
         FUZZ_ASSERT_CUDA_BAND(
             t, mla_kpool_select_ring_f32(s, orc, tq, np, pool, sel, width, fp, tail, NULL),
-            "select ring arm");
+            "select ring 1");
+        FUZZ_ASSERT_CUDA_BAND(
+            t, mla_kpool_select_ring16_f32(s, orc, tq, np, pool, sel, width, fp, tail, NULL),
+            "select ring 2");
     }
     return 0;
 }

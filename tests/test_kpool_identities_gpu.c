@@ -11,8 +11,8 @@
  *                            and the reference scorer on queries 0..3 and 508..511 (separate
  *                            t_q = 4 launches at first_pos + 0 / + 508) == those fast rows;
  *  longctx_select            the same shape, select_k 512, width 2051, always_tail: radix (run
- *                            twice) == reference on all 512 queries == oracle, and the ring arm
- *                            (MEMRA_MLA_SELECT_RING=1, run twice) == reference, score rows
+ *                            twice) == reference on all 512 queries == oracle, and the ring arms
+ *                            (MEMRA_MLA_SELECT_RING=1 run twice, =2) == reference, score rows
  *                            alternating realistic and tie-heavy (filter the long-context
  *                            pair with --filter='kpool_identities/longctx_*'; they use ~1.2 GB
  *                            of device memory and free it);
@@ -39,8 +39,9 @@
  *                            the launcher's bytes == the full passes' == the reference's; the
  *                            receipts count every row, the rows the route can settle settle and
  *                            the others are handed back; the rollback moves no receipt and wins
- *                            over MEMRA_MLA_SELECT_RING=1; the ring arm (that door) gives the
- *                            reference's bytes, the launcher's receipts and one dispatch. Also
+ *                            over MEMRA_MLA_SELECT_RING=1; each ring arm (that door, =1 and =2)
+ *                            gives the reference's bytes, the launcher's receipts and one
+ *                            dispatch of its own ring. Also
  *                            on 21 x 69,632 pools (the last row exactly 34 whole ring stages)
  *                            and 20 x 70,001 (rows mostly not 16-byte aligned);
  *  san_select_sampled        the same on 5 queries x 66,000 pools (one row per kind), small
@@ -244,10 +245,10 @@ Test(kpool_identities, longctx_select, .timeout = 900) {
     for (size_t i = 0; i < (size_t)g.t_q; i++)
         for (size_t p = 0; p < (size_t)NP; p++) s[i * NP + p] = tie_value((int)(i % 4), &st);
     gpu_buf bs = gpu_buf_from_host(s, ns * 4), bi = gpu_buf_alloc(ni * 4);
-    int32_t *ix[5];
-    for (int r = 0; r < 5; r++) { /* radix twice, the reference, the ring arm's door twice */
+    int32_t *ix[6];
+    for (int r = 0; r < 6; r++) { /* radix twice, the reference, ring 1 twice, ring 2 */
         gpu_buf_poison(&bi);
-        if (r >= 3) setenv("MEMRA_MLA_SELECT_RING", "1", 1);
+        if (r >= 3) setenv("MEMRA_MLA_SELECT_RING", r == 5 ? "2" : "1", 1);
         tb_launched(&t,
                     (r < 2    ? memra_mla_kpool_select_f32
                      : r == 2 ? memra_mla_kpool_select_ref_f32
@@ -256,14 +257,16 @@ Test(kpool_identities, longctx_select, .timeout = 900) {
                                                            g.always_tail, NULL),
                     r < 2    ? "memra_mla_kpool_select_f32"
                     : r == 2 ? "memra_mla_kpool_select_ref_f32"
-                             : "mla_door_kpool_select_f32, MEMRA_MLA_SELECT_RING=1");
+                    : r < 5  ? "mla_door_kpool_select_f32, MEMRA_MLA_SELECT_RING=1"
+                             : "mla_door_kpool_select_f32, MEMRA_MLA_SELECT_RING=2");
         unsetenv("MEMRA_MLA_SELECT_RING");
         ix[r] = tb_output(&t, &bi, "idx",
                           r == 0   ? "radix run 1"
                           : r == 1 ? "radix run 2"
                           : r == 2 ? "reference"
-                          : r == 3 ? "ring arm run 1"
-                                   : "ring arm run 2",
+                          : r == 3 ? "ring 1 run 1"
+                          : r == 4 ? "ring 1 run 2"
+                                   : "ring 2",
                           1);
         tb_expectf(&t, tb_count_poison(ix[r], ni) == 0, "poison word left in idx (run %d)", r);
     }
@@ -277,11 +280,14 @@ Test(kpool_identities, longctx_select, .timeout = 900) {
                1);
     tb_compare(&t, "idx", ST_I32, 2, ishape, ix[4], "ring_run2", ix[3], "ring_run1", MLA_TOL_EXACT,
                NULL, 1);
+    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[5], "ring2", ix[2], "reference", MLA_TOL_EXACT,
+               NULL, 1);
     int32_t *orc = tb_xmalloc(&t, ni * 4);
     oracle_kpool_select_f32(s, orc, g.t_q, NP, g.pool, g.select_k, g.width, g.first_pos,
                             g.always_tail);
     tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "radix", orc, "oracle", MLA_TOL_EXACT, NULL, 1);
-    free(orc), free(s), free(ix[0]), free(ix[1]), free(ix[2]), free(ix[3]), free(ix[4]);
+    for (int r = 0; r < 6; r++) free(ix[r]);
+    free(orc), free(s);
     gpu_buf_free(&bs), gpu_buf_free(&bi);
 }
 
@@ -695,7 +701,7 @@ static void sampled_route(tb *tp, int32_t TQ, int32_t NP) {
     gpu_buf bs = gpu_buf_from_host(s, (size_t)TQ * NP * 4), bi = gpu_buf_alloc((size_t)TQ * W * 4);
     uint64_t h0 = 0, f0 = 0, h1 = 0, f1 = 0;
     tb_launched(tp, mla_select_sampled_counts(&h0, &f0), "mla_select_sampled_counts");
-    const uint64_t d0 = mla_select_ring_dispatches();
+    const uint64_t d0 = mla_select_ring_dispatches(0);
     int32_t *ix[3];
     for (int r = 0; r < 3;
          r++) { /* launcher (sampled), door rolled back (full passes), reference */
@@ -723,8 +729,8 @@ static void sampled_route(tb *tp, int32_t TQ, int32_t NP) {
     }
     uint64_t h2 = 0, f2 = 0;
     tb_launched(tp, mla_select_sampled_counts(&h2, &f2), "mla_select_sampled_counts");
-    tb_expectf(tp, mla_select_ring_dispatches() == d0,
-               "the rolled-back door (MEMRA_MLA_SELECT_SAMPLED=0) ran the ring arm");
+    tb_expectf(tp, mla_select_ring_dispatches(0) == d0,
+               "the rolled-back door (MEMRA_MLA_SELECT_SAMPLED=0) ran a ring arm");
     const int64_t ishape[2] = {TQ, W};
     tb_compare(tp, "idx", ST_I32, 2, ishape, ix[0], "sampled", ix[1], "full", MLA_TOL_EXACT, NULL,
                1);
@@ -740,27 +746,38 @@ static void sampled_route(tb *tp, int32_t TQ, int32_t NP) {
                "least %d and %d)",
                (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0), 3 * TQ / 5, TQ / 5);
     tb_expectf(tp, h2 == h1 && f2 == f1, "the rolled-back door moved the receipts");
-    /* the ring arm (MEMRA_MLA_SELECT_RING=1): the same bytes, the same receipts row for row (its
-     * pass counts what the register pass counts), one dispatch */
-    gpu_buf_poison(&bi);
-    setenv("MEMRA_MLA_SELECT_RING", "1", 1);
-    const int rc = mla_door_kpool_select_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL);
-    unsetenv("MEMRA_MLA_SELECT_RING");
-    tb_launched(tp, rc, "the door with MEMRA_MLA_SELECT_RING=1 (the ring arm)");
-    int32_t *ir = tb_output(tp, &bi, "idx", "ring", 1);
-    uint64_t h3 = 0, f3 = 0;
-    tb_launched(tp, mla_select_sampled_counts(&h3, &f3), "mla_select_sampled_counts");
-    tb_compare(tp, "idx", ST_I32, 2, ishape, ir, "ring", ix[2], "reference", MLA_TOL_EXACT, NULL,
-               1);
-    tb_expectf(tp, h3 - h2 == h1 - h0 && f3 - f2 == f1 - f0,
-               "ring arm receipts: %llu settled + %llu handed back, the launcher's %llu + %llu",
-               (unsigned long long)(h3 - h2), (unsigned long long)(f3 - f2),
-               (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0));
-    tb_expectf(tp, mla_select_ring_dispatches() == d0 + 1, "ring arm dispatches: %llu, expected 1",
-               (unsigned long long)(mla_select_ring_dispatches() - d0));
+    /* the ring arms (MEMRA_MLA_SELECT_RING=1, =2): the same bytes, the same receipts row for row
+     * (their pass counts what the register pass counts), one dispatch of that ring and none of
+     * the other */
+    for (int ring = 1; ring <= 2; ring++) {
+        gpu_buf_poison(&bi);
+        const uint64_t r1 = mla_select_ring_dispatches(1), r2 = mla_select_ring_dispatches(2);
+        uint64_t h3 = 0, f3 = 0, h4 = 0, f4 = 0;
+        tb_launched(tp, mla_select_sampled_counts(&h3, &f3), "mla_select_sampled_counts");
+        setenv("MEMRA_MLA_SELECT_RING", ring == 1 ? "1" : "2", 1);
+        const int rc = mla_door_kpool_select_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL);
+        unsetenv("MEMRA_MLA_SELECT_RING");
+        tb_launched(tp, rc,
+                    ring == 1 ? "the door with MEMRA_MLA_SELECT_RING=1 (ring 1, 6 x 8 KiB)"
+                              : "the door with MEMRA_MLA_SELECT_RING=2 (ring 2, 3 x 16 KiB)");
+        tb_launched(tp, mla_select_sampled_counts(&h4, &f4), "mla_select_sampled_counts");
+        int32_t *ir = tb_output(tp, &bi, "idx", ring == 1 ? "ring 1" : "ring 2", 1);
+        tb_compare(tp, "idx", ST_I32, 2, ishape, ir, ring == 1 ? "ring1" : "ring2", ix[2],
+                   "reference", MLA_TOL_EXACT, NULL, 1);
+        tb_expectf(tp, h4 - h3 == h1 - h0 && f4 - f3 == f1 - f0,
+                   "ring %d receipts: %llu settled + %llu handed back, the launcher's %llu + %llu",
+                   ring, (unsigned long long)(h4 - h3), (unsigned long long)(f4 - f3),
+                   (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0));
+        const uint64_t m1 = mla_select_ring_dispatches(1) - r1,
+                       m2 = mla_select_ring_dispatches(2) - r2;
+        tb_expectf(tp, ring == 1 ? (m1 == 1 && m2 == 0) : (m1 == 0 && m2 == 1),
+                   "ring dispatches after MEMRA_MLA_SELECT_RING=%d: ring 1 %llu, ring 2 %llu", ring,
+                   (unsigned long long)m1, (unsigned long long)m2);
+        free(ir);
+    }
     cr_log_info("sampled route: %llu rows settled, %llu handed to the full passes",
                 (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0));
-    free(ix[0]), free(ix[1]), free(ix[2]), free(ir), free(s);
+    free(ix[0]), free(ix[1]), free(ix[2]), free(s);
     gpu_buf_free(&bs), gpu_buf_free(&bi);
 }
 

@@ -1,5 +1,6 @@
 """tools/select_ring_model_test.py: the synchronisation of the select's ring arm
-(kpool_select_radix_f32<true, true>, kernels/mla_kpool.cu), checked on the CPU by a model.
+(kpool_select_radix_f32<true, 1> and <true, 2>, kernels/mla_kpool.cu), checked on the CPU by a
+model.
 
 The ring arm's pass streams a row through SEL_RING_ST shared-memory stages. Thread 0 (warp 0's
 lane 0) issues one bulk copy a stage onto the stage's `full` mbarrier (count 1, expect_tx). Every
@@ -13,9 +14,10 @@ The model keeps the kernel's order of operations, with the barriers' phase and p
 (try_wait.parity(p) is true once the phase of parity p has completed). Copies land at random later
 steps, and the warps are scheduled at random. Each check asserts four things: no deadlock, every
 warp reads chunk j at iteration j, every chunk is issued exactly once, and no copy lands in a
-stage that some warp has not yet read. The stage count and the warp count come from
-mla_kpool.cu's SEL_RING_ST and SEL_NT. The row sizes are those of the tests and the shipped shape
-(70,000 pools: 34 stages; 262,144: 128) and the edges (1, ST - 1, ST, ST + 1 stages).
+stage that some warp has not yet read. Both rings are modelled, their stage counts and sizes and
+the warp count from mla_kpool.cu (SEL_RING_ST / _B, SEL_RING2_ST / _B, SEL_NT). The row sizes are
+the tests' (34 stages) and the shipped shape's (262,144 pools: 128 stages of 8 KiB, 64 of 16
+KiB) and the edges (1, ST - 1, ST, ST + 1 stages).
 
 Planted (the model must fail on each): no wait for the release before a refill; the full wait
 with a constant parity; the empty barrier counting one arrival, not one a warp; a warp's release
@@ -31,19 +33,25 @@ from pycheck import main, test  # noqa: E402
 
 
 def kernel_constants():
+    """[(stages, bytes a stage) of ring 1, of ring 2], warps a block."""
     here = os.path.dirname(os.path.abspath(__file__))
     src = open(os.path.join(here, "..", "kernels", "mla_kpool.cu")).read()
-    st = int(re.search(r"#define SEL_RING_ST (\d+)", src).group(1))
-    b = int(re.search(r"#define SEL_RING_B (\d+)", src).group(1))
+    rings = []
+    for name in ("SEL_RING", "SEL_RING2"):
+        st = int(re.search(r"#define %s_ST (\d+)" % name, src).group(1))
+        b = int(re.search(r"#define %s_B (\d+)" % name, src).group(1))
+        rings.append((st, b))
     nt = int(re.search(r"#define SEL_NT (\d+)", src).group(1))
     # the protocol as the model states it, so a rewrite of the kernel's pass fails here first
+    flat = re.sub(r"\s+", " ", src).replace("( ", "(")
     for text in ("mla_mbar_init(&ring_full[st], 1)", "mla_mbar_init(&ring_empty[st], SEL_NT / 32)",
-                 "mla_mbar_wait(&ring_full[st], (unsigned)(j / SEL_RING_ST) & 1u)",
+                 "mla_mbar_wait(&ring_full[st], (unsigned)(j / RST) & 1u)",
                  "if (lane == 0) mla_mbar_arrive(&ring_empty[st])",
-                 "if (tid == 0 && j >= 1 && j - 1 + SEL_RING_ST < n_st)",
-                 "issue(sp, j - 1 + SEL_RING_ST)"):
-        assert text in re.sub(r"\s+", " ", src).replace("( ", "("), f"mla_kpool.cu lost {text!r}"
-    return st, b, nt // 32
+                 "if (tid == 0 && j >= 1 && j - 1 + RST < n_st)",
+                 "mla_mbar_wait(&ring_empty[sp], (unsigned)((j - 1) / RST) & 1u)",
+                 "issue(sp, j - 1 + RST)", "#define RST (sel_ring_of<RING>::ST)"):
+        assert text in flat, f"mla_kpool.cu lost {text!r}"
+    return rings, nt // 32
 
 
 class Broken(Exception):
@@ -144,19 +152,22 @@ def sizes(st_n):
 
 @test
 def the_kernel_protocol_holds():
-    st_n, b, nw = kernel_constants()
-    assert b % 16 == 0 and st_n >= 2, (st_n, b)
-    runs = 0
-    for n_st in sizes(st_n):
-        for seed in range(100 if n_st < 100 else 25):
-            run(st_n, n_st, seed, nw)
-            runs += 1
-    print(f"     {runs} interleavings: {st_n} stages, {nw} warps, rows of {sizes(st_n)} stages")
+    rings, nw = kernel_constants()
+    for ring, (st_n, b) in enumerate(rings, 1):
+        assert b % 16 == 0 and st_n >= 2, (ring, st_n, b)
+        rows = sorted(set(sizes(st_n)) | {262144 * 4 // b})  # and the shipped row (262,144 pools)
+        runs = 0
+        for n_st in rows:
+            for seed in range(100 if n_st < 100 else 25):
+                run(st_n, n_st, seed, nw)
+                runs += 1
+        print(f"     ring {ring}: {runs} interleavings, {st_n} stages of {b} B, {nw} warps, rows of "
+              f"{rows} stages")
 
 
 @test
 def the_protocol_holds_at_other_depths():
-    _, _, nw = kernel_constants()
+    _, nw = kernel_constants()
     for st_n in (2, 3, 4, 8):
         for n_st in sizes(st_n):
             for seed in range(8):
@@ -165,7 +176,8 @@ def the_protocol_holds_at_other_depths():
 
 @test
 def planted_faults_are_found():
-    st_n, _, nw = kernel_constants()
+    rings, nw = kernel_constants()
+    st_n = rings[0][0]
     for fault in ("no_release_wait", "full_parity", "empty_count_one", "release_before_read"):
         found = None
         for seed in range(40):

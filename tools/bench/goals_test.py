@@ -47,17 +47,17 @@ def best_deciding_arm_and_patterns():
 def reads_and_candidates():
     s = goals.SELECT_SHAPE
     ours = [row("kpool_select", s, "radix", 234.5, 128.5),
-            row("kpool_select", s, "radix ring door", 160.0, 128.5),
+            row("kpool_select", s, "radix ring 1 door", 160.0, 128.5),
             row("kpool_select", s, "radix full passes", 100.0, 128.5),  # neither deciding nor shown
             row("kpool_select", goals.TIES_SHAPE, "radix", 203.9, 128.5)]
     g = by_goal(goals.evaluate(ours, None))
     r = g["radix select"]
     assert abs(r["value"] - 234.5 / 128.5) < 1e-12 and r["met"] is False, r
-    assert r["candidates"] == [{"arm": "radix ring door", "us": 160.0, "value": 160.0 / 128.5}]
+    assert r["candidates"] == [{"arm": "radix ring 1 door", "us": 160.0, "value": 160.0 / 128.5}]
     assert g["radix select, 8-level ties"]["met"] is True
     md = goals.markdown(goals.evaluate(ours, None), None)
     assert "| radix select | 1.82 reads (radix, 234.5 us) | <= 1.5 reads | missed |" in md, md
-    assert "radix ring door: 1.25 reads" in md, md
+    assert "radix ring 1 door: 1.25 reads" in md, md
     assert "goals: 1 of 6 met (2 measured)." in md, md
     assert "The peer: no file given, not measured in this run." in md
 
