@@ -1188,12 +1188,19 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
                     }
                     p_done = n4c * 4;
                 }
-                for (int64_t p0 = p_done; p0 < n_vis; p0 += blockDim.x) {
-                    const int64_t p = p0 + tid;
-                    const float x = p < n_vis ? __ldg(row + p) : NAN;
-                    const bool tk = key(x);
-                    if constexpr (COLLECT) slot(x, p, tk);
-                }
+#if defined(MLA_BITE_SELECT_SAMPLED_NO_TAIL)
+                /* BITE (test-only, docs/fixtures-that-bite.md): the pass stops at its last whole
+                 * chunk (or ring stage) of an aligned row, the row's tail never counted
+                 * (glm5_kpool_sampled: 132-135 of a row's 2,048 winners lie in the register
+                 * pass's tail, 12-17 in a ring's). */
+                if (p_done == 0)
+#endif
+                    for (int64_t p0 = p_done; p0 < n_vis; p0 += blockDim.x) {
+                        const int64_t p = p0 + tid;
+                        const float x = p < n_vis ? __ldg(row + p) : NAN;
+                        const bool tk = key(x);
+                        if constexpr (COLLECT) slot(x, p, tk);
+                    }
             };
             if (take_all) {
                 /* no pass: the full passes from level 0 */

@@ -37,6 +37,7 @@ bite_new() {
     SPLIT_FTZ) echo "dense_gpu_goldens_test dense_gpu glm5_tp8_nonfinite" ;;
     POOL_KEYS_NO_MAX) echo "kpool_gpu_goldens_test kpool_gpu glm5_next_kpool_gate" ;;
     SELECT_TIE_FLIP) echo "kpool_gpu_goldens_test kpool_gpu glm5_next_kpool_smallint" ;;
+    SELECT_SAMPLED_NO_TAIL) echo "kpool_gpu_goldens_test kpool_gpu glm5_kpool_sampled" ;;
     *) return 1 ;;
     esac
 }
@@ -54,7 +55,7 @@ bite_checks() {
 check_suite() { case "$1" in attn_absorbed | split_latent | absorb_q | decompress_v | rope | append_latent) echo dense_gpu ;; *) echo kpool_gpu ;; esac; }
 ALL_BITES=(ATTN_NO_MAX GATHER_STOP_AT_PAD GATHER_EMPTY_NAN SELECT_NAN_FIRST SELECT_POW2_POOL
     SELECT_NO_MASK SELECT_TAIL_WARP ATTN_NAN_AS_MASK ATTN_SATURATE_F16 SPLIT_FTZ POOL_KEYS_NO_MAX
-    SELECT_TIE_FLIP)
+    SELECT_TIE_FLIP SELECT_SAMPLED_NO_TAIL)
 
 # The old fixtures: the 11 cases stored at 636aebb, the gentle set the issue "Fixtures that bite"
 # measured (every other stored case was added under that issue). A bite must pass all of them.
