@@ -1091,7 +1091,7 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
                         /* Whole stages through the ring. Thread 0 keeps RST bulk copies
                          * in flight, and no register holds them (the register pipeline below
                          * holds 3 float4 a thread and ran latency-bound at 54% of DRAM, sixth
-                         * session's ncu). Every thread reads its float4 of a landed stage, each
+                         * session's ncu). Every thread reads its float4s of a landed stage, each
                          * warp releases the stage, and thread 0 refills the stage before this
                          * one, one stage behind, so it rarely waits on a warp still reading. No
                          * bounds test per load; the rest of the row takes the loop below. */
@@ -1374,7 +1374,7 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
 #undef RPT
 
 /* The radix select's arms: the full passes, the sampled route (the launcher's), and the sampled
- * route with the ring pass (the MEMRA_MLA_SELECT_RING door's candidate). */
+ * route with its pass through ring 1 or ring 2 (the MEMRA_MLA_SELECT_RING door's candidates). */
 enum sel_arm { SEL_ARM_FULL, SEL_ARM_SAMPLED, SEL_ARM_RING, SEL_ARM_RING16 };
 
 static void (*sel_kernel_of(sel_arm arm))(const float *, int32_t *, int32_t, int32_t, int32_t,
