@@ -1374,21 +1374,26 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
 #undef RPT
 
 /* The radix select's arms: the full passes, the sampled route (the launcher's), and the sampled
- * route with its pass through ring 1 or ring 2 (the MEMRA_MLA_SELECT_RING door's candidates). */
-enum sel_arm { SEL_ARM_FULL, SEL_ARM_SAMPLED, SEL_ARM_RING, SEL_ARM_RING16 };
+ * route with its pass through ring 1 or ring 2 (the MEMRA_MLA_SELECT_RING door's candidates).
+ * A ring arm is SEL_ARM_SAMPLED + its ring number. */
+enum sel_arm { SEL_ARM_FULL, SEL_ARM_SAMPLED, SEL_ARM_RING1, SEL_ARM_RING2 };
 
 static void (*sel_kernel_of(sel_arm arm))(const float *, int32_t *, int32_t, int32_t, int32_t,
                                           int32_t, int32_t, int32_t, int32_t) {
-    return arm == SEL_ARM_RING16    ? kpool_select_radix_f32<true, 2>
-           : arm == SEL_ARM_RING    ? kpool_select_radix_f32<true, 1>
+    return arm == SEL_ARM_RING2     ? kpool_select_radix_f32<true, 2>
+           : arm == SEL_ARM_RING1   ? kpool_select_radix_f32<true, 1>
            : arm == SEL_ARM_SAMPLED ? kpool_select_radix_f32<true>
                                     : kpool_select_radix_f32<false>;
 }
 
 static size_t sel_smem_of(sel_arm arm) {
-    return arm == SEL_ARM_RING16 ? sel_smem_ring(2)
-           : arm == SEL_ARM_RING ? sel_smem_ring(1)
-                                 : SEL_SMEM;
+    return arm > SEL_ARM_SAMPLED ? sel_smem_ring(arm - SEL_ARM_SAMPLED) : SEL_SMEM;
+}
+
+/* The arm's dynamic shared-memory opt-in (set on every call, as the launcher always has). */
+static cudaError_t sel_opt_in(sel_arm arm) {
+    return cudaFuncSetAttribute(sel_kernel_of(arm), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)sel_smem_of(arm));
 }
 
 static void kpool_select_radix_f32_launch(const float *score, int32_t *idx, int32_t t_q,
@@ -1425,8 +1430,7 @@ static int kpool_select_radix_run(const float *score, int32_t *idx, int32_t t_q,
     int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
                                        always_tail);
     if (rc) return rc;
-    MLA_CUDA_CHECK(cudaFuncSetAttribute(
-        sel_kernel_of(arm), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sel_smem_of(arm)));
+    MLA_CUDA_CHECK(sel_opt_in(arm));
     kpool_select_radix_f32_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
                                   always_tail, (cudaStream_t)stream, arm);
     MLA_CUDA_CHECK(cudaGetLastError());
@@ -1478,7 +1482,7 @@ static int kpool_select_ring_run(int ring, const float *score, int32_t *idx, int
                                  int32_t n_pools, int32_t pool, int32_t select_k, int32_t width,
                                  int32_t first_pos, int32_t always_tail, void *stream) {
     int rc = kpool_select_radix_run(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                    always_tail, stream, ring == 2 ? SEL_ARM_RING16 : SEL_ARM_RING);
+                                    always_tail, stream, (sel_arm)(SEL_ARM_SAMPLED + ring));
     if (rc == 0) sel_ring_dispatches[ring - 1].fetch_add(1);
     return rc;
 }
@@ -1505,15 +1509,13 @@ extern "C" uint64_t mla_select_ring_dispatches(int ring) {
 }
 
 extern "C" int mla_select_ring_blocks_per_sm(int *sampled, int *ring, int *ring16) {
-    const sel_arm arms[3] = {SEL_ARM_SAMPLED, SEL_ARM_RING, SEL_ARM_RING16};
-    int *outs[3] = {sampled, ring, ring16};
+    int *outs[3] = {sampled, ring, ring16}; /* arms SEL_ARM_SAMPLED + 0, 1, 2 */
     for (int a = 0; a < 3; a++) {
         if (!outs[a]) continue;
-        MLA_CUDA_CHECK(cudaFuncSetAttribute(sel_kernel_of(arms[a]),
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            (int)sel_smem_of(arms[a])));
-        MLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            outs[a], sel_kernel_of(arms[a]), SEL_NT, sel_smem_of(arms[a])));
+        const sel_arm arm = (sel_arm)(SEL_ARM_SAMPLED + a);
+        MLA_CUDA_CHECK(sel_opt_in(arm));
+        MLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(outs[a], sel_kernel_of(arm),
+                                                                     SEL_NT, sel_smem_of(arm)));
     }
     return 0;
 }
