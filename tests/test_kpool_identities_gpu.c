@@ -39,9 +39,9 @@
  *                            the launcher's bytes == the full passes' == the reference's; the
  *                            receipts count every row, the rows the route can settle settle and
  *                            the others are handed back; the rollback moves no receipt and wins
- *                            over MEMRA_MLA_SELECT_RING=1; each ring arm (that door, =1 and =2)
- *                            gives the reference's bytes, the launcher's receipts and one
- *                            dispatch of its own ring. Also
+ *                            over MEMRA_MLA_SELECT_RING=1; each ring arm (its entry) gives the
+ *                            reference's bytes, the launcher's receipts and one dispatch of its
+ *                            own ring. Also
  *                            on 21 x 69,632 pools (the last row exactly 34 whole ring stages)
  *                            and 20 x 70,001 (rows mostly not 16-byte aligned);
  *  san_select_sampled        the same on 5 queries x 66,000 pools (one row per kind), small
@@ -746,34 +746,21 @@ static void sampled_route(tb *tp, int32_t TQ, int32_t NP) {
                "least %d and %d)",
                (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0), 3 * TQ / 5, TQ / 5);
     tb_expectf(tp, h2 == h1 && f2 == f1, "the rolled-back door moved the receipts");
-    /* the ring arms (MEMRA_MLA_SELECT_RING=1, =2): the same bytes, the same receipts row for row
-     * (their pass counts what the register pass counts), one dispatch of that ring and none of
-     * the other */
+    /* the ring arms: the reference's bytes, the launcher's receipts row for row (their pass
+     * counts what the register pass counts), one dispatch of that ring and none of the other
+     * (the door's routing to them: longctx_select, the golden suites' select_ring checks) */
     for (int ring = 1; ring <= 2; ring++) {
-        gpu_buf_poison(&bi);
         const uint64_t r1 = mla_select_ring_dispatches(1), r2 = mla_select_ring_dispatches(2);
-        uint64_t h3 = 0, f3 = 0, h4 = 0, f4 = 0;
-        tb_launched(tp, mla_select_sampled_counts(&h3, &f3), "mla_select_sampled_counts");
-        setenv("MEMRA_MLA_SELECT_RING", ring == 1 ? "1" : "2", 1);
-        const int rc = mla_door_kpool_select_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL);
-        unsetenv("MEMRA_MLA_SELECT_RING");
-        tb_launched(tp, rc,
-                    ring == 1 ? "the door with MEMRA_MLA_SELECT_RING=1 (ring 1, 6 x 8 KiB)"
-                              : "the door with MEMRA_MLA_SELECT_RING=2 (ring 2, 3 x 16 KiB)");
-        tb_launched(tp, mla_select_sampled_counts(&h4, &f4), "mla_select_sampled_counts");
-        int32_t *ir = tb_output(tp, &bi, "idx", ring == 1 ? "ring 1" : "ring 2", 1);
-        tb_compare(tp, "idx", ST_I32, 2, ishape, ir, ring == 1 ? "ring1" : "ring2", ix[2],
-                   "reference", MLA_TOL_EXACT, NULL, 1);
-        tb_expectf(tp, h4 - h3 == h1 - h0 && f4 - f3 == f1 - f0,
-                   "ring %d receipts: %llu settled + %llu handed back, the launcher's %llu + %llu",
-                   ring, (unsigned long long)(h4 - h3), (unsigned long long)(f4 - f3),
-                   (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0));
+        select_arm_vs_reference(tp, &bs, (select_shape){TQ, NP, POOL, K, W, FP, 1},
+                                ring == 1 ? mla_kpool_select_ring_f32 : mla_kpool_select_ring16_f32,
+                                ring == 1 ? "ring 1 (6 x 8 KiB)" : "ring 2 (3 x 16 KiB)",
+                                ring == 1 ? "ring1" : "ring2", h1 - h0, f1 - f0,
+                                "the launcher's receipts");
         const uint64_t m1 = mla_select_ring_dispatches(1) - r1,
                        m2 = mla_select_ring_dispatches(2) - r2;
         tb_expectf(tp, ring == 1 ? (m1 == 1 && m2 == 0) : (m1 == 0 && m2 == 1),
-                   "ring dispatches after MEMRA_MLA_SELECT_RING=%d: ring 1 %llu, ring 2 %llu", ring,
-                   (unsigned long long)m1, (unsigned long long)m2);
-        free(ir);
+                   "ring %d: dispatches ring 1 %llu, ring 2 %llu", ring, (unsigned long long)m1,
+                   (unsigned long long)m2);
     }
     cr_log_info("sampled route: %llu rows settled, %llu handed to the full passes",
                 (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0));
