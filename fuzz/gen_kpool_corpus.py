@@ -16,8 +16,8 @@ for t, (lo, hi) in sizes.items():
         with open(os.path.join(d, "seed-%03d" % i), "wb") as f:
             f.write(b)
 
-# select_order inputs that decode to rows long enough for the radix select's sampled route and
-# its ring arm (n_pools 65536..70000, first_pos near the end: every row sees about n_pools pools),
+# select_order inputs that decode to rows long enough for the radix select's sampled route
+# (n_pools 65536..70000, first_pos near the end: every row sees about n_pools pools),
 # one per score generator. The parameter tail is written draw by draw as select_order.c reads it
 # (fuzz_helpers.h: a fuzz_range takes 8 bytes from the end, high word first; value = lo + v).
 POOLS=[1,1,2,3,4,4,7,16,64]

@@ -7,11 +7,8 @@
  * 8180..9000 (3/64: across both selects' 8192-key caps, where select_ref leaves its shared-memory
  * sort for argmin rounds and the radix select's tie fallback starts), or 65536..70000 (1/64:
  * rows long enough for the radix select's sampled route, the launcher's arm at the shipped
- * shape, and for its ring arm; since 2026-12-01, tenth session), pool 1..64, select_k,
- * width >= select_k*pool + pool - 1, always_tail, first_pos (any valid one), generator kind and
- * seed. Every kernel run is checked: the radix launcher, the reference kernel and the two ring
- * arms (mla_kpool_select_ring_f32 / _ring16_f32, the MEMRA_MLA_SELECT_RING=1 / =2 door's
- * candidates). Generators: all equal;
+ * shape; since 2026-12-01, tenth session), pool 1..64, select_k, width >= select_k*pool + pool -
+ * 1, always_tail, first_pos (any valid one), generator kind and seed. Generators: all equal;
  * a few levels; equal high bits with random low bits; -inf / NaN (any sign and payload) / +0 / -0
  * mixed with equal values; uniform; raw bits from the input's front; values from the Philox streams
  * of tests/lib/mla_fill.h keyed by the drawn seed. With a device every launch goes through the fuzz
@@ -26,7 +23,6 @@
 #include "fuzz/fuzz_gpu.h"
 #include "fuzz/fuzz_helpers.h"
 #include "kernels/mla.h"
-#include "kernels/mla_door.h"
 #include "oracle/mla_oracle.h"
 #include "tests/lib/mla_fill.h"
 #include "tests/lib/testbed.h"
@@ -174,29 +170,27 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     const int64_t shape[2] = {tq, width};
     tb_compare(t, "idx", ST_I32, 2, shape, orc, "oracle", bf, "brute force", MLA_TOL_EXACT, NULL,
                1);
-    /* the kernels: the radix launcher, the reference, the two ring arms */
+    /* the kernels: the radix launcher, the reference */
     static const struct {
         int (*fn)(const float *, int32_t *, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t,
                   int32_t, void *);
         const char *what, *name;
-    } K[4] = {
+    } K[2] = {
         {memra_mla_kpool_select_f32, "select (radix kernel)", "radix kernel"},
-        {memra_mla_kpool_select_ref_f32, "select_ref (reference kernel)", "reference kernel"},
-        {mla_kpool_select_ring_f32, "select ring 1 (mla_kpool_select_ring_f32)", "ring 1"},
-        {mla_kpool_select_ring16_f32, "select ring 2 (mla_kpool_select_ring16_f32)", "ring 2"}};
+        {memra_mla_kpool_select_ref_f32, "select_ref (reference kernel)", "reference kernel"}};
     if (fuzz_gpu_enabled()) {
-        fuzz_buf *di[4]; /* one freshly poisoned idx per kernel */
-        for (int r = 0; r < 4; r++) di[r] = fuzz_out(t, "idx", ni * 4, K[r].what, 1);
+        fuzz_buf *di[2]; /* one freshly poisoned idx per kernel */
+        for (int r = 0; r < 2; r++) di[r] = fuzz_out(t, "idx", ni * 4, K[r].what, 1);
         fuzz_gpu_upload(t);
-        for (int r = 0; r < 4; r++)
+        for (int r = 0; r < 2; r++)
             fuzz_launched(t, K[r].fn(ds->dev, di[r]->dev, tq, np, pool, sel, width, fp, tail, NULL),
                           di[r]->what);
         fuzz_gpu_check(t);
-        for (int r = 0; r < 4; r++)
+        for (int r = 0; r < 2; r++)
             tb_compare(t, "idx", ST_I32, 2, shape, di[r]->got, K[r].name, orc, "oracle",
                        MLA_TOL_EXACT, NULL, 1);
     } else if (fuzz_no_device()) {
-        for (int r = 0; r < 4; r++)
+        for (int r = 0; r < 2; r++)
             FUZZ_ASSERT_CUDA_BAND(t, K[r].fn(s, orc, tq, np, pool, sel, width, fp, tail, NULL),
                                   K[r].what);
     }

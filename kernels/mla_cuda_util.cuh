@@ -78,18 +78,6 @@ static __device__ __forceinline__ void mla_bulk_copy(void *smem, const void *gme
                  : "memory");
 }
 
-/* One plain arrival on a barrier (a consumer's release of a stage; the barrier counts them). */
-static __device__ __forceinline__ void mla_mbar_arrive(uint64_t *bar) {
-    unsigned b = (unsigned)__cvta_generic_to_shared(bar);
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(b) : "memory");
-}
-
-/* Orders this thread's earlier generic-proxy shared-memory accesses before later async-proxy
- * ones (a bulk copy into bytes the block has used by plain loads and stores). */
-static __device__ __forceinline__ void mla_fence_proxy_async(void) {
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
 /* Until the barrier's phase of this parity has completed (its copies have landed). */
 static __device__ __forceinline__ void mla_mbar_wait(uint64_t *bar, unsigned parity) {
     unsigned b = (unsigned)__cvta_generic_to_shared(bar);

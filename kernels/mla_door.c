@@ -195,22 +195,12 @@ int mla_select_sampled_enabled(void) {
     return !(v != NULL && strcmp(v, "0") == 0);
 }
 
-int mla_select_ring_enabled(void) {
-    const char *v = getenv("MEMRA_MLA_SELECT_RING");
-    if (v == NULL) return 0;
-    return strcmp(v, "1") == 0 ? 1 : strcmp(v, "2") == 0 ? 2 : 0;
-}
-
 int mla_door_kpool_select_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
                               int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
                               int32_t always_tail, void *stream) {
     if (!mla_select_sampled_enabled())
         return mla_kpool_select_full_f32(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
                                          always_tail, stream);
-    const int ring = mla_select_ring_enabled();
-    if (ring)
-        return (ring == 2 ? mla_kpool_select_ring16_f32 : mla_kpool_select_ring_f32)(
-            score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail, stream);
     return memra_mla_kpool_select_f32(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
                                       always_tail, stream);
 }

@@ -195,31 +195,6 @@ int mla_kpool_select_full_f32(const float *score, int32_t *idx, int32_t t_q, int
                               int32_t always_tail, void *stream);
 int mla_select_sampled_counts(uint64_t *hits, uint64_t *fallbacks);
 
-/* The sampled route's pass through a shared-memory ring (candidate arms, 2026-12-01, tenth
- * session; docs/performance.md has why and what they must show): the row streams through bulk
- * copies in flight per block, issued by one thread and completing on mbarriers, instead of 3
- * float4 loads in flight per thread in registers. Ring 1: 6 stages of 8 KiB; ring 2: 3 stages of
- * 16 KiB (half the copies and handshakes). Everything else is the sampled route's, so the bytes
- * and the receipts (mla_select_sampled_counts) are memra_mla_kpool_select_f32's.
- * MEMRA_MLA_SELECT_RING=1 or =2 (read per call; exactly that text) sends kpool_select through the
- * door to ring 1 or 2; MEMRA_MLA_SELECT_SAMPLED=0 wins over it (the full passes). A ring becomes
- * the launcher's default only when the H200 shows it faster with every identity intact.
- * mla_select_ring_enabled: 0, 1 or 2. */
-int mla_select_ring_enabled(void);
-int mla_kpool_select_ring_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
-                              int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
-                              int32_t always_tail, void *stream);
-int mla_kpool_select_ring16_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
-                                int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
-                                int32_t always_tail, void *stream);
-/* Launches of ring 1 or 2 since process start (validated calls; the door's receipt); any other
- * argument: both. */
-uint64_t mla_select_ring_dispatches(int ring);
-/* The resident blocks an SM of the current device for the sampled route and for its rings 1 and
- * 2, each at its launch shape (cudaOccupancyMaxActiveBlocksPerMultiprocessor after the
- * shared-memory opt-in); any pointer may be NULL. @return 0 or 10000 + cudaError_t. */
-int mla_select_ring_blocks_per_sm(int *sampled, int *ring, int *ring16);
-
 #ifdef __cplusplus
 }
 #endif

@@ -30,8 +30,6 @@
 #include <math.h>
 #include <stdint.h>
 
-#include <atomic>
-
 #define FULL_MASK 0xFFFFFFFFu
 
 /* ------------------------------------------------------------------ small device helpers ---- */
@@ -684,48 +682,8 @@ static __global__ void __launch_bounds__(SEL_REF_NT)
 #define SEL_CAP 8192
 #define SEL_BINS 4096
 #define SEL_SU 3 /* float4 loads in flight per thread in the sampled pass (64 registers) */
-/* The ring arms of the sampled pass (RING 1 and 2: MEMRA_MLA_SELECT_RING=1 / =2,
- * kernels/mla_door.h; candidates, not yet measured): the row streams through sel_ring_st(RING)
- * bulk-copy stages of sel_ring_b(RING) bytes in shared memory: 6 of 8 KiB (one float4 a thread
- * and stage), or 3 of 16 KiB (two float4, half the copies and handshakes). Either ring is 48 KiB
- * and lies over the histogram and past it, so its launch has sel_smem_of's 112 KiB a block:
- * still two blocks an SM of the H200's 228 KiB. */
-#ifndef SEL_RING_ST
-#define SEL_RING_ST 6
-#endif
-#ifndef SEL_RING_B
-#define SEL_RING_B 8192
-#endif
-#ifndef SEL_RING2_ST
-#define SEL_RING2_ST 3
-#endif
-#ifndef SEL_RING2_B
-#define SEL_RING2_B 16384
-#endif
-static __host__ __device__ constexpr int sel_ring_st(int ring) {
-    return ring == 2 ? SEL_RING2_ST : SEL_RING_ST;
-}
-static __host__ __device__ constexpr int sel_ring_b(int ring) {
-    return ring == 2 ? SEL_RING2_B : SEL_RING_B;
-}
 #define SEL_OE 8 /* pools per thread per chunk of the ordered pass */
 #define SEL_SMEM ((size_t)SEL_CAP * sizeof(uint64_t) + (size_t)SEL_BINS * sizeof(uint32_t))
-static constexpr size_t sel_smem_ring(int ring) {
-    return (size_t)SEL_CAP * sizeof(uint64_t) +
-           ((size_t)sel_ring_st(ring) * sel_ring_b(ring) > (size_t)SEL_BINS * sizeof(uint32_t)
-                ? (size_t)sel_ring_st(ring) * sel_ring_b(ring)
-                : (size_t)SEL_BINS * sizeof(uint32_t));
-}
-static_assert(sel_ring_b(1) % (16 * SEL_NT) == 0 && sel_ring_b(2) % (16 * SEL_NT) == 0,
-              "a ring stage: whole float4 a thread");
-/* Ring R's stages, bytes a stage, float4 a stage, float4 a thread and stage. */
-template <int R> struct sel_ring_of {
-    static constexpr int ST = sel_ring_st(R), B = sel_ring_b(R), F4 = B / 16, PT = F4 / SEL_NT;
-};
-#define RST (sel_ring_of<RING>::ST)
-#define RB (sel_ring_of<RING>::B)
-#define RF4 (sel_ring_of<RING>::F4)
-#define RPT (sel_ring_of<RING>::PT)
 
 /* Calls f(x, p) for every visible p in [0, n) in any order; float4 loads, 4 in flight. */
 template <class F>
@@ -935,14 +893,11 @@ static __device__ __forceinline__ void sel_shake() {
 template <bool B> struct sel_form { static constexpr bool value = B; }; /* a pass's form */
 __device__ unsigned long long sel_sampled_hits, sel_sampled_fallbacks;
 
-template <bool SAMPLED, int RING = 0>
+template <bool SAMPLED>
 static __global__ void __launch_bounds__(SEL_NT, 2)
     kpool_select_radix_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
                            int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
                            int32_t always_tail) {
-    static_assert(RING >= 0 && RING <= 2 && (SAMPLED || !RING),
-                  "the rings are arms of the sampled route's pass");
-
     extern __shared__ uint64_t sel_smem[];
     uint64_t *list = sel_smem;                                         /* [SEL_CAP] */
     uint32_t *hist = reinterpret_cast<uint32_t *>(sel_smem + SEL_CAP); /* [SEL_BINS] */
@@ -1009,23 +964,6 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
              * at the cut) the pass only counts; slots cost a contended atomic per warp step */
             const bool collect_now = ((uint64_t)s_before + hist[tb]) * 16 <= 2 * (uint64_t)SEL_CAP;
             if (tid == 0) s_count = 0u;
-            /* The ring arms: RST stages over hist and the bytes after it (the arm's launch has
-             * sel_smem_ring(RING)). hist's last reads (tb's count above) precede the barrier below,
-             * and every thread fences its generic accesses to those bytes before the first bulk
-             * copy may land there. */
-            [[maybe_unused]] uint64_t *ring_full = nullptr, *ring_empty = nullptr;
-            if constexpr (RING) {
-                __shared__ uint64_t ring_bar[2 * RST];
-                ring_full = ring_bar, ring_empty = ring_bar + RST;
-                if (tid == 0) {
-                    for (int st = 0; st < RST; st++) {
-                        mla_mbar_init(&ring_full[st], 1);
-                        mla_mbar_init(&ring_empty[st], SEL_NT / 32);
-                    }
-                    mla_mbar_fence_init();
-                }
-                mla_fence_proxy_async();
-            }
             __syncthreads();
             /* One pass over the row, in one of two forms (block-uniform collect_now):
              *  - collecting (the sample expects few keys at or below tb): every key whose top 12
@@ -1083,71 +1021,8 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
                     return tk;
                 };
                 int64_t p_done = 0;
-                [[maybe_unused]] const int64_t step = blockDim.x, chunk = SEL_SU * step;
-                if constexpr (RING) {
-                    const int64_t n_st = /* whole stages */
-                        (((uintptr_t)row) & 15) == 0 ? n_vis / (RB / 4) : 0;
-                    if (n_st > 0) {
-                        /* Whole stages through the ring. Thread 0 keeps RST bulk copies
-                         * in flight, and no register holds them (the register pipeline below
-                         * holds 3 float4 a thread and ran latency-bound at 54% of DRAM, sixth
-                         * session's ncu). Every thread reads its float4s of a landed stage, each
-                         * warp releases the stage, and thread 0 refills the stage before this
-                         * one, one stage behind, so it rarely waits on a warp still reading. No
-                         * bounds test per load; the rest of the row takes the loop below. */
-                        const float4 *row4 = reinterpret_cast<const float4 *>(row);
-                        float4 *ring = reinterpret_cast<float4 *>(hist);
-                        auto issue = [&](int st, int64_t c) {
-                            mla_mbar_expect(&ring_full[st], RB);
-                            mla_bulk_copy(ring + st * RF4, row4 + c * RF4, RB, &ring_full[st]);
-                        };
-                        if (tid == 0)
-                            for (int st = 0; st < RST && st < n_st; st++) issue(st, st);
-                        for (int64_t j = 0; j < n_st; j++) {
-                            const int st = (int)(j % RST);
-                            mla_mbar_wait(&ring_full[st], (unsigned)(j / RST) & 1u);
-#if defined(MLA_SHAKE_SELECT)
-                            /* the odd warps read the first two laps' stages late: a refill
-                             * that did not wait for the stage's release lands first */
-                            if (j < 2 * RST) sel_shake();
-#endif
-                            float4 v[RPT];
-#pragma unroll
-                            for (int u = 0; u < RPT; u++) v[u] = ring[st * RF4 + u * SEL_NT + tid];
-                            __syncwarp();
-                            if (lane == 0) mla_mbar_arrive(&ring_empty[st]);
-                            if (tid == 0 && j >= 1 && j - 1 + RST < n_st) {
-                                const int sp = (int)((j - 1) % RST);
-                                mla_mbar_wait(&ring_empty[sp], (unsigned)((j - 1) / RST) & 1u);
-                                issue(sp, j - 1 + RST);
-                            }
-                            /* the register form's vote and slots below, restated: one shared
-                             * form changed that arm's machine code (the order of two register
-                             * initialisations, tenth session), and no GPU was lent to verify
-                             * it; the arm that loses the H200 comparison goes, and this with it */
-                            bool t[RPT][4], any = false;
-#pragma unroll
-                            for (int u = 0; u < RPT; u++) {
-                                t[u][0] = key(v[u].x), t[u][1] = key(v[u].y);
-                                t[u][2] = key(v[u].z), t[u][3] = key(v[u].w);
-                                any = any || t[u][0] || t[u][1] || t[u][2] || t[u][3];
-                            }
-                            if constexpr (COLLECT) {
-                                if (__any_sync(FULL_MASK, any)) {
-#pragma unroll
-                                    for (int u = 0; u < RPT; u++) {
-                                        const int64_t p = 4 * (j * RF4 + u * SEL_NT + (int64_t)tid);
-                                        slot(v[u].x, p, t[u][0]);
-                                        slot(v[u].y, p + 1, t[u][1]);
-                                        slot(v[u].z, p + 2, t[u][2]);
-                                        slot(v[u].w, p + 3, t[u][3]);
-                                    }
-                                }
-                            }
-                        }
-                        p_done = n_st * (RB / 4);
-                    }
-                } else if ((((uintptr_t)row) & 15) == 0) {
+                const int64_t step = blockDim.x, chunk = SEL_SU * step;
+                if ((((uintptr_t)row) & 15) == 0) {
                     const float4 *row4 = reinterpret_cast<const float4 *>(row) + tid;
                     /* whole chunks of SEL_SU float4 per thread, software-pipelined: the next
                      * chunk's loads are in flight while this one's are counted (without it each
@@ -1190,9 +1065,8 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
                 }
 #if defined(MLA_BITE_SELECT_SAMPLED_NO_TAIL)
                 /* BITE (test-only, docs/fixtures-that-bite.md): the pass stops at its last whole
-                 * chunk (or ring stage) of an aligned row, the row's tail never counted
-                 * (glm5_kpool_sampled: 132-135 of a row's 2,048 winners lie in the register
-                 * pass's tail, 12-17 in a ring's). */
+                 * chunk of an aligned row, the row's tail never counted (glm5_kpool_sampled:
+                 * 132-135 of a row's 2,048 winners lie in the tail). */
                 if (p_done == 0)
 #endif
                     for (int64_t p0 = p_done; p0 < n_vis; p0 += blockDim.x) {
@@ -1368,39 +1242,12 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
     kpool_write_tail_pad(out, n_sel * pool, q_row, pool, always_tail, width);
 }
 
-#undef RST
-#undef RB
-#undef RF4
-#undef RPT
-
-/* The radix select's arms: the full passes, the sampled route (the launcher's), and the sampled
- * route with its pass through ring 1 or ring 2 (the MEMRA_MLA_SELECT_RING door's candidates).
- * A ring arm is SEL_ARM_SAMPLED + its ring number. */
-enum sel_arm { SEL_ARM_FULL, SEL_ARM_SAMPLED, SEL_ARM_RING1, SEL_ARM_RING2 };
-
-static void (*sel_kernel_of(sel_arm arm))(const float *, int32_t *, int32_t, int32_t, int32_t,
-                                          int32_t, int32_t, int32_t, int32_t) {
-    return arm == SEL_ARM_RING2     ? kpool_select_radix_f32<true, 2>
-           : arm == SEL_ARM_RING1   ? kpool_select_radix_f32<true, 1>
-           : arm == SEL_ARM_SAMPLED ? kpool_select_radix_f32<true>
-                                    : kpool_select_radix_f32<false>;
-}
-
-static size_t sel_smem_of(sel_arm arm) {
-    return arm > SEL_ARM_SAMPLED ? sel_smem_ring(arm - SEL_ARM_SAMPLED) : SEL_SMEM;
-}
-
-/* The arm's dynamic shared-memory opt-in (set on every call, as the launcher always has). */
-static cudaError_t sel_opt_in(sel_arm arm) {
-    return cudaFuncSetAttribute(sel_kernel_of(arm), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)sel_smem_of(arm));
-}
-
 static void kpool_select_radix_f32_launch(const float *score, int32_t *idx, int32_t t_q,
                                           int32_t n_pools, int32_t pool, int32_t select_k,
                                           int32_t width, int32_t first_pos, int32_t always_tail,
-                                          cudaStream_t st, sel_arm arm = SEL_ARM_FULL) {
-    sel_kernel_of(arm)<<<(unsigned)t_q, SEL_NT, sel_smem_of(arm), st>>>(
+                                          cudaStream_t st, bool sampled = false) {
+    (sampled ? kpool_select_radix_f32<true>
+             : kpool_select_radix_f32<false>)<<<(unsigned)t_q, SEL_NT, SEL_SMEM, st>>>(
         score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail);
 }
 
@@ -1426,13 +1273,15 @@ static void kpool_select_ref_f32_launch(const float *score, int32_t *idx, int32_
 /* The radix entries' common body (the launcher and the sampled door): validate, opt in, launch. */
 static int kpool_select_radix_run(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
                                   int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
-                                  int32_t always_tail, void *stream, sel_arm arm) {
+                                  int32_t always_tail, void *stream, bool sampled) {
     int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
                                        always_tail);
     if (rc) return rc;
-    MLA_CUDA_CHECK(sel_opt_in(arm));
+    MLA_CUDA_CHECK(
+        cudaFuncSetAttribute(sampled ? kpool_select_radix_f32<true> : kpool_select_radix_f32<false>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SEL_SMEM));
     kpool_select_radix_f32_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                  always_tail, (cudaStream_t)stream, arm);
+                                  always_tail, (cudaStream_t)stream, sampled);
     MLA_CUDA_CHECK(cudaGetLastError());
     return 0;
 }
@@ -1442,7 +1291,7 @@ extern "C" int memra_mla_kpool_select_f32(const float *score, int32_t *idx, int3
                                           int32_t width, int32_t first_pos, int32_t always_tail,
                                           void *stream) {
     return kpool_select_radix_run(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                  always_tail, stream, SEL_ARM_SAMPLED);
+                                  always_tail, stream, true);
 }
 
 extern "C" int memra_mla_kpool_select_ref_f32(const float *score, int32_t *idx, int32_t t_q,
@@ -1469,55 +1318,7 @@ extern "C" int mla_kpool_select_full_f32(const float *score, int32_t *idx, int32
                                          int32_t width, int32_t first_pos, int32_t always_tail,
                                          void *stream) {
     return kpool_select_radix_run(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                  always_tail, stream, SEL_ARM_FULL);
-}
-
-/* The launcher with the sampled route's pass through a shared-memory ring, the candidate arms of
- * the MEMRA_MLA_SELECT_RING door (kernels/mla_door.h): 6 stages of 8 KiB (ring 1) or 3 of 16 KiB
- * (ring 2). The launcher's validation and bytes; each launch (a validated call) counts one
- * dispatch of its ring. */
-static std::atomic<unsigned long long> sel_ring_dispatches[2];
-
-static int kpool_select_ring_run(int ring, const float *score, int32_t *idx, int32_t t_q,
-                                 int32_t n_pools, int32_t pool, int32_t select_k, int32_t width,
-                                 int32_t first_pos, int32_t always_tail, void *stream) {
-    int rc = kpool_select_radix_run(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                    always_tail, stream, (sel_arm)(SEL_ARM_SAMPLED + ring));
-    if (rc == 0) sel_ring_dispatches[ring - 1].fetch_add(1);
-    return rc;
-}
-
-extern "C" int mla_kpool_select_ring_f32(const float *score, int32_t *idx, int32_t t_q,
-                                         int32_t n_pools, int32_t pool, int32_t select_k,
-                                         int32_t width, int32_t first_pos, int32_t always_tail,
-                                         void *stream) {
-    return kpool_select_ring_run(1, score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                 always_tail, stream);
-}
-
-extern "C" int mla_kpool_select_ring16_f32(const float *score, int32_t *idx, int32_t t_q,
-                                           int32_t n_pools, int32_t pool, int32_t select_k,
-                                           int32_t width, int32_t first_pos, int32_t always_tail,
-                                           void *stream) {
-    return kpool_select_ring_run(2, score, idx, t_q, n_pools, pool, select_k, width, first_pos,
-                                 always_tail, stream);
-}
-
-extern "C" uint64_t mla_select_ring_dispatches(int ring) {
-    return ring == 1 || ring == 2 ? sel_ring_dispatches[ring - 1].load()
-                                  : sel_ring_dispatches[0].load() + sel_ring_dispatches[1].load();
-}
-
-extern "C" int mla_select_ring_blocks_per_sm(int *sampled, int *ring, int *ring16) {
-    int *outs[3] = {sampled, ring, ring16}; /* arms SEL_ARM_SAMPLED + 0, 1, 2 */
-    for (int a = 0; a < 3; a++) {
-        if (!outs[a]) continue;
-        const sel_arm arm = (sel_arm)(SEL_ARM_SAMPLED + a);
-        MLA_CUDA_CHECK(sel_opt_in(arm));
-        MLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(outs[a], sel_kernel_of(arm),
-                                                                     SEL_NT, sel_smem_of(arm)));
-    }
-    return 0;
+                                  always_tail, stream, false);
 }
 
 /* The sampled route's device receipts since process start: rows it settled, rows it handed to

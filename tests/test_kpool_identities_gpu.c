@@ -11,8 +11,7 @@
  *                            and the reference scorer on queries 0..3 and 508..511 (separate
  *                            t_q = 4 launches at first_pos + 0 / + 508) == those fast rows;
  *  longctx_select            the same shape, select_k 512, width 2051, always_tail: radix (run
- *                            twice) == reference on all 512 queries == oracle, and the ring arms
- *                            (MEMRA_MLA_SELECT_RING=1 run twice, =2) == reference, score rows
+ *                            twice) == reference on all 512 queries == oracle, score rows
  *                            alternating realistic and tie-heavy (filter the long-context
  *                            pair with --filter='kpool_identities/longctx_*'; they use ~1.2 GB
  *                            of device memory and free it);
@@ -38,12 +37,10 @@
  *                            realistic, 16-level, equal-high-bit, special and sample-blind rows:
  *                            the launcher's bytes == the full passes' == the reference's; the
  *                            receipts count every row, the rows the route can settle settle and
- *                            the others are handed back; the rollback moves no receipt and wins
- *                            over MEMRA_MLA_SELECT_RING=1; each ring arm (its entry) gives the
- *                            reference's bytes, the launcher's receipts and one dispatch of its
- *                            own ring. Also
- *                            on 21 x 69,632 pools (the last row exactly 34 whole ring stages)
- *                            and 20 x 70,001 (rows mostly not 16-byte aligned);
+ *                            the others are handed back; the rollback moves no receipt. Also on
+ *                            21 x 67,584 pools (the last row exactly 11 whole chunks of the
+ *                            pass, no tail) and 20 x 70,001 (rows mostly not 16-byte aligned:
+ *                            the pass's scalar form);
  *  san_select_sampled        the same on 5 queries x 66,000 pools (one row per kind), small
  *                            enough for compute-sanitizer (the sanitizer set's san_* filter);
  *  san_score_misaligned      the scorers with q and keys only 4-byte aligned: the fast plan's
@@ -245,28 +242,18 @@ Test(kpool_identities, longctx_select, .timeout = 900) {
     for (size_t i = 0; i < (size_t)g.t_q; i++)
         for (size_t p = 0; p < (size_t)NP; p++) s[i * NP + p] = tie_value((int)(i % 4), &st);
     gpu_buf bs = gpu_buf_from_host(s, ns * 4), bi = gpu_buf_alloc(ni * 4);
-    int32_t *ix[6];
-    for (int r = 0; r < 6; r++) { /* radix twice, the reference, ring 1 twice, ring 2 */
+    int32_t *ix[3];
+    for (int r = 0; r < 3; r++) {
         gpu_buf_poison(&bi);
-        if (r >= 3) setenv("MEMRA_MLA_SELECT_RING", r == 5 ? "2" : "1", 1);
         tb_launched(&t,
-                    (r < 2    ? memra_mla_kpool_select_f32
-                     : r == 2 ? memra_mla_kpool_select_ref_f32
-                              : mla_door_kpool_select_f32)(bs.ptr, bi.ptr, g.t_q, NP, g.pool,
-                                                           g.select_k, g.width, g.first_pos,
-                                                           g.always_tail, NULL),
-                    r < 2    ? "memra_mla_kpool_select_f32"
-                    : r == 2 ? "memra_mla_kpool_select_ref_f32"
-                    : r < 5  ? "mla_door_kpool_select_f32, MEMRA_MLA_SELECT_RING=1"
-                             : "mla_door_kpool_select_f32, MEMRA_MLA_SELECT_RING=2");
-        unsetenv("MEMRA_MLA_SELECT_RING");
+                    (r < 2 ? memra_mla_kpool_select_f32 : memra_mla_kpool_select_ref_f32)(
+                        bs.ptr, bi.ptr, g.t_q, NP, g.pool, g.select_k, g.width, g.first_pos,
+                        g.always_tail, NULL),
+                    r < 2 ? "memra_mla_kpool_select_f32" : "memra_mla_kpool_select_ref_f32");
         ix[r] = tb_output(&t, &bi, "idx",
                           r == 0   ? "radix run 1"
                           : r == 1 ? "radix run 2"
-                          : r == 2 ? "reference"
-                          : r == 3 ? "ring 1 run 1"
-                          : r == 4 ? "ring 1 run 2"
-                                   : "ring 2",
+                                   : "reference",
                           1);
         tb_expectf(&t, tb_count_poison(ix[r], ni) == 0, "poison word left in idx (run %d)", r);
     }
@@ -276,18 +263,11 @@ Test(kpool_identities, longctx_select, .timeout = 900) {
                MLA_TOL_EXACT, NULL, 1);
     tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "radix", ix[2], "reference", MLA_TOL_EXACT,
                NULL, 1);
-    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[3], "ring", ix[2], "reference", MLA_TOL_EXACT, NULL,
-               1);
-    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[4], "ring_run2", ix[3], "ring_run1", MLA_TOL_EXACT,
-               NULL, 1);
-    tb_compare(&t, "idx", ST_I32, 2, ishape, ix[5], "ring2", ix[2], "reference", MLA_TOL_EXACT,
-               NULL, 1);
     int32_t *orc = tb_xmalloc(&t, ni * 4);
     oracle_kpool_select_f32(s, orc, g.t_q, NP, g.pool, g.select_k, g.width, g.first_pos,
                             g.always_tail);
     tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "radix", orc, "oracle", MLA_TOL_EXACT, NULL, 1);
-    for (int r = 0; r < 6; r++) free(ix[r]);
-    free(orc), free(s);
+    free(orc), free(s), free(ix[0]), free(ix[1]), free(ix[2]);
     gpu_buf_free(&bs), gpu_buf_free(&bi);
 }
 
@@ -701,36 +681,27 @@ static void sampled_route(tb *tp, int32_t TQ, int32_t NP) {
     gpu_buf bs = gpu_buf_from_host(s, (size_t)TQ * NP * 4), bi = gpu_buf_alloc((size_t)TQ * W * 4);
     uint64_t h0 = 0, f0 = 0, h1 = 0, f1 = 0;
     tb_launched(tp, mla_select_sampled_counts(&h0, &f0), "mla_select_sampled_counts");
-    const uint64_t d0 = mla_select_ring_dispatches(0);
     int32_t *ix[3];
     for (int r = 0; r < 3;
          r++) { /* launcher (sampled), door rolled back (full passes), reference */
         gpu_buf_poison(&bi);
-        if (r == 1) {
-            setenv("MEMRA_MLA_SELECT_SAMPLED", "0", 1);
-            setenv("MEMRA_MLA_SELECT_RING", "1", 1); /* the rollback wins over the ring */
-        }
+        if (r == 1) setenv("MEMRA_MLA_SELECT_SAMPLED", "0", 1);
         int rc =
             r == 0 ? memra_mla_kpool_select_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL)
             : r == 1
                 ? mla_door_kpool_select_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL)
                 : memra_mla_kpool_select_ref_f32(bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 1, NULL);
         unsetenv("MEMRA_MLA_SELECT_SAMPLED");
-        unsetenv("MEMRA_MLA_SELECT_RING");
         tb_launched(tp, rc,
-                    r == 0 ? "the launcher (sampled route)"
-                    : r == 1
-                        ? "the door with MEMRA_MLA_SELECT_SAMPLED=0 and MEMRA_MLA_SELECT_RING=1 "
-                          "(full passes)"
-                        : "the reference");
+                    r == 0   ? "the launcher (sampled route)"
+                    : r == 1 ? "the door with MEMRA_MLA_SELECT_SAMPLED=0 (full passes)"
+                             : "the reference");
         ix[r] = tb_output(tp, &bi, "idx", r == 0 ? "sampled" : r == 1 ? "full" : "reference", 1);
         if (r == 0)
             tb_launched(tp, mla_select_sampled_counts(&h1, &f1), "mla_select_sampled_counts");
     }
     uint64_t h2 = 0, f2 = 0;
     tb_launched(tp, mla_select_sampled_counts(&h2, &f2), "mla_select_sampled_counts");
-    tb_expectf(tp, mla_select_ring_dispatches(0) == d0,
-               "the rolled-back door (MEMRA_MLA_SELECT_SAMPLED=0) ran a ring arm");
     const int64_t ishape[2] = {TQ, W};
     tb_compare(tp, "idx", ST_I32, 2, ishape, ix[0], "sampled", ix[1], "full", MLA_TOL_EXACT, NULL,
                1);
@@ -746,22 +717,6 @@ static void sampled_route(tb *tp, int32_t TQ, int32_t NP) {
                "least %d and %d)",
                (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0), 3 * TQ / 5, TQ / 5);
     tb_expectf(tp, h2 == h1 && f2 == f1, "the rolled-back door moved the receipts");
-    /* the ring arms: the reference's bytes, the launcher's receipts row for row (their pass
-     * counts what the register pass counts), one dispatch of that ring and none of the other
-     * (the door's routing to them: longctx_select, the golden suites' select_ring checks) */
-    for (int ring = 1; ring <= 2; ring++) {
-        const uint64_t r1 = mla_select_ring_dispatches(1), r2 = mla_select_ring_dispatches(2);
-        select_arm_vs_reference(tp, &bs, (select_shape){TQ, NP, POOL, K, W, FP, 1},
-                                ring == 1 ? mla_kpool_select_ring_f32 : mla_kpool_select_ring16_f32,
-                                ring == 1 ? "ring 1 (6 x 8 KiB)" : "ring 2 (3 x 16 KiB)",
-                                ring == 1 ? "ring1" : "ring2", h1 - h0, f1 - f0,
-                                "the launcher's receipts");
-        const uint64_t m1 = mla_select_ring_dispatches(1) - r1,
-                       m2 = mla_select_ring_dispatches(2) - r2;
-        tb_expectf(tp, ring == 1 ? (m1 == 1 && m2 == 0) : (m1 == 0 && m2 == 1),
-                   "ring %d: dispatches ring 1 %llu, ring 2 %llu", ring, (unsigned long long)m1,
-                   (unsigned long long)m2);
-    }
     cr_log_info("sampled route: %llu rows settled, %llu handed to the full passes",
                 (unsigned long long)(h1 - h0), (unsigned long long)(f1 - f0));
     free(ix[0]), free(ix[1]), free(ix[2]), free(s);
@@ -772,11 +727,11 @@ Test(kpool_identities, select_sampled_door, .timeout = 300) {
     GPU_REQUIRE();
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, "select_sampled_door");
-    /* 16-byte aligned rows, each with a tail past the ring's whole 2,048-pool stages */
+    /* 16-byte aligned rows, each with a tail past the pass's whole chunks */
     sampled_route(&t, 20, 70000);
-    /* the last row (kind 0, realistic) exactly 34 whole stages, no tail */
-    sampled_route(&t, 21, 34 * 2048);
-    /* rows 4-byte aligned only, except every fourth: the ring arm's scalar form, beside it */
+    /* the last row (kind 0, realistic) exactly 11 whole chunks of SEL_SU x 512 float4, no tail */
+    sampled_route(&t, 21, 11 * 6144);
+    /* rows 4-byte aligned only, except every fourth: the pass's scalar form, beside it */
     sampled_route(&t, 20, 70001);
 }
 

@@ -48,10 +48,7 @@
 #define MLA_CHECKS_index_append_ring(V, c) V(c, index_append_ring, index_append_ring, 0)
 #define MLA_CHECKS_pool_keys(V, c) V(c, pool_keys, pool_keys, 0)
 #define MLA_CHECKS_score(V, c) V(c, score, score, 0)
-/* select: variant 0 the launcher (its sampled route where a row has >= 65,536 visible pools);
- * 1 / 2 the MEMRA_MLA_SELECT_RING door's rings 1 / 2 (candidates; the same bytes) */
-#define MLA_CHECKS_select(V, c)                                                                    \
-    V(c, select, select, 0) V(c, select, select_ring1, 1) V(c, select, select_ring2, 2)
+#define MLA_CHECKS_select(V, c) V(c, select, select, 0)
 #define MLA_CHECKS_attn_gathered(V, c)                                                             \
     V(c, attn_gathered, attn_gathered, 0)                                                          \
     V(c, attn_gathered, attn_gathered_tc3xtf32, 1) V(c, attn_gathered, attn_gathered_tctf32, 2)
@@ -339,12 +336,12 @@
     .n_stored_rows = 5, .stored_rows = {0, 1, 544, 1087, 1088}
 /* Rows long enough for the radix select's sampled route (SEL_SAMPLE_MIN, kernels/mla_kpool.cu:
  * 65,536 visible pools), the launcher's arm at the shipped shape, which no other stored case
- * reaches (8,192 pools at most), and so for its ring arms (MEMRA_MLA_SELECT_RING): 66,000 pools
- * at pool 1, t_q 2 (65,999 and 66,000 visible), the real indexer, the 8-head dense shard for
- * attn_gathered; the scores are the scorer's (realistic), so both rows settle on the route. */
+ * reaches (8,192 pools at most): 66,000 pools at pool 1, t_q 2 (65,999 and 66,000 visible), the
+ * real indexer, the 8-head dense shard for attn_gathered; the scores are the scorer's
+ * (realistic), so both rows settle on the route. */
 #define MLA_CASE_glm5_kpool_sampled                                                                \
     .model = "glm5",                                                                               \
-    .purpose = "66,000 pools: the radix select's sampled route and its ring arms (>= 65,536)",     \
+    .purpose = "66,000 pools: the radix select's sampled route (>= 65,536 visible pools)",         \
     .seed = 0x474c0581u,                                                                           \
     .geom = {MLA_GEOM_GLM5_HEADS(8), .t_q = 2, .t_kv = 66000, MLA_INDEXER_GLM5(2, 66000)},         \
     .n_stored_rows = 6, .stored_rows = {0, 1, 2, 33000, 65998, 65999}

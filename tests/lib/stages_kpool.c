@@ -429,30 +429,20 @@ static void score_gpu(tb *t, mla_ctx *ctx, int variant) {
     gpu_buf_free(&bq), gpu_buf_free(&bh), gpu_buf_free(&bk), gpu_buf_free(&bs);
 }
 
-/* Radix kernel twice, then the reference kernel: radix == reference, both == oracle (int32).
- * Variant 0 runs the launcher; 1 / 2 the MEMRA_MLA_SELECT_RING door's ring 1 / 2 (its receipt
- * must move by exactly the two runs, and the other ring's not at all). */
+/* Radix kernel twice, then the reference kernel: radix == reference, both == oracle (int32). */
 static void select_gpu(tb *t, mla_ctx *ctx, int variant) {
+    (void)variant;
     const mla_geom *g = &ctx->c->geom;
     const mla_tensor *sc = tb_tensor(t, ctx, select_score_name(g)), *idx = tb_tensor(t, ctx, "idx");
     gpu_buf bs = upload(sc), bi = gpu_buf_alloc(idx->nbytes);
     int32_t *radix[2], *ref = NULL;
-    const uint64_t d1 = mla_select_ring_dispatches(1), d2 = mla_select_ring_dispatches(2);
     for (int r = 0; r < 3; r++) {
         gpu_buf_poison(&bi);
-        if (r < 2 && variant) setenv("MEMRA_MLA_SELECT_RING", variant == 1 ? "1" : "2", 1);
-        int rc = (r == 2    ? memra_mla_kpool_select_ref_f32
-                  : variant ? mla_door_kpool_select_f32
-                            : memra_mla_kpool_select_f32)(bs.ptr, bi.ptr, g->t_q, g->n_pools,
-                                                          g->pool, g->select_k, g->width,
-                                                          g->first_pos, g->always_tail, NULL);
-        unsetenv("MEMRA_MLA_SELECT_RING");
+        int rc = (r < 2 ? memra_mla_kpool_select_f32 : memra_mla_kpool_select_ref_f32)(
+            bs.ptr, bi.ptr, g->t_q, g->n_pools, g->pool, g->select_k, g->width, g->first_pos,
+            g->always_tail, NULL);
         const char *what = r == 0 ? "radix run 1" : r == 1 ? "radix run 2" : "reference";
-        tb_launched(t, rc,
-                    r == 2         ? "memra_mla_kpool_select_ref_f32"
-                    : variant == 1 ? "mla_door_kpool_select_f32, MEMRA_MLA_SELECT_RING=1"
-                    : variant == 2 ? "mla_door_kpool_select_f32, MEMRA_MLA_SELECT_RING=2"
-                                   : "memra_mla_kpool_select_f32");
+        tb_launched(t, rc, r < 2 ? "memra_mla_kpool_select_f32" : "memra_mla_kpool_select_ref_f32");
         int32_t *o = tb_output(t, &bi, "idx", what, 1);
         size_t left = tb_count_poison(o, idx->nbytes / 4);
         tb_expectf(t, left == 0, "%s left %zu idx entries equal to GPU_POISON_WORD", what, left);
@@ -462,12 +452,7 @@ static void select_gpu(tb *t, mla_ctx *ctx, int variant) {
             ref = o;
     }
     tb_input_untouched(t, &bs, sc->data, sc->name);
-    const uint64_t m1 = mla_select_ring_dispatches(1) - d1, m2 = mla_select_ring_dispatches(2) - d2;
-    tb_expectf(t, m1 == (variant == 1 ? 2u : 0u) && m2 == (variant == 2 ? 2u : 0u),
-               "ring receipts over the check: ring 1 %llu, ring 2 %llu (variant %d: expected 2 of "
-               "its own ring, none of the other)",
-               (unsigned long long)m1, (unsigned long long)m2, variant);
-    fast_and_reference(t, ctx, idx, (void **)radix, ref, variant ? "ring" : "radix");
+    fast_and_reference(t, ctx, idx, (void **)radix, ref, "radix");
     gpu_buf_free(&bs), gpu_buf_free(&bi);
 }
 

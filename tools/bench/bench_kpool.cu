@@ -542,7 +542,7 @@ int main(int argc, char **argv) {
     const float qk = lc.qk_scale, hs = lc.head_scale;
     const int reps = quick ? 5 : 20;
     /* every timed launch of each row, ms (the JSON's p10 / p90) */
-    std::vector<float> s_sel_full, s_sel_ties_full, s_sel_ring[2], s_sel_ties_ring[2];
+    std::vector<float> s_sel_full, s_sel_ties_full;
     std::vector<float> s_keys, s_score, s_score_ref, s_score_small, s_sel, s_sel_ref, s_sel_ties,
         s_g512, s_g1;
 
@@ -646,42 +646,6 @@ int main(int argc, char **argv) {
              "launcher's sampled route settled %llu rows, handed back %llu",
              t_q, (unsigned long long)(sh1 - sh0), (unsigned long long)(sf1 - sf0));
     check(sel_full_same, msg);
-    /* the ring arms' door (MEMRA_MLA_SELECT_RING=1: 6 x 8 KiB stages, =2: 3 x 16 KiB;
-     * kernels/mla_door.h): the sampled route with its pass through a shared-memory ring; their
-     * bytes, receipts, dispatches and occupancy */
-    int occ_sampled = 0, occ_ring[2] = {0, 0};
-    RC(mla_select_ring_blocks_per_sm(&occ_sampled, &occ_ring[0], &occ_ring[1]));
-    auto ring_door = [&](int ring, const float *sc, int32_t *ix) {
-        setenv("MEMRA_MLA_SELECT_RING", ring == 1 ? "1" : "2", 1);
-        RC(mla_door_kpool_select_f32(sc, ix, t_q, n_pools, pool, select_k, width, first_pos, tail,
-                                     0));
-        unsetenv("MEMRA_MLA_SELECT_RING");
-    };
-    double t_sel_ring[2];
-    std::string h_sel_ring[2];
-    int sel_ring_same[2];
-    for (int ring = 1; ring <= 2; ring++) {
-        const uint64_t rd0 = mla_select_ring_dispatches(ring);
-        uint64_t rh0 = 0, rf0 = 0, rh1 = 0, rf1 = 0;
-        RC(mla_select_sampled_counts(&rh0, &rf0));
-        ring_door(ring, score, idx_fast);
-        CK(cudaDeviceSynchronize());
-        RC(mla_select_sampled_counts(&rh1, &rf1));
-        t_sel_ring[ring - 1] =
-            time_ms([&] { ring_door(ring, score, idx_fast); }, 2, reps, &s_sel_ring[ring - 1]);
-        const uint64_t rd1 = mla_select_ring_dispatches(ring);
-        sel_ring_same[ring - 1] = idx_vs(idx_fast, idx_ref, &h_sel_ring[ring - 1]);
-        snprintf(msg, sizeof msg,
-                 "select ring %d (MEMRA_MLA_SELECT_RING=%d) == ref bytes (all %d queries); it "
-                 "settled %llu rows, handed back %llu (the launcher: %llu, %llu); %llu "
-                 "dispatches; %d blocks / SM (the sampled route: %d)",
-                 ring, ring, t_q, (unsigned long long)(rh1 - rh0), (unsigned long long)(rf1 - rf0),
-                 (unsigned long long)(sh1 - sh0), (unsigned long long)(sf1 - sf0),
-                 (unsigned long long)(rd1 - rd0), occ_ring[ring - 1], occ_sampled);
-        check(sel_ring_same[ring - 1] && rh1 - rh0 == sh1 - sh0 && rf1 - rf0 == sf1 - sf0 &&
-                  rd1 - rd0 == (uint64_t)(reps + 3),
-              msg);
-    }
     /* tie-heavy plane at the same shape: scores quantised to 8 levels (radix fallback path) */
     fill_levels_f32<<<1024, 256>>>(score2, (int64_t)t_q * n_pools, BENCH_SEED,
                                    mla_fill_name_hash("score_ties"), 8u);
@@ -712,18 +676,6 @@ int main(int argc, char **argv) {
     std::string h_sel_ties;
     const int sel_ties_same = idx_vs(idx_fast, idx_ref, &h_sel_ties);
     check(sel_ties_same, msg);
-    double t_sel_ties_ring[2];
-    std::string h_sel_ties_ring[2];
-    int sel_ties_ring_same[2];
-    for (int ring = 1; ring <= 2; ring++) {
-        t_sel_ties_ring[ring - 1] = time_ms([&] { ring_door(ring, score2, idx_fast); }, 2, reps,
-                                            &s_sel_ties_ring[ring - 1]);
-        sel_ties_ring_same[ring - 1] = idx_vs(idx_fast, idx_ref, &h_sel_ties_ring[ring - 1]);
-        snprintf(msg, sizeof msg,
-                 "select ring %d == ref bytes (memcmp, all %d queries, 8-level tie-heavy scores)",
-                 ring, t_q);
-        check(sel_ties_ring_same[ring - 1], msg);
-    }
     cudaFree(state), cudaFree(ape), cudaFree(score_ref), cudaFree(idx_ref), cudaFree(score2);
 
     /* gathered attention at glm5 (64 heads, kv_rank 512, d_rope 64): t_q queries, each gathering
@@ -821,26 +773,14 @@ int main(int argc, char **argv) {
     printf("| select radix, full passes (MEMRA_MLA_SELECT_SAMPLED=0) | %.3f | %.3f | same | %.0f%% "
            "|\n",
            t_sel_full, score_plane_read, 100 * score_plane_read / t_sel_full);
-    for (int ring = 1; ring <= 2; ring++) {
-        printf("| select radix, ring %d door (MEMRA_MLA_SELECT_RING=%d, %s) | %.3f | %.3f | same | "
-               "%.0f%% |\n",
-               ring, ring, ring == 1 ? "6 x 8 KiB" : "3 x 16 KiB", t_sel_ring[ring - 1],
-               score_plane_read, 100 * score_plane_read / t_sel_ring[ring - 1]);
-        printf("| select radix (8-level ties), ring %d door | %.3f | %.3f | same | %.0f%% |\n",
-               ring, t_sel_ties_ring[ring - 1], score_plane_read,
-               100 * score_plane_read / t_sel_ties_ring[ring - 1]);
-    }
     printf("| select radix (8-level ties) | %.3f | %.3f | same | %.0f%% |\n", t_sel_ties,
            score_plane_read, 100 * score_plane_read / t_sel_ties);
     printf("| select radix (8-level ties), full passes | %.3f | %.3f | same | %.0f%% |\n",
            t_sel_ties_full, score_plane_read, 100 * score_plane_read / t_sel_ties_full);
-    printf("| select reads of the score plane: realistic %.2f, full passes %.2f, rings %.2f / "
-           "%.2f, 8-level ties %.2f, ties full passes %.2f, ties rings %.2f / %.2f | - | - | goal "
-           "<= 1.5 and <= 3 | - |\n",
-           t_sel / score_plane_read, t_sel_full / score_plane_read,
-           t_sel_ring[0] / score_plane_read, t_sel_ring[1] / score_plane_read,
-           t_sel_ties / score_plane_read, t_sel_ties_full / score_plane_read,
-           t_sel_ties_ring[0] / score_plane_read, t_sel_ties_ring[1] / score_plane_read);
+    printf("| select reads of the score plane: realistic %.2f, full passes %.2f, 8-level ties "
+           "%.2f, ties full passes %.2f | - | - | goal <= 1.5 and <= 3 | - |\n",
+           t_sel / score_plane_read, t_sel_full / score_plane_read, t_sel_ties / score_plane_read,
+           t_sel_ties_full / score_plane_read);
     printf("| select ref (rounds, median of 3) | %.3f | - | not a serving path | - |\n", t_sel_ref);
     printf("| attn_gathered glm5 t_q %d, %d slots | %.3f | %.3f | %.0f GFMA at measured FMA "
            "rate | %.0f%% |\n",
@@ -900,19 +840,6 @@ int main(int argc, char **argv) {
         NAN, sel_full_same,
         "bytes_identical: full passes (MEMRA_MLA_SELECT_SAMPLED=0) == ref on every query",
         h_sel_full);
-    for (int ring = 1; ring <= 2; ring++) {
-        const char *arm = ring == 1 ? "radix ring 1 door" : "radix ring 2 door";
-        add("kpool_select", sh_lc, arm, s_sel_ring[ring - 1], score_plane_read, (double)b_score,
-            NAN, sel_ring_same[ring - 1],
-            ring == 1 ? "bytes_identical: ring 1 (MEMRA_MLA_SELECT_RING=1, 6 x 8 KiB) == ref on "
-                        "every query"
-                      : "bytes_identical: ring 2 (MEMRA_MLA_SELECT_RING=2, 3 x 16 KiB) == ref on "
-                        "every query",
-            h_sel_ring[ring - 1]);
-        add("kpool_select", sh_lc_ties, arm, s_sel_ties_ring[ring - 1], score_plane_read,
-            (double)b_score, NAN, sel_ties_ring_same[ring - 1],
-            "bytes_identical: the ring arm == ref on every query", h_sel_ties_ring[ring - 1]);
-    }
     add("kpool_select", sh_lc_ties, "radix", s_sel_ties, score_plane_read, (double)b_score, NAN,
         sel_ties_same, "bytes_identical: radix == ref on every query", h_sel_ties);
     add("kpool_select", sh_lc_ties, "radix full passes", s_sel_ties_full, score_plane_read,

@@ -18,9 +18,7 @@ The goals (glm5 decode, t_kv 32768, unless noted):
   kpool_select radix at the shipped shape          <= 1.5 reads of the score plane
   kpool_select radix, 8-level ties                 <= 3 reads
 "Reads" is the median over one read of the score plane at the run's copy bandwidth (the row's
-floor_us, as bench_kpool writes it). For select, the candidate arms behind a door (the ring arms)
-are shown as well, but only the launcher's own arm decides "met": a candidate does not ship until
-it becomes the default.
+floor_us, as bench_kpool writes it).
 """
 import argparse
 import json
@@ -33,16 +31,15 @@ from torch_peer import load_rows  # noqa: E402  (the benchmark JSON reader; torc
 SELECT_SHAPE = "longctx_kpool t_q 512"
 TIES_SHAPE = SELECT_SHAPE + ", 8-level ties"
 
-# (goal, kernel, shape, arms: the deciding arms (the best of them counts), extra arms shown,
-#  limit, unit: "us" or "reads")
+# (goal, kernel, shape, arms: the deciding arms (the best of them counts), limit, unit: "us" or
+#  "reads")
 GOALS = [
-    ("attention, default path", "attn_absorbed", "decode", [""], [], 70.0, "us"),
-    ("attention, tf32 door", "attn_absorbed", "decode", ["TC door: tf32"], [], 30.0, "us"),
-    ("decompress_v", "decompress_v", "decode", ["split off", "door: split *"], [], 12.0, "us"),
-    ("absorb_q", "absorb_q", "decode", ["split off", "door: split *"], [], 10.0, "us"),
-    ("radix select", "kpool_select", SELECT_SHAPE, ["radix"], ["radix ring *"], 1.5, "reads"),
-    ("radix select, 8-level ties", "kpool_select", TIES_SHAPE, ["radix"], ["radix ring *"], 3.0,
-     "reads"),
+    ("attention, default path", "attn_absorbed", "decode", [""], 70.0, "us"),
+    ("attention, tf32 door", "attn_absorbed", "decode", ["TC door: tf32"], 30.0, "us"),
+    ("decompress_v", "decompress_v", "decode", ["split off", "door: split *"], 12.0, "us"),
+    ("absorb_q", "absorb_q", "decode", ["split off", "door: split *"], 10.0, "us"),
+    ("radix select", "kpool_select", SELECT_SHAPE, ["radix"], 1.5, "reads"),
+    ("radix select, 8-level ties", "kpool_select", TIES_SHAPE, ["radix"], 3.0, "reads"),
 ]
 
 
@@ -62,20 +59,17 @@ def value(row, unit):
 def evaluate(ours, peer_doc):
     peer_rows = peer_doc.get("rows", []) if peer_doc and peer_doc.get("measured") else []
     out = []
-    for goal, kernel, shape, arms, extra, limit, unit in GOALS:
+    for goal, kernel, shape, arms, limit, unit in GOALS:
         mine = [r for r in ours if r["kernel"] == kernel and r["shape"] == shape]
         deciding = [r for r in mine if any(arm_matches(r["arm"], a) for a in arms)]
-        shown = [r for r in mine if any(arm_matches(r["arm"], a) for a in extra)]
         best = min(deciding, key=lambda r: r["median_us"]) if deciding else None
         e = {"goal": goal, "kernel": kernel, "shape": shape, "limit": limit, "unit": unit,
              "arm": None, "value": None, "us": None, "met": None, "floor_us": None,
-             "read_floor_us": None, "peer": {}, "candidates": []}
+             "read_floor_us": None, "peer": {}}
         if best is not None:
             e.update(arm=best["arm"], us=best["median_us"], value=value(best, unit),
                      floor_us=best.get("floor_us"), read_floor_us=best.get("read_floor_us"))
             e["met"] = e["value"] is not None and e["value"] <= limit
-        for r in shown:
-            e["candidates"].append({"arm": r["arm"], "us": r["median_us"], "value": value(r, unit)})
         for r in peer_rows:  # the peer's own rows at the same shape (it has no 8-level ties)
             if r["kernel"] == kernel and r["shape"] == shape:
                 e["peer"][r["arm"]] = r["median_us"]
@@ -91,8 +85,8 @@ def fmt(x, unit="us"):
 
 def markdown(goals, peer_doc):
     lines = ["| goal | this project (arm) | goal | met | floor | read floor | torch f32 | "
-             "torch tf32 | candidates |",
-             "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | --- |"]
+             "torch tf32 |",
+             "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |"]
     for g in goals:
         unit = g["unit"]
         mine = ("not measured" if g["arm"] is None else
@@ -100,10 +94,9 @@ def markdown(goals, peer_doc):
                 + (f", {g['us']:.1f} us)" if unit == "reads" else ")"))
         met = "not measured" if g["met"] is None else ("met" if g["met"] else "missed")
         limit = f"<= {g['limit']:g} reads" if unit == "reads" else f"<= {g['limit']:g} us"
-        cands = "; ".join(f"{c['arm']}: {fmt(c['value'], unit)}" for c in g["candidates"]) or "-"
         lines.append(f"| {g['goal']} | {mine} | {limit} | {met} | {fmt(g['floor_us'])} | "
                      f"{fmt(g['read_floor_us'])} | {fmt(g['peer'].get('torch f32'))} | "
-                     f"{fmt(g['peer'].get('torch tf32'))} | {cands} |")
+                     f"{fmt(g['peer'].get('torch tf32'))} |")
     lines.append("")
     if not peer_doc:
         lines.append("The peer: no file given, not measured in this run.")
