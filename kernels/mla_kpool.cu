@@ -678,10 +678,22 @@ static __global__ void __launch_bounds__(SEL_REF_NT)
  *     over the row (block scans over chunks in ascending pool order) emits the pools with
  *     desc32 < T plus the first m with desc32 == T, already ascending.
  * Shared memory: SEL_CAP u64 keys + SEL_BINS u32 bins = 80 KiB dynamic (2 blocks / SM). */
+#ifndef SEL_NT /* the -D overrides: probe builds only (tools/bench/probe_select.sh) */
 #define SEL_NT 512
+#endif
+#ifndef SEL_MINB
+#define SEL_MINB 2 /* blocks per SM */
+#endif
+#ifndef SEL_CAP
 #define SEL_CAP 8192
+#endif
 #define SEL_BINS 4096
+#ifndef SEL_SU
 #define SEL_SU 3 /* float4 loads in flight per thread in the sampled pass (64 registers) */
+#endif
+#ifndef SEL_SAMP_U
+#define SEL_SAMP_U 16 /* sample loads in flight per thread (4-byte) */
+#endif
 #define SEL_OE 8 /* pools per thread per chunk of the ordered pass */
 #define SEL_SMEM ((size_t)SEL_CAP * sizeof(uint64_t) + (size_t)SEL_BINS * sizeof(uint32_t))
 
@@ -770,6 +782,49 @@ static __device__ __forceinline__ uint32_t sel_pow2_ceil(uint32_t n) {
     return n <= 1 ? 1u : 1u << (32 - __clz(n - 1));
 }
 
+/* hist[0 .. n) holds n distinct pool indices below n_vis: into list[0 .. n), ascending. Ends with
+ * a barrier. Where the row's pool bitmap fits list (n_vis <= 30 x 32 x blockDim: 491,520 pools at
+ * 512 threads) the pools mark a bitmap and each thread emits the set bits of its own run of words
+ * in order, at its rank from one block scan: 6 barriers (SEL_BITMAP_SORT; ncu, eleventh session:
+ * the bitonic sort of 512 pools, 45 barrier steps, held 5% of the kernel's warp samples). Thread
+ * t's run is words [t per, (t + 1) per), stored at t (per + 1) + k: per even, so the stride per + 1
+ * is odd and a warp's reads at one k fall in 32 distinct banks. Else the bitonic sort. */
+#ifndef SEL_BITMAP_SORT
+#define SEL_BITMAP_SORT 1
+#endif
+static __device__ void sel_sort_pools(uint64_t *list, uint32_t *hist, uint32_t n, uint32_t n_vis,
+                                      uint32_t *warp_sums) {
+    const uint32_t n_words = (n_vis + 31) / 32, nt = blockDim.x, tid = threadIdx.x;
+    const uint32_t per = ((n_words + nt - 1) / nt + 1) & ~1u; /* even */
+    if (SEL_BITMAP_SORT && (per + 1) * nt <= 2 * SEL_CAP) {
+        uint32_t *bm = reinterpret_cast<uint32_t *>(list);
+        for (uint32_t w = tid; w < (per + 1) * nt; w += nt) bm[w] = 0u;
+        __syncthreads();
+        for (uint32_t e = tid; e < n; e += nt) {
+            const uint32_t p = hist[e], w = p >> 5;
+            atomicOr(&bm[(w / per) * (per + 1) + w % per], 1u << (p & 31));
+        }
+        __syncthreads();
+        const uint32_t *run = bm + tid * (per + 1);
+        uint32_t c = 0;
+        for (uint32_t k = 0; k < per; k++) c += (uint32_t)__popc(run[k]);
+        uint32_t total;
+        uint32_t r =
+            block_excl_scan_u32(c, &total, warp_sums); /* (hist is free after its barriers) */
+        for (uint32_t k = 0; k < per; k++)
+            for (uint32_t b = run[k]; b != 0u; b &= b - 1u)
+                hist[r++] = (tid * per + k) * 32 + (uint32_t)(__ffs(b) - 1);
+        __syncthreads();
+        for (uint32_t e = tid; e < n; e += nt) list[e] = hist[e];
+        __syncthreads();
+        return;
+    }
+    const uint32_t n3 = sel_pow2_ceil(n);
+    for (uint32_t e = tid; e < n3; e += nt) list[e] = e < n ? (uint64_t)hist[e] : ~0ull;
+    __syncthreads();
+    sel_bitonic_sort(list, n3);
+}
+
 /* list[0 .. n_c) holds every key (desc32 << 32 | pool) at or below a row's n_sel-th key, and
  * possibly more (n_sel <= n_c <= SEL_CAP). Finds the n_sel-th key's desc32 T by 12 / 12 / 8-bit
  * histograms of the list (in shared memory, hist as scratch), then compacts the n_sel winners
@@ -778,9 +833,9 @@ static __device__ __forceinline__ uint32_t sel_pow2_ceil(uint32_t n) {
  * ascending. This replaces the bitonic sort of all n_c keys (up to 8192: 91 barrier steps) by three
  * short histograms and sorts of the tie group and of n_sel. Returns false, list untouched, when
  * n_sel plus the tie group exceed SEL_BINS (the scratch): the caller sorts everything. */
-static __device__ bool sel_settle(uint64_t *list, uint32_t n_c, uint32_t n_sel, uint32_t *hist,
-                                  uint32_t *warp_sums, uint32_t *s_bin, uint32_t *s_before,
-                                  uint32_t *s_count) {
+static __device__ bool sel_settle(uint64_t *list, uint32_t n_c, uint32_t n_sel, uint32_t n_vis,
+                                  uint32_t *hist, uint32_t *warp_sums, uint32_t *s_bin,
+                                  uint32_t *s_before, uint32_t *s_count) {
     if (n_sel > SEL_BINS) return false;
     uint32_t prefix = 0, k = n_sel, cnt = 0;
     int consumed = 0;
@@ -833,11 +888,7 @@ static __device__ bool sel_settle(uint64_t *list, uint32_t n_c, uint32_t n_sel, 
             hist[n_lt + e] = (uint32_t)SEL_KEY_POOL(hist[n_sel + e]);
     }
     __syncthreads();
-    const uint32_t n3 = sel_pow2_ceil(n_sel);
-    for (uint32_t e = threadIdx.x; e < n3; e += blockDim.x)
-        list[e] = e < n_sel ? (uint64_t)hist[e] : ~0ull;
-    __syncthreads();
-    sel_bitonic_sort(list, n3);
+    sel_sort_pools(list, hist, n_sel, n_vis, warp_sums);
     return true;
 }
 
@@ -894,7 +945,7 @@ template <bool B> struct sel_form { static constexpr bool value = B; }; /* a pas
 __device__ unsigned long long sel_sampled_hits, sel_sampled_fallbacks;
 
 template <bool SAMPLED>
-static __global__ void __launch_bounds__(SEL_NT, 2)
+static __global__ void __launch_bounds__(SEL_NT, SEL_MINB)
     kpool_select_radix_f32(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
                            int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
                            int32_t always_tail) {
@@ -943,18 +994,24 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
 #if defined(MLA_SHAKE_SELECT)
             sel_shake(); /* the odd warps count their sample late */
 #endif
-            const int64_t n_seg = (n_vis + 31) / 32, n_samp = (n_seg + 15) / 16 * 32;
-            for (int64_t e0 = 0; e0 < n_samp; e0 += 8 * (int64_t)blockDim.x) {
-                uint32_t bin[8]; /* 8 loads in flight, then their atomics */
+            /* sample element e is pool (e / 32) * 512 + e % 32 (32-bit: n_vis < 2^31, so p <
+             * 2^31 + 512). The SEL_SAMP_U loads are unconditional (a sample past the row loads
+             * pool 0 and is not counted), so all of them are in flight at once (ncu, eleventh
+             * session: with each load under its own bounds branch they were issued one at a time,
+             * a round trip each, and the sample took 18% of the kernel's warp samples). */
+            const uint32_t n_seg = (uint32_t)((n_vis + 31) / 32), n_samp = (n_seg + 15) / 16 * 32;
+            for (uint32_t e0 = 0; e0 < n_samp; e0 += SEL_SAMP_U * blockDim.x) {
+                float x[SEL_SAMP_U];
+                bool ok[SEL_SAMP_U];
 #pragma unroll
-                for (int u = 0; u < 8; u++) {
-                    const int64_t e = e0 + u * (int64_t)blockDim.x + tid;
-                    const int64_t p = (e / 32) * 16 * 32 + (e % 32);
-                    bin[u] = e < n_samp && p < n_vis ? SEL_DESC32(__ldg(row + p)) >> 20 : SEL_BINS;
+                for (int u = 0; u < SEL_SAMP_U; u++) {
+                    const uint32_t e = e0 + u * blockDim.x + tid, p = (e >> 5) * 512u + (e & 31u);
+                    ok[u] = e < n_samp && (int64_t)p < n_vis;
+                    x[u] = __ldg(row + (ok[u] ? p : 0u));
                 }
 #pragma unroll
-                for (int u = 0; u < 8; u++)
-                    if (bin[u] < SEL_BINS) atomicAdd(&hist[bin[u]], 1u);
+                for (int u = 0; u < SEL_SAMP_U; u++)
+                    if (ok[u]) atomicAdd(&hist[SEL_DESC32(x[u]) >> 20], 1u);
             }
             __syncthreads();
             const uint32_t ks = (uint32_t)((3 * n_sel + 31) / 32) + 16; /* 1.5 n_sel / 16 + 16 */
@@ -967,8 +1024,10 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             __syncthreads();
             /* One pass over the row, in one of two forms (block-uniform collect_now):
              *  - collecting (the sample expects few keys at or below tb): every key whose top 12
-             *    bits are <= tb gets a list slot (one atomic per warp and element step, after
-             *    one vote per SEL_SU float4 finds any); the slot counter counts them all, so a
+             *    bits are <= tb gets a list slot (a lane with any among its 4 SEL_SU keys of a
+             *    step takes their slots with one shared atomic and writes only those keys:
+             *    ncu, eleventh session: a warp vote and a slot sequence per key, 12 a step, took
+             *    44 of the 102.7 M instructions); the slot counter counts them all, so a
              *    collected set of n_sel .. SEL_CAP keys settles the row, and any other count
              *    (a sample far off) sends the row to the full passes from level 0;
              *  - counting (a tie group at the cut, far past SEL_CAP): the keys below tb and in
@@ -977,8 +1036,8 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
              * Each form does only its own work per key (ncu, fifth session: one form doing both
              * ran at about 40 instructions a key, bound by issue; sixth session, two forms: 147.4
              * -> 102.7 M instructions, 1.89 -> 1.77 reads, now bound by the loads in flight,
-             * docs/performance.md). The loops' trip counts are block-uniform, so every lane
-             * reaches each vote. The bins are float thresholds (desc32 is monotone in the
+             * docs/performance.md). No step needs the warp converged (no votes). The bins are
+             * float thresholds (desc32 is monotone in the
              * score): a key's top 12 bits are <= tb iff x >= thr, < tb iff x >= thr_lt; NaN (the
              * last bin's) passes neither, so a NaN pads the lanes past the row. When tb is the
              * last bin (a sample short of ks keys: NaN-heavy rows) the row takes the full passes
@@ -988,18 +1047,15 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             const float thr_lt = tb == 0u ? NAN : sel_desc_floor((tb << 20) - 1u);
             uint32_t n_tk = 0, n_lt = 0;
             float eq_min = INFINITY, eq_max = -INFINITY;
-            const int lane = tid & 31;
-            /* a warp-aggregated list slot for each lane with `take` */
-            auto slot = [&](float x, int64_t p, bool take) {
-                const uint32_t m = __ballot_sync(FULL_MASK, take);
-                if (m != 0u) {
-                    const int leader = __ffs(m) - 1;
-                    uint32_t b0 = 0u;
-                    if (lane == leader) b0 = atomicAdd(&s_count, (uint32_t)__popc(m));
-                    b0 = __shfl_sync(FULL_MASK, b0, leader);
-                    const uint32_t pos = b0 + (uint32_t)__popc(m & ((1u << lane) - 1u));
-                    if (take && pos < SEL_CAP)
-                        list[pos] = ((uint64_t)SEL_DESC32(x) << 32) | (uint64_t)SEL_KEY_LOW(p);
+            /* list slots for this lane's taken keys of a step: bit j of `mask` takes key j
+             * (score x_of(j), pool p_of(j)), one key per trip (a lane has one or two) */
+            auto slots = [&](uint32_t mask, auto x_of, auto p_of) {
+                uint32_t pos = atomicAdd(&s_count, (uint32_t)__popc(mask));
+                for (; mask != 0u; mask &= mask - 1u, pos++) {
+                    const int j = __ffs(mask) - 1;
+                    if (pos < SEL_CAP)
+                        list[pos] =
+                            ((uint64_t)SEL_DESC32(x_of(j)) << 32) | (uint64_t)SEL_KEY_LOW(p_of(j));
                 }
             };
             auto pass = [&](auto form) {
@@ -1039,23 +1095,39 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
                     for (int64_t g0 = 0; g0 < n4c; g0 += chunk) {
                         float4 nv[SEL_SU];
                         load(g0 + chunk < n4c ? g0 + chunk : g0, nv); /* the last: a reload */
-                        bool t[SEL_SU][4], any = false;
+                        bool any = false;
 #pragma unroll
                         for (int u = 0; u < SEL_SU; u++) {
-                            t[u][0] = key(v[u].x), t[u][1] = key(v[u].y);
-                            t[u][2] = key(v[u].z), t[u][3] = key(v[u].w);
-                            any = any || t[u][0] || t[u][1] || t[u][2] || t[u][3];
+                            const bool t0 = key(v[u].x), t1 = key(v[u].y), t2 = key(v[u].z),
+                                       t3 = key(v[u].w);
+                            any = any || t0 || t1 || t2 || t3;
                         }
                         if constexpr (COLLECT) {
-                            if (__any_sync(FULL_MASK, any)) {
+                            if (any) { /* rare per lane (about 3% of steps at the shipped shape) */
+                                uint32_t mask = 0u;
 #pragma unroll
                                 for (int u = 0; u < SEL_SU; u++) {
-                                    const int64_t p = 4 * (g0 + u * step + tid);
-                                    slot(v[u].x, p, t[u][0]);
-                                    slot(v[u].y, p + 1, t[u][1]);
-                                    slot(v[u].z, p + 2, t[u][2]);
-                                    slot(v[u].w, p + 3, t[u][3]);
+                                    mask |= (v[u].x >= thr ? 1u : 0u) << (4 * u);
+                                    mask |= (v[u].y >= thr ? 2u : 0u) << (4 * u);
+                                    mask |= (v[u].z >= thr ? 4u : 0u) << (4 * u);
+                                    mask |= (v[u].w >= thr ? 8u : 0u) << (4 * u);
                                 }
+                                slots(
+                                    mask,
+                                    [&](int j) { /* selects: no runtime index into v */
+                                                 float4 w = v[0];
+#pragma unroll
+                                                 for (int u = 1; u < SEL_SU; u++)
+                                                     if ((j >> 2) == u) w = v[u];
+                                                 const int c = j & 3;
+                                                 return c == 0   ? w.x
+                                                        : c == 1 ? w.y
+                                                        : c == 2 ? w.z
+                                                                 : w.w;
+                                    },
+                                    [&](int j) {
+                                        return 4 * (g0 + (j >> 2) * step + tid) + (j & 3);
+                                    });
                             }
                         }
 #pragma unroll
@@ -1069,11 +1141,36 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
                  * 132-135 of a row's 2,048 winners lie in the tail). */
                 if (p_done == 0)
 #endif
-                    for (int64_t p0 = p_done; p0 < n_vis; p0 += blockDim.x) {
-                        const int64_t p = p0 + tid;
-                        const float x = p < n_vis ? __ldg(row + p) : NAN;
-                        const bool tk = key(x);
-                        if constexpr (COLLECT) slot(x, p, tk);
+                    /* the rest (an aligned row's tail, under SEL_SU chunks; every pool of an
+                     * unaligned row): 4 SEL_SU scalar loads a thread in flight at once (ncu,
+                     * eleventh session: one at a time, a round trip each, the tail took 5% of
+                     * the warp samples) */
+                    for (int64_t p0 = p_done; p0 < n_vis; p0 += 4 * SEL_SU * step) {
+                        constexpr int TU = 4 * SEL_SU;
+                        float x[TU];
+#pragma unroll
+                        for (int u = 0; u < TU; u++) {
+                            const int64_t p = p0 + u * step + tid;
+                            x[u] = __ldg(row + (p < n_vis ? p : 0));
+                            if (p >= n_vis)
+                                x[u] = NAN; /* past the row: neither taken nor counted */
+                        }
+                        uint32_t mask = 0u;
+#pragma unroll
+                        for (int u = 0; u < TU; u++) mask |= key(x[u]) ? 1u << u : 0u;
+                        if constexpr (COLLECT) {
+                            if (mask != 0u)
+                                slots(
+                                    mask,
+                                    [&](int j) {
+                                        float y = x[0];
+#pragma unroll
+                                        for (int u = 1; u < TU; u++)
+                                            if (j == u) y = x[u];
+                                        return y;
+                                    },
+                                    [&](int j) { return p0 + j * step + tid; });
+                        }
                     }
             };
             if (take_all) {
@@ -1161,7 +1258,8 @@ static __global__ void __launch_bounds__(SEL_NT, 2)
             __syncthreads();
         }
         const uint32_t n_c = s_count; /* >= n_sel, <= SEL_CAP */
-        if (!sel_settle(list, n_c, (uint32_t)n_sel, hist, warp_sums, &s_bin, &s_before, &s_count)) {
+        if (!sel_settle(list, n_c, (uint32_t)n_sel, (uint32_t)n_vis, hist, warp_sums, &s_bin,
+                        &s_before, &s_count)) {
             /* the whole sort: a tie group at the threshold larger than the ties to take */
             const uint32_t n2 = sel_pow2_ceil(n_c);
             for (uint32_t e = n_c + tid; e < n2; e += blockDim.x) list[e] = ~0ull;
