@@ -1047,15 +1047,18 @@ static __global__ void __launch_bounds__(SEL_NT, SEL_MINB)
             const float thr_lt = tb == 0u ? NAN : sel_desc_floor((tb << 20) - 1u);
             uint32_t n_tk = 0, n_lt = 0;
             float eq_min = INFINITY, eq_max = -INFINITY;
-            /* list slots for this lane's taken keys of a step: bit j of `mask` takes key j
-             * (score x_of(j), pool p_of(j)), one key per trip (a lane has one or two) */
-            auto slots = [&](uint32_t mask, auto x_of, auto p_of) {
+            /* list slots for this lane's taken keys of a step: bit j of `mask` takes the key
+             * of pool p_of(j), one key per trip (a lane has one or two). Its score is loaded
+             * again (from L1: the step's own line): picking it from the step's registers by a
+             * runtime j put them in local memory, stored every step (ncu, eleventh session:
+             * 528 MB of local stores, the pass 22% slower). */
+            auto slots = [&](uint32_t mask, auto p_of) {
                 uint32_t pos = atomicAdd(&s_count, (uint32_t)__popc(mask));
                 for (; mask != 0u; mask &= mask - 1u, pos++) {
-                    const int j = __ffs(mask) - 1;
+                    const int64_t p = p_of(__ffs(mask) - 1);
                     if (pos < SEL_CAP)
                         list[pos] =
-                            ((uint64_t)SEL_DESC32(x_of(j)) << 32) | (uint64_t)SEL_KEY_LOW(p_of(j));
+                            ((uint64_t)SEL_DESC32(__ldg(row + p)) << 32) | (uint64_t)SEL_KEY_LOW(p);
                 }
             };
             auto pass = [&](auto form) {
@@ -1112,22 +1115,9 @@ static __global__ void __launch_bounds__(SEL_NT, SEL_MINB)
                                     mask |= (v[u].z >= thr ? 4u : 0u) << (4 * u);
                                     mask |= (v[u].w >= thr ? 8u : 0u) << (4 * u);
                                 }
-                                slots(
-                                    mask,
-                                    [&](int j) { /* selects: no runtime index into v */
-                                                 float4 w = v[0];
-#pragma unroll
-                                                 for (int u = 1; u < SEL_SU; u++)
-                                                     if ((j >> 2) == u) w = v[u];
-                                                 const int c = j & 3;
-                                                 return c == 0   ? w.x
-                                                        : c == 1 ? w.y
-                                                        : c == 2 ? w.z
-                                                                 : w.w;
-                                    },
-                                    [&](int j) {
-                                        return 4 * (g0 + (j >> 2) * step + tid) + (j & 3);
-                                    });
+                                slots(mask, [&](int j) {
+                                    return 4 * (g0 + (j >> 2) * step + tid) + (j & 3);
+                                });
                             }
                         }
 #pragma unroll
@@ -1159,17 +1149,7 @@ static __global__ void __launch_bounds__(SEL_NT, SEL_MINB)
 #pragma unroll
                         for (int u = 0; u < TU; u++) mask |= key(x[u]) ? 1u << u : 0u;
                         if constexpr (COLLECT) {
-                            if (mask != 0u)
-                                slots(
-                                    mask,
-                                    [&](int j) {
-                                        float y = x[0];
-#pragma unroll
-                                        for (int u = 1; u < TU; u++)
-                                            if (j == u) y = x[u];
-                                        return y;
-                                    },
-                                    [&](int j) { return p0 + j * step + tid; });
+                            if (mask != 0u) slots(mask, [&](int j) { return p0 + j * step + tid; });
                         }
                     }
             };
