@@ -671,30 +671,21 @@ static __global__ void __launch_bounds__(SEL_REF_NT)
  *     c_less (keys whose prefix is below) and cnt (keys in that bin).
  *  2. As soon as c_less + cnt <= SEL_CAP (typically after the first pass), one more pass
  *     collects every key with prefix <= the found prefix (exactly c_less + cnt keys) into shared
- *     memory; a bitonic sort there puts the n_sel winners first; a second bitonic sort on their
- *     pool indices gives ascending order. Two reads of the row in the common case.
+ *     memory, and the settle (sel_settle) picks the n_sel winners there and puts their pool
+ *     indices in ascending order (sel_sort_pools). Two reads of the row in the common case; the
+ *     sampled route below makes it 1/16 of a read and one pass.
  *  3. Otherwise (massive ties, or n_sel > SEL_CAP) all 32 bits are resolved by the passes
  *     (threshold T, c_less = #{desc32 < T}, m = n_sel - c_less ties to take), and one ordered pass
  *     over the row (block scans over chunks in ascending pool order) emits the pools with
  *     desc32 < T plus the first m with desc32 == T, already ascending.
  * Shared memory: SEL_CAP u64 keys + SEL_BINS u32 bins = 80 KiB dynamic (2 blocks / SM). */
-#ifndef SEL_NT /* the -D overrides: probe builds only (tools/bench/probe_select.sh) */
 #define SEL_NT 512
-#endif
-#ifndef SEL_MINB
 #define SEL_MINB 2 /* blocks per SM */
-#endif
-#ifndef SEL_CAP
 #define SEL_CAP 8192
-#endif
 #define SEL_BINS 4096
-#ifndef SEL_SU
-#define SEL_SU 3 /* float4 loads in flight per thread in the sampled pass (64 registers) */
-#endif
-#ifndef SEL_SAMP_U
+#define SEL_SU 3      /* float4 loads in flight per thread in the sampled pass (64 registers) */
 #define SEL_SAMP_U 16 /* sample loads in flight per thread (4-byte) */
-#endif
-#define SEL_OE 8 /* pools per thread per chunk of the ordered pass */
+#define SEL_OE 8      /* pools per thread per chunk of the ordered pass */
 #define SEL_SMEM ((size_t)SEL_CAP * sizeof(uint64_t) + (size_t)SEL_BINS * sizeof(uint32_t))
 
 /* Calls f(x, p) for every visible p in [0, n) in any order; float4 loads, 4 in flight. */
@@ -785,18 +776,15 @@ static __device__ __forceinline__ uint32_t sel_pow2_ceil(uint32_t n) {
 /* hist[0 .. n) holds n distinct pool indices below n_vis: into list[0 .. n), ascending. Ends with
  * a barrier. Where the row's pool bitmap fits list (n_vis <= 30 x 32 x blockDim: 491,520 pools at
  * 512 threads) the pools mark a bitmap and each thread emits the set bits of its own run of words
- * in order, at its rank from one block scan: 6 barriers (SEL_BITMAP_SORT; ncu, eleventh session:
+ * in order, at its rank from one block scan: 6 barriers (ncu, eleventh session:
  * the bitonic sort of 512 pools, 45 barrier steps, held 5% of the kernel's warp samples). Thread
  * t's run is words [t per, (t + 1) per), stored at t (per + 1) + k: per even, so the stride per + 1
  * is odd and a warp's reads at one k fall in 32 distinct banks. Else the bitonic sort. */
-#ifndef SEL_BITMAP_SORT
-#define SEL_BITMAP_SORT 1
-#endif
 static __device__ void sel_sort_pools(uint64_t *list, uint32_t *hist, uint32_t n, uint32_t n_vis,
                                       uint32_t *warp_sums) {
     const uint32_t n_words = (n_vis + 31) / 32, nt = blockDim.x, tid = threadIdx.x;
     const uint32_t per = ((n_words + nt - 1) / nt + 1) & ~1u; /* even */
-    if (SEL_BITMAP_SORT && (per + 1) * nt <= 2 * SEL_CAP) {
+    if ((per + 1) * nt <= 2 * SEL_CAP) {
         uint32_t *bm = reinterpret_cast<uint32_t *>(list);
         for (uint32_t w = tid; w < (per + 1) * nt; w += nt) bm[w] = 0u;
         __syncthreads();
@@ -830,9 +818,10 @@ static __device__ void sel_sort_pools(uint64_t *list, uint32_t *hist, uint32_t n
  * histograms of the list (in shared memory, hist as scratch), then compacts the n_sel winners
  * (every key with desc32 < T, and the k smallest keys with desc32 == T: a small sort of the tie
  * group when it straddles the cut) and sorts only their pool indices into list[0 .. n_sel),
- * ascending. This replaces the bitonic sort of all n_c keys (up to 8192: 91 barrier steps) by three
- * short histograms and sorts of the tie group and of n_sel. Returns false, list untouched, when
- * n_sel plus the tie group exceed SEL_BINS (the scratch): the caller sorts everything. */
+ * ascending (sel_sort_pools). This replaces the bitonic sort of all n_c keys (up to 8192: 91
+ * barrier steps) by three short histograms and sorts of the tie group and of n_sel. Returns false,
+ * list untouched, when n_sel plus the tie group exceed SEL_BINS (the scratch): the caller sorts
+ * everything. */
 static __device__ bool sel_settle(uint64_t *list, uint32_t n_c, uint32_t n_sel, uint32_t n_vis,
                                   uint32_t *hist, uint32_t *warp_sums, uint32_t *s_bin,
                                   uint32_t *s_before, uint32_t *s_count) {
