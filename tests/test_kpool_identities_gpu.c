@@ -119,6 +119,21 @@ static float tie_value(int kind, mla_fill_stream *s) {
     }
 }
 
+/* The radix select (the launcher) and then the reference on the score plane bs (sh's shape), each
+ * into bi freshly poisoned; their idx downloaded into ix[0] (radix) and ix[1] (reference). */
+static void radix_then_reference(tb *t, const gpu_buf *bs, gpu_buf *bi, select_shape sh,
+                                 int32_t *ix[2]) {
+    for (int r = 0; r < 2; r++) {
+        gpu_buf_poison(bi);
+        tb_launched(t,
+                    (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
+                        bs->ptr, bi->ptr, sh.t_q, sh.n_pools, sh.pool, sh.select_k, sh.width,
+                        sh.first_pos, sh.always_tail, NULL),
+                    r ? "memra_mla_kpool_select_ref_f32" : "memra_mla_kpool_select_f32");
+        ix[r] = tb_output(t, bi, "idx", r ? "reference" : "radix", 1);
+    }
+}
+
 /* ------------------------------------------------------------------ fixture shapes --------- */
 static void fixture_identity(const char *case_name) {
     GPU_REQUIRE();
@@ -148,15 +163,10 @@ static void fixture_identity(const char *case_name) {
                NULL, 1);
     const int64_t ishape[2] = {g->t_q, g->width};
     int32_t *ix[2];
-    for (int r = 0; r < 2; r++) {
-        gpu_buf_poison(&bi);
-        tb_launched(&t,
-                    (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
-                        bs.ptr, bi.ptr, g->t_q, g->n_pools, g->pool, g->select_k, g->width,
-                        g->first_pos, g->always_tail, NULL),
-                    r ? "memra_mla_kpool_select_ref_f32" : "memra_mla_kpool_select_f32");
-        ix[r] = tb_output(&t, &bi, "idx", r ? "reference" : "radix", 1);
-    }
+    radix_then_reference(&t, &bs, &bi,
+                         (select_shape){g->t_q, g->n_pools, g->pool, g->select_k, g->width,
+                                        g->first_pos, g->always_tail},
+                         ix);
     tb_compare(&t, "idx", ST_I32, 2, ishape, ix[0], "radix", ix[1], "reference", MLA_TOL_EXACT,
                NULL, 1);
     free(s[0]), free(s[1]), free(ix[0]), free(ix[1]);
@@ -566,14 +576,8 @@ Test(kpool_identities, select_tie_heavy, .timeout = 300) {
                 }
             gpu_buf bs = gpu_buf_from_host(s, ns * 4), bi = gpu_buf_alloc(ni * 4);
             int32_t *ix[2];
-            for (int r = 0; r < 2; r++) {
-                gpu_buf_poison(&bi);
-                tb_launched(&t,
-                            (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
-                                bs.ptr, bi.ptr, tq, np, pool, sel, width, fp, shp[si].tail, NULL),
-                            r ? "memra_mla_kpool_select_ref_f32" : "memra_mla_kpool_select_f32");
-                ix[r] = tb_output(&t, &bi, "idx", r ? "reference" : "radix", 1);
-            }
+            radix_then_reference(&t, &bs, &bi,
+                                 (select_shape){tq, np, pool, sel, width, fp, shp[si].tail}, ix);
             int32_t *orc = tb_xmalloc(&t, ni * 4);
             oracle_kpool_select_f32(s, orc, tq, np, pool, sel, width, fp, shp[si].tail);
             char cname[160];
@@ -785,14 +789,7 @@ Test(kpool_identities, select_sort_bitmap_limit, .timeout = 300) {
     for (size_t e = 0; e < ns; e++) s[e] = tie_value(0, &st);
     gpu_buf bs = gpu_buf_from_host(s, ns * 4), bi = gpu_buf_alloc(ni * 4);
     int32_t *ix[2];
-    for (int r = 0; r < 2; r++) {
-        gpu_buf_poison(&bi);
-        tb_launched(&t,
-                    (r ? memra_mla_kpool_select_ref_f32 : memra_mla_kpool_select_f32)(
-                        bs.ptr, bi.ptr, TQ, NP, POOL, K, W, FP, 0, NULL),
-                    r ? "memra_mla_kpool_select_ref_f32" : "memra_mla_kpool_select_f32");
-        ix[r] = tb_output(&t, &bi, "idx", r ? "reference" : "radix", 1);
-    }
+    radix_then_reference(&t, &bs, &bi, (select_shape){TQ, NP, POOL, K, W, FP, 0}, ix);
     tb_input_untouched(&t, &bs, s, "score");
     int32_t *orc = tb_xmalloc(&t, ni * 4);
     oracle_kpool_select_f32(s, orc, TQ, NP, POOL, K, W, FP, 0);
