@@ -55,3 +55,33 @@ def cuda_library(name, srcs, hdrs = [], deps = [], cuda_hdrs = [], copts = [], h
         linkstatic = True,
         **kwargs
     )
+
+def cuda_ptxas_reports(name, srcs, hdrs = [], **kwargs):
+    """One genrule per source: nvcc with the product flags of cuda_library (no cmd_suffix: never a
+    bite or slow define) plus -Xptxas -v, its report written to <name>/<file>.ptxas.txt (the
+    object is thrown away); and a filegroup `name` of the reports (tools/ptxas_budget.py)."""
+    outs = []
+    for src in srcs:
+        fname = src.split("/")[-1]
+        base = fname.rsplit(".", 1)[0]
+        out = name + "/" + fname + ".ptxas.txt"
+        native.genrule(
+            name = name + "_" + base,
+            srcs = [src] + hdrs,
+            outs = [out],
+            cmd = " ".join([
+                "T=$$(mktemp -d) &&",
+                NVCC,
+                "-std=c++17 -O3",
+                "$${CUDA_GENCODE_OVERRIDE:-" + CUDA_GENCODE + "}",
+                "-Xcompiler -fPIC",
+                "-I. -I$(GENDIR)",
+                "-Xptxas -v",
+                "-c $(location " + src + ")",
+                "-o $$T/o.o > $@ 2>&1; rc=$$?; rm -rf $$T;",
+                "if [ $$rc -ne 0 ]; then cat $@ >&2; exit $$rc; fi",
+            ]),
+            message = "nvcc -Xptxas -v " + src,
+        )
+        outs.append(out)
+    native.filegroup(name = name, srcs = outs, **kwargs)
