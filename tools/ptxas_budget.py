@@ -35,9 +35,17 @@ HEADER = ("# tools/ptxas_budget.tsv: each kernel function's ptxas budget (tools/
           "# Rewrite with `ptxas_budget.py update`; say in the commit why a number grew.\n")
 
 
+def stable_name(mangled):
+    """The mangled name without the per-build hash of an internal-linkage namespace (nvcc's
+    `_INTERNAL_<8 hex>_`, which differs between checkouts; same length, so it still demangles)."""
+    return re.sub(r"_INTERNAL_[0-9a-f]{8}_", "_INTERNAL_xxxxxxxx_", mangled)
+
+
 def parse_report(text):
-    """{mangled: {"stack", "spill_stores", "spill_loads", "registers"}} from nvcc -Xptxas -v."""
+    """{mangled: {"stack", "spill_stores", "spill_loads", "registers"}} from nvcc -Xptxas -v
+    (names through stable_name)."""
     out, cur = {}, None
+    text = stable_name(text)
     for line in text.splitlines():
         m = re.search(r"Function properties for (\S+)", line)
         if m:
