@@ -1016,7 +1016,7 @@ static __global__ void __launch_bounds__(SEL_NT, SEL_MINB)
              *    bits are <= tb gets a list slot (a lane with any among its 4 SEL_SU keys of a
              *    step takes their slots with one shared atomic and writes only those keys:
              *    ncu, eleventh session: a warp vote and a slot sequence per key, 12 a step, took
-             *    44 of the 102.7 M instructions); the slot counter counts them all, so a
+             *    39 of the 102.7 M instructions); the slot counter counts them all, so a
              *    collected set of n_sel .. SEL_CAP keys settles the row, and any other count
              *    (a sample far off) sends the row to the full passes from level 0;
              *  - counting (a tie group at the cut, far past SEL_CAP): the keys below tb and in
