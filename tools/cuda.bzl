@@ -24,6 +24,14 @@ NVCC = "/usr/local/cuda/bin/nvcc"
 
 CUDA_GENCODE = "-gencode=arch=compute_90,code=sm_90"
 
+# The product flags every nvcc action here starts with (cuda_library's objects, and the ptxas
+# reports of cuda_ptxas_reports, which must see the code the product build compiles).
+NVCC_FLAGS = " ".join([
+    "-std=c++17 -O3",
+    "$${CUDA_GENCODE_OVERRIDE:-" + CUDA_GENCODE + "}",
+    "-Xcompiler -fPIC",
+])
+
 def cuda_library(name, srcs, hdrs = [], deps = [], cuda_hdrs = [], copts = [], host_copts = [], cmd_suffix = "", **kwargs):
     objs = []
     for src in srcs:
@@ -35,9 +43,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], cuda_hdrs = [], copts = [], h
             outs = [out],
             cmd = " ".join([
                 NVCC,
-                "-std=c++17 -O3",
-                "$${CUDA_GENCODE_OVERRIDE:-" + CUDA_GENCODE + "}",
-                "-Xcompiler -fPIC",
+                NVCC_FLAGS,
                 " ".join(["-Xcompiler " + o for o in host_copts]),
                 " ".join(copts),
                 "-I. -I$(GENDIR)",
@@ -72,9 +78,7 @@ def cuda_ptxas_reports(name, srcs, hdrs = [], **kwargs):
             cmd = " ".join([
                 "T=$$(mktemp -d) &&",
                 NVCC,
-                "-std=c++17 -O3",
-                "$${CUDA_GENCODE_OVERRIDE:-" + CUDA_GENCODE + "}",
-                "-Xcompiler -fPIC",
+                NVCC_FLAGS,
                 "-I. -I$(GENDIR)",
                 "-Xptxas -v",
                 "-c $(location " + src + ")",

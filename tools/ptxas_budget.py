@@ -47,9 +47,11 @@ def parse_report(text):
     out, cur = {}, None
     text = stable_name(text)
     for line in text.splitlines():
-        m = re.search(r"Function properties for (\S+)", line)
+        # a function's block opens with either line (an entry's "Compiling entry function",
+        # then "Function properties" for it and for each non-inlined device function)
+        m = re.search(r"Function properties for (\S+)|Compiling entry function '([^']+)'", line)
         if m:
-            cur = m.group(1)
+            cur = m.group(1) or m.group(2)
             out.setdefault(cur, {"stack": 0, "spill_stores": 0, "spill_loads": 0,
                                  "registers": None})
             continue
@@ -58,12 +60,6 @@ def parse_report(text):
         if m and cur is not None:
             out[cur].update(stack=int(m.group(1)), spill_stores=int(m.group(2)),
                             spill_loads=int(m.group(3)))
-            continue
-        m = re.search(r"Compiling entry function '([^']+)'", line)
-        if m:
-            cur = m.group(1)
-            out.setdefault(cur, {"stack": 0, "spill_stores": 0, "spill_loads": 0,
-                                 "registers": None})
             continue
         m = re.search(r"Used (\d+) registers", line)
         if m and cur is not None:
