@@ -773,6 +773,17 @@ static __device__ __forceinline__ uint32_t sel_pow2_ceil(uint32_t n) {
     return n <= 1 ? 1u : 1u << (32 - __clz(n - 1));
 }
 
+#if defined(MLA_SHAKE_SELECT)
+/* SHAKE (test-only, never in a product build: //kernels:mla_kernels_shake, docs/mutation.md):
+ * the odd warps of a block sleep 50 us at each side of the sample histogram's barriers and of the
+ * bitmap sort's (sel_sort_pools), so a barrier missing there loses its race on every launch
+ * instead of almost never. The bytes and receipts are the product build's: a barrier in place
+ * makes the delay only time. */
+static __device__ __forceinline__ void sel_shake() {
+    if ((threadIdx.x >> 5) & 1) __nanosleep(50000);
+}
+#endif
+
 /* hist[0 .. n) holds n distinct pool indices below n_vis: into list[0 .. n), ascending. Ends with
  * a barrier. Where the row's pool bitmap fits list (n_vis <= 30 x 32 x blockDim: 491,520 pools at
  * 512 threads) the pools mark a bitmap and each thread emits the set bits of its own run of words
@@ -786,13 +797,22 @@ static __device__ void sel_sort_pools(uint64_t *list, uint32_t *hist, uint32_t n
     const uint32_t per = ((n_words + nt - 1) / nt + 1) & ~1u; /* even */
     if ((per + 1) * nt <= 2 * SEL_CAP) {
         uint32_t *bm = reinterpret_cast<uint32_t *>(list);
+#if defined(MLA_SHAKE_SELECT)
+        sel_shake(); /* the odd warps clear their words late */
+#endif
         for (uint32_t w = tid; w < (per + 1) * nt; w += nt) bm[w] = 0u;
         __syncthreads();
+#if defined(MLA_SHAKE_SELECT)
+        sel_shake(); /* the odd warps mark their pools late */
+#endif
         for (uint32_t e = tid; e < n; e += nt) {
             const uint32_t p = hist[e], w = p >> 5;
             atomicOr(&bm[(w / per) * (per + 1) + w % per], 1u << (p & 31));
         }
         __syncthreads();
+#if defined(MLA_SHAKE_SELECT)
+        sel_shake(); /* the odd warps read their runs and emit late */
+#endif
         const uint32_t *run = bm + tid * (per + 1);
         uint32_t c = 0;
         for (uint32_t k = 0; k < per; k++) c += (uint32_t)__popc(run[k]);
@@ -803,6 +823,9 @@ static __device__ void sel_sort_pools(uint64_t *list, uint32_t *hist, uint32_t n
             for (uint32_t b = run[k]; b != 0u; b &= b - 1u)
                 hist[r++] = (tid * per + k) * 32 + (uint32_t)(__ffs(b) - 1);
         __syncthreads();
+#if defined(MLA_SHAKE_SELECT)
+        sel_shake(); /* the odd warps copy the sorted pools late */
+#endif
         for (uint32_t e = tid; e < n; e += nt) list[e] = hist[e];
         __syncthreads();
         return;
@@ -921,15 +944,6 @@ static __device__ float sel_block_max_f32(float v, uint32_t *warp_sums) {
  * Receipts: sel_sampled_hits (settled with no further full-row pass: collected, or tb one value)
  * / _fallbacks (another full-row pass or more). */
 #define SEL_SAMPLE_MIN 65536
-#if defined(MLA_SHAKE_SELECT)
-/* SHAKE (test-only, never in a product build: //kernels:mla_kernels_shake, docs/mutation.md):
- * the odd warps of a block sleep 50 us at each side of the sample histogram's barriers, so a
- * barrier missing there loses its race on every launch instead of almost never. The bytes and
- * receipts are the product build's: a barrier in place makes the delay only time. */
-static __device__ __forceinline__ void sel_shake() {
-    if ((threadIdx.x >> 5) & 1) __nanosleep(50000);
-}
-#endif
 template <bool B> struct sel_form { static constexpr bool value = B; }; /* a pass's form */
 __device__ unsigned long long sel_sampled_hits, sel_sampled_fallbacks;
 
