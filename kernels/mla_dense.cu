@@ -235,21 +235,25 @@ struct dense_block {
     int32_t h, o1, c0;
 };
 
+/* In 32-bit unsigned arithmetic: the block index is below 2^31, and (s + 1) * out_dim <= out_dim^2
+ * <= 2^20 (split <= out_dim <= MLA_MAX_HEAD_DIM or MLA_MAX_RANK, 1024). The 64-bit divisions this
+ * replaced were each a call of about 60 instructions, eight of them at every block's start, before
+ * its first copy (twelfth session, docs/performance.md). */
 static __device__ __forceinline__ bool dense_block_of(int32_t t_q, int32_t n_head, int32_t out_dim,
                                                       int32_t split, int32_t nb, int tt,
                                                       int32_t cols, dense_block *q) {
-    int64_t b = blockIdx.x;
-    const int32_t cb = (int32_t)(b % nb);
-    b /= nb;
-    const int32_t s = (int32_t)(b % split);
-    b /= split;
-    q->h = (int32_t)(b % n_head);
-    q->i0 = (b / n_head) * tt;
+    uint32_t b = blockIdx.x;
+    const uint32_t cb = b % (uint32_t)nb;
+    b /= (uint32_t)nb;
+    const uint32_t s = b % (uint32_t)split;
+    b /= (uint32_t)split;
+    q->h = (int32_t)(b % (uint32_t)n_head);
+    q->i0 = (int64_t)(b / (uint32_t)n_head) * tt;
     const int64_t left = (int64_t)t_q - q->i0;
     q->nt = left < tt ? (int32_t)left : tt;
-    const int32_t o0 = (int32_t)((int64_t)s * out_dim / split);
-    q->o1 = (int32_t)((int64_t)(s + 1) * out_dim / split);
-    q->c0 = o0 + cb * cols;
+    const int32_t o0 = (int32_t)(s * (uint32_t)out_dim / (uint32_t)split);
+    q->o1 = (int32_t)((s + 1) * (uint32_t)out_dim / (uint32_t)split);
+    q->c0 = o0 + (int32_t)cb * cols;
     return q->c0 < q->o1;
 }
 
@@ -392,14 +396,17 @@ static __host__ __device__ constexpr int ab_bulk_ring_floats(void) {
     return AB_BULK_NS * AB_BULK_ROWS * AB_COLS;
 }
 
-template <int TT>
+/* DN > 0: the arm of d_nope DN (glm5's 192, glm5_next's 256), its chunk loop a constant. */
+template <int TT, int DN = 0>
 static __global__ void __launch_bounds__(AB_COLS)
     absorb_q_bulk_f32(const float *__restrict__ q_nope, const float *__restrict__ wk_b,
-                      float *__restrict__ q_lat, int32_t t_q, int32_t n_head, int32_t d_nope,
+                      float *__restrict__ q_lat, int32_t t_q, int32_t n_head, int32_t d_nope_arg,
                       int32_t kv_rank, int32_t split, int32_t nb) {
     /* its own name: every `extern __shared__ smem` is one symbol, of one alignment */
     extern __shared__ __align__(128) float ab_bulk_smem[];
     __shared__ __align__(8) uint64_t bar[AB_BULK_NS];
+    const int32_t d_nope = DN ? DN : d_nope_arg;
+    constexpr int UNROLL_K = DN ? (DN + AB_BULK_ROWS - 1) / AB_BULK_ROWS : 1;
     dense_block q;
     if (!dense_block_of(t_q, n_head, kv_rank, split, nb, TT, AB_COLS, &q)) return;
     const int tid = threadIdx.x;
@@ -440,6 +447,7 @@ static __global__ void __launch_bounds__(AB_COLS)
     float acc[TT];
 #pragma unroll
     for (int t = 0; t < TT; t++) acc[t] = 0.0f;
+#pragma unroll UNROLL_K
     for (int32_t k = 0; k < n_ch; k++) {
         mla_mbar_wait(&bar[k % AB_BULK_NS], (unsigned)(k / AB_BULK_NS) & 1u);
         const float *st = ring + (size_t)(k % AB_BULK_NS) * AB_BULK_ROWS * AB_COLS + tid;
@@ -489,18 +497,24 @@ static __global__ void __launch_bounds__(AB_COLS)
 /* decompress: out[i][h][v] = chain over r < kv_rank of wv_b[h][v][r] * o_lat[i][h][r].
  * Shared memory: os[r][TT] (the group's o_lat rows), then per warp a ring of DV_NS chunks
  * [32 rows][dv_ld(TT)] (row chunk r0 .. r0 + dv_ch(TT) of the warp's 32 outputs). VEC: 16-byte
- * copies (kv_rank % 4 == 0 and wv_b 16-byte aligned), else 4-byte copies. */
-template <int TT, bool VEC>
+ * copies (kv_rank % 4 == 0 and wv_b 16-byte aligned), else 4-byte copies. KR > 0: the arm of
+ * kv_rank KR (a multiple of dv_ch(TT), VEC), every chunk whole and every loop bound a constant, so
+ * the chunk loops unroll (H200, twelfth session: a standalone copy of the runtime-rank arm with
+ * constant bounds ran 12.4 us against the launcher's 14.0, bytes identical). */
+template <int TT, bool VEC, int KR = 0>
 static __global__ void __launch_bounds__(DENSE_COLS, 2)
     decompress_v_f32(const float *__restrict__ o_lat, const float *__restrict__ wv_b,
                      float *__restrict__ out, int32_t t_q, int32_t n_head, int32_t d_v,
-                     int32_t kv_rank, int32_t split, int32_t nb) {
+                     int32_t kv_rank_arg, int32_t split, int32_t nb) {
+    static_assert(KR == 0 || (VEC && TT <= 2 && KR % dv_ch(TT) == 0), "a constant-rank arm");
     extern __shared__ __align__(16) float smem[];
+    const int32_t kv_rank = KR ? KR : kv_rank_arg;
     dense_block q;
     if (!dense_block_of(t_q, n_head, d_v, split, nb, TT, DENSE_COLS, &q)) return;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     float *os = smem;
     constexpr int DV_NS = dv_ns(TT), DV_CH = dv_ch(TT), DV_LD = dv_ld(TT);
+    constexpr int UNROLL_K = KR ? KR / dv_ch(TT) : 1; /* the chunk loop: whole at KR */
     float *ring = smem + (size_t)((kv_rank + 3) & ~3) * TT + (size_t)warp * dv_ring_floats(TT);
     const int32_t v0 = q.c0 + warp * 32; /* the warp's first output */
     const bool warp_on = v0 < q.o1;
@@ -543,24 +557,33 @@ static __global__ void __launch_bounds__(DENSE_COLS, 2)
     float acc[TT];
 #pragma unroll
     for (int t = 0; t < TT; t++) acc[t] = 0.0f;
+#pragma unroll UNROLL_K
     for (int32_t k = 0; k < n_ch; k++) {
         issue(k + DV_NS - 1); /* into the stage chunk k - 1 used: released by the last syncwarp */
         mla_cp_async_wait<DV_NS - 1>(); /* this lane's copies of chunk k have landed */
         __syncwarp();                   /* ... and every lane's are visible */
-        const int32_t r0 = k * DV_CH, rw = min(DV_CH, kv_rank - r0);
+        const int32_t r0 = k * DV_CH, rw = KR ? DV_CH : min(DV_CH, kv_rank - r0);
         const float *row = ring + (k % DV_NS) * (32 * DV_LD) + lane * DV_LD;
         if (on) {
             int32_t c = 0;
             if (VEC) {
+#pragma unroll(KR ? DV_CH / 4 : 1)
                 for (; c + 4 <= rw; c += 4) {
                     const float4 w4 = *reinterpret_cast<const float4 *>(row + c);
                     const float w[4] = {w4.x, w4.y, w4.z, w4.w};
+                    if constexpr (TT == 1) { /* the 4 rows' values: one 16-byte load */
+                        const float4 o4 = *reinterpret_cast<const float4 *>(os + r0 + c);
+                        const float ov[4] = {o4.x, o4.y, o4.z, o4.w};
 #pragma unroll
-                    for (int x = 0; x < 4; x++) {
-                        float ov[TT];
-                        dense_tok_vals<TT>(os, r0 + c + x, ov);
+                        for (int x = 0; x < 4; x++) acc[0] = __fmaf_rn(w[x], ov[x], acc[0]);
+                    } else {
 #pragma unroll
-                        for (int t = 0; t < TT; t++) acc[t] = __fmaf_rn(w[x], ov[t], acc[t]);
+                        for (int x = 0; x < 4; x++) {
+                            float ov[TT];
+                            dense_tok_vals<TT>(os, r0 + c + x, ov);
+#pragma unroll
+                            for (int t = 0; t < TT; t++) acc[t] = __fmaf_rn(w[x], ov[t], acc[t]);
+                        }
                     }
                 }
             }
@@ -596,9 +619,11 @@ static void absorb_q_f32_arm(const dense_plan &p, const float *q_nope, const flo
     const bool vec = kv_rank % (4 * split) == 0 && ((uintptr_t)wk_b & 15) == 0;
     if constexpr (TT <= 4) {
         if (vec) { /* the bulk arm: rows as 16-byte multiples from 16-byte aligned addresses */
-            absorb_q_bulk_f32<TT>
-                <<<(unsigned)p.blocks, AB_COLS, absorb_bulk_smem(d_nope, TT), st>>>(
-                    q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, split, p.nb);
+            auto bulk = d_nope == 192   ? absorb_q_bulk_f32<TT, 192>
+                        : d_nope == 256 ? absorb_q_bulk_f32<TT, 256>
+                                        : absorb_q_bulk_f32<TT>;
+            bulk<<<(unsigned)p.blocks, AB_COLS, absorb_bulk_smem(d_nope, TT), st>>>(
+                q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, split, p.nb);
             return;
         }
     }
@@ -638,7 +663,12 @@ static void decompress_v_f32_arm(const dense_plan &p, const float *o_lat, const 
                                  float *out, int32_t t_q, int32_t n_head, int32_t d_v,
                                  int32_t kv_rank, int32_t split, cudaStream_t st) {
     const bool vec = (kv_rank & 3) == 0 && ((uintptr_t)wv_b & 15) == 0;
-    auto kern = vec ? decompress_v_f32<TT, true> : decompress_v_f32<TT, false>;
+    /* glm5's and glm5_next's kv_rank 512 at the decode widths (TT <= 2, where the chains' latency
+     * is the cost): the constant-rank arm (at TT 4 / 8, whose blocks are compute-bound, the whole
+     * unroll took 255 registers and spilled) */
+    auto kern = !vec ? decompress_v_f32<TT, false> : decompress_v_f32<TT, true>;
+    if constexpr (TT <= 2)
+        if (vec && kv_rank == 512) kern = decompress_v_f32<TT, true, 512>;
     const size_t smem = decompress_smem(kv_rank, TT);
     kern<<<(unsigned)p.blocks, DENSE_COLS, smem, st>>>(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank,
                                                        split, p.nb);
@@ -722,6 +752,12 @@ template <int TT> static cudaError_t dense_set_attrs(void) {
     e = cudaFuncSetAttribute(decompress_v_f32<TT, false>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, dv);
     if (e != cudaSuccess) return e;
+    if constexpr (TT <= 2) {
+        e = cudaFuncSetAttribute(decompress_v_f32<TT, true, 512>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)decompress_smem(512, TT));
+        if (e != cudaSuccess) return e;
+    }
     const int ab = (int)absorb_smem(MLA_MAX_HEAD_DIM, TT);
     e = cudaFuncSetAttribute(absorb_q_f32<TT, (TT > 4)>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, ab);
@@ -729,6 +765,14 @@ template <int TT> static cudaError_t dense_set_attrs(void) {
     if constexpr (TT <= 4) {
         e = cudaFuncSetAttribute(absorb_q_bulk_f32<TT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)absorb_bulk_smem(MLA_MAX_HEAD_DIM, TT));
+        if (e != cudaSuccess) return e;
+        e = cudaFuncSetAttribute(absorb_q_bulk_f32<TT, 192>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)absorb_bulk_smem(192, TT));
+        if (e != cudaSuccess) return e;
+        e = cudaFuncSetAttribute(absorb_q_bulk_f32<TT, 256>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)absorb_bulk_smem(256, TT));
         if (e != cudaSuccess) return e;
     }
     return cudaFuncSetAttribute(absorb_q_f32<TT, false>,
