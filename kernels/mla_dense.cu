@@ -259,13 +259,58 @@ static __device__ __forceinline__ bool dense_block_of(int32_t t_q, int32_t n_hea
 
 /* The group's token rows of src[t_q][n_head][dim] at head q.h into dst[dim][TT] of shared memory
  * (dst[d * TT + t] = token i0 + t's element d; zero for t >= nt), by the block's nthreads. */
+/* Element e of that layout (0 past the group's tokens), for e < dim * TT. */
 template <int TT>
-static __device__ __forceinline__ void dense_load_group(float *dst, const float *src, int32_t dim,
-                                                        int32_t n_head, const dense_block &q,
-                                                        int nthreads) {
-    for (int32_t e = threadIdx.x; e < dim * TT; e += nthreads) {
-        const int32_t d = e / TT, t = e - d * TT;
-        dst[e] = t < q.nt ? src[((q.i0 + t) * n_head + q.h) * (int64_t)dim + d] : 0.0f;
+static __device__ __forceinline__ float
+dense_group_elem(const float *src, int32_t dim, int32_t n_head, const dense_block &q, int32_t e) {
+    const int32_t d = e / TT, t = e - d * TT;
+    return t < q.nt ? __ldg(src + ((q.i0 + t) * n_head + q.h) * (int64_t)dim + d) : 0.0f;
+}
+
+/* The layout's first DENSE_GROUP_U elements a thread, loaded into registers before the block's
+ * weight copies are issued and stored after (dense_store_group), so that their loads are not
+ * queued behind the copies' megabytes. ncu (H200, twelfth session, before this): the store of
+ * each loaded value to shared memory held 22% of decompress_v's warp samples and 20% of
+ * absorb_q's (long scoreboard), its loads one round trip after another (a loop of 4 dependent
+ * iterations at decompress's 128 threads) and behind the copies. */
+#define DENSE_GROUP_U 4
+struct dense_group_regs {
+    float v[DENSE_GROUP_U];
+};
+template <int TT>
+static __device__ __forceinline__ void
+dense_fetch_group_at(dense_group_regs &g, const float *src, int32_t dim, int32_t n_head,
+                     const dense_block &q, int nthreads, int32_t e0) {
+#pragma unroll
+    for (int u = 0; u < DENSE_GROUP_U; u++) {
+        const int32_t e = e0 + u * nthreads;
+        g.v[u] = e < dim * TT ? dense_group_elem<TT>(src, dim, n_head, q, e) : 0.0f;
+    }
+}
+template <int TT>
+static __device__ __forceinline__ void dense_fetch_group(dense_group_regs &g, const float *src,
+                                                         int32_t dim, int32_t n_head,
+                                                         const dense_block &q, int nthreads) {
+    dense_fetch_group_at<TT>(g, src, dim, n_head, q, nthreads, (int32_t)threadIdx.x);
+}
+/* Stores the fetched elements, then loads and stores the rest (DENSE_GROUP_U loads in flight). */
+template <int TT>
+static __device__ __forceinline__ void
+dense_store_group(float *dst, const dense_group_regs &g, const float *src, int32_t dim,
+                  int32_t n_head, const dense_block &q, int nthreads) {
+    const int32_t n = dim * TT;
+#pragma unroll
+    for (int u = 0; u < DENSE_GROUP_U; u++) {
+        const int32_t e = (int32_t)threadIdx.x + u * nthreads;
+        if (e < n) dst[e] = g.v[u];
+    }
+    for (int32_t e0 = (int32_t)threadIdx.x + DENSE_GROUP_U * nthreads; e0 < n;
+         e0 += DENSE_GROUP_U * nthreads) {
+        dense_group_regs r;
+        dense_fetch_group_at<TT>(r, src, dim, n_head, q, nthreads, e0);
+#pragma unroll
+        for (int u = 0; u < DENSE_GROUP_U; u++)
+            if (e0 + u * nthreads < n) dst[e0 + u * nthreads] = r.v[u];
     }
 }
 
@@ -333,9 +378,11 @@ static __global__ void __launch_bounds__(AB_WARPS * 32)
         mla_cp_async_commit(); /* an empty group past the last chunk keeps the count uniform */
     };
 
+    dense_group_regs g;
+    dense_fetch_group<TT>(g, q_nope, d_nope, n_head, q, AB_WARPS * 32);
     if (warp_on)
         for (int k = 0; k < AB_NS - 1; k++) issue(k);
-    dense_load_group<TT>(qs, q_nope, d_nope, n_head, q, AB_WARPS * 32);
+    dense_store_group<TT>(qs, g, q_nope, d_nope, n_head, q, AB_WARPS * 32);
     __syncthreads(); /* qs; the only block barrier */
     if (!warp_on) return;
 
@@ -435,13 +482,15 @@ static __global__ void __launch_bounds__(AB_COLS)
         }
     };
 
+    dense_group_regs g;
+    dense_fetch_group<TT>(g, q_nope, d_nope, n_head, q, AB_COLS);
     if (tid == 0) {
         for (int i = 0; i < AB_BULK_NS; i++) mla_mbar_init(&bar[i], 1);
         mla_mbar_fence_init();
     }
     __syncthreads(); /* the barriers */
     issue(0, min(n_ch, AB_BULK_NS));
-    dense_load_group<TT>(qs, q_nope, d_nope, n_head, q, AB_COLS);
+    dense_store_group<TT>(qs, g, q_nope, d_nope, n_head, q, AB_COLS);
     __syncthreads(); /* qs */
 
     float acc[TT];
@@ -547,9 +596,11 @@ static __global__ void __launch_bounds__(DENSE_COLS, 2)
         mla_cp_async_commit(); /* an empty group past the last chunk keeps the count uniform */
     };
 
+    dense_group_regs g;
+    dense_fetch_group<TT>(g, o_lat, kv_rank, n_head, q, DENSE_COLS);
     if (warp_on)
         for (int k = 0; k < DV_NS - 1; k++) issue(k);
-    dense_load_group<TT>(os, o_lat, kv_rank, n_head, q, DENSE_COLS);
+    dense_store_group<TT>(os, g, o_lat, kv_rank, n_head, q, DENSE_COLS);
     __syncthreads(); /* os; the only block barrier */
     if (!warp_on) return;
 
