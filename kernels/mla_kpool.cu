@@ -775,10 +775,11 @@ static __device__ __forceinline__ uint32_t sel_pow2_ceil(uint32_t n) {
 
 #if defined(MLA_SHAKE_SELECT)
 /* SHAKE (test-only, never in a product build: //kernels:mla_kernels_shake, docs/mutation.md):
- * the odd warps of a block sleep 50 us at each side of the sample histogram's barriers and of the
- * bitmap sort's (sel_sort_pools), so a barrier missing there loses its race on every launch
- * instead of almost never. The bytes and receipts are the product build's: a barrier in place
- * makes the delay only time. */
+ * the odd warps of a block sleep 50 us at each side of the sample histogram's barriers, of the
+ * sorts' (sel_sort_pools: the bitmap's and the bitonic list's fill), before reading each level
+ * pass's bin and before the full passes' collect, so a barrier missing there loses its race on
+ * every launch instead of almost never. The bytes and receipts are the product build's: a barrier
+ * in place makes the delay only time. */
 static __device__ __forceinline__ void sel_shake() {
     if ((threadIdx.x >> 5) & 1) __nanosleep(50000);
 }
@@ -831,6 +832,9 @@ static __device__ void sel_sort_pools(uint64_t *list, uint32_t *hist, uint32_t n
         return;
     }
     const uint32_t n3 = sel_pow2_ceil(n);
+#if defined(MLA_SHAKE_SELECT)
+    sel_shake(); /* the odd warps fill the sort's list late */
+#endif
     for (uint32_t e = tid; e < n3; e += nt) list[e] = e < n ? (uint64_t)hist[e] : ~0ull;
     __syncthreads();
     sel_bitonic_sort(list, n3);
@@ -1212,6 +1216,9 @@ static __global__ void __launch_bounds__(SEL_NT, SEL_MINB)
         });
         __syncthreads();
         sel_find_bin(hist, 1 << bits, k, warp_sums, &s_bin, &s_before);
+#if defined(MLA_SHAKE_SELECT)
+        sel_shake(); /* the odd warps read the level's bin late */
+#endif
         const uint32_t b = s_bin, before = s_before;
         cnt = hist[b];
         c_less += before;
@@ -1229,6 +1236,9 @@ static __global__ void __launch_bounds__(SEL_NT, SEL_MINB)
         if (!collected) {
             if (tid == 0) s_count = 0u;
             __syncthreads();
+#if defined(MLA_SHAKE_SELECT)
+            sel_shake(); /* the odd warps collect late */
+#endif
             const int shc = 32 - consumed;
             const uint32_t pre = prefix;
             sel_for_each(row, n_vis, [&](float x, int64_t p) {

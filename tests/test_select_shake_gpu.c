@@ -1,5 +1,8 @@
-/* select_shake_gpu_test: the sampled select's histogram barriers, checked against a build that
- * makes a missing one lose its race (docs/mutation.md, "the shake build").
+/* select_shake_gpu_test: the radix select's barriers, checked against a build that makes a
+ * missing one lose its race (docs/mutation.md, "the shake build"). Three cases: the sampled
+ * pass's histogram barriers (below), the full passes' level and collect barriers
+ * (level_pass_barriers) and the bitonic sort's fill barrier (bitonic_sort_barrier); the bitmap
+ * sort's barriers are crossed by every case that settles a row of at most 491,520 pools.
  *
  * This binary links //kernels:mla_kernels_shake: mla_kpool.cu compiled with -DMLA_SHAKE_SELECT,
  * whose odd warps sleep 50 us before the sample histogram's clear and again before their sample
@@ -88,5 +91,76 @@ Test(select_shake, sampled_histogram_barriers, .timeout = 300) {
                             "the row settled by the sampled route: a histogram that lost counts to "
                             "a missing barrier hands it back");
     free(s), free(in_b0);
+    gpu_buf_free(&bs);
+}
+
+/* The full passes' barriers: the level loop's (each level's bin read before the next level clears
+ * and rewrites the histogram) and the collecting pass's (the count read after every warp's keys are
+ * in). The shake build's odd warps read each level's bin late and collect late. One query over
+ * 70,000 pools whose scores are 256 values 2^-24 apart above 0.5 (the float bits 0x3F000000 + v,
+ * v = 37 p mod 256, about 273 keys each): every key shares the top 24 bits of its order key, so
+ *  - the sampled pass sees one bin of 70,000 (far past SEL_CAP) holding 256 values: it only
+ *    counts, resolves the level-0 digit, and hands the row to the full passes (receipt: one
+ *    fallback);
+ *  - level 1 (the next 12 bits) holds all 70,000 in one bin again (past SEL_CAP): a second level
+ *    follows, whose histogram clear races the late reads of level 1's bin when the barrier
+ *    between them is missing;
+ *  - level 2 (the last 8 bits) puts the 512th key in value 254's bin (c_less 273 + 273 keys <=
+ *    SEL_CAP): one collecting pass, whose count an early reader would take short.
+ * The plane's counts are asserted from the plane. */
+Test(select_shake, level_pass_barriers, .timeout = 300) {
+    GPU_REQUIRE();
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, "level_pass_barriers");
+    tb_set_case(&t, "1 query x 70,000 pools of 256 values sharing the top 24 key bits; pool 4, "
+                    "select_k 512");
+    float *s = tb_xmalloc(&t, (size_t)NP * sizeof *s);
+    int count[256] = {0};
+    for (int32_t p = 0; p < NP; p++) {
+        const uint32_t v = (uint32_t)(37 * p) % 256u, bits = 0x3F000000u + v;
+        memcpy(&s[p], &bits, 4);
+        count[v]++;
+    }
+    cr_assert(count[255] < K && count[255] + count[254] >= K && count[255] + count[254] <= 8192,
+              "plane: %d + %d keys in the two best values (select_k %d)", count[255], count[254],
+              K);
+    gpu_buf bs = gpu_buf_from_host(s, (size_t)NP * 4);
+    select_arm_vs_reference(&t, &bs, (select_shape){1, NP, POOL, K, W, NP * POOL - 1, 1},
+                            memra_mla_kpool_select_f32, "the launcher (full passes, shake build)",
+                            "level passes", 0, 1,
+                            "one bin of 70,000 keys at the sample's cut: the sampled pass only "
+                            "counts and hands the row to the full passes");
+    free(s);
+    gpu_buf_free(&bs);
+}
+
+/* The bitonic sort's fill barrier in sel_sort_pools, the sort of rows past the bitmap's 491,520
+ * pools. The shake build's odd warps fill the list late. One query over 500,000 pools, scores
+ * spread over [0, 1) by a multiplicative hash: the best bin of the sampled pass ([0.9375, 1),
+ * about 31,250 keys) is past SEL_CAP, so the row takes the full passes (receipt: one fallback),
+ * level 1 resolves it, and the winners are sorted by the bitonic sort. Not in the sanitizer tier
+ * (tools/sanitize_set.tsv): 500,000 pools under racecheck cost minutes. */
+Test(select_shake, bitonic_sort_barrier, .timeout = 300) {
+    GPU_REQUIRE();
+    enum { NPB = 500000, WB = K * POOL + POOL - 1 };
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, "bitonic_sort_barrier");
+    tb_set_case(&t, "1 query x 500,000 pools (past the bitmap sort's 491,520), hashed scores in "
+                    "[0, 1); pool 4, select_k 512");
+    float *s = tb_xmalloc(&t, (size_t)NPB * sizeof *s);
+    int top = 0, top_sampled = 0;
+    for (int32_t p = 0; p < NPB; p++) {
+        s[p] = (float)(((uint32_t)p * 2654435761u) % 1000003u) / 1000003.0f;
+        if (s[p] >= 0.9375f) top++, top_sampled += ((p / 32) % 16 == 0);
+    }
+    cr_assert(top > 8192 && top_sampled * 16 > 2 * 8192 && top_sampled >= (3 * K + 31) / 32 + 16,
+              "plane: %d keys in the best bin (%d of them sampled)", top, top_sampled);
+    gpu_buf bs = gpu_buf_from_host(s, (size_t)NPB * 4);
+    select_arm_vs_reference(&t, &bs, (select_shape){1, NPB, POOL, K, WB, NPB * POOL - 1, 1},
+                            memra_mla_kpool_select_f32, "the launcher (bitonic sort, shake build)",
+                            "bitonic", 0, 1,
+                            "a best bin of about 31,250 keys: the sampled pass only counts and "
+                            "hands the row to the full passes");
+    free(s);
     gpu_buf_free(&bs);
 }
