@@ -324,21 +324,6 @@ static __global__ void __launch_bounds__(AT_NT, 1)
         return;
     }
 
-    /* Query tile [q_lat | q_pe], zero rows for heads past n_head, zero pad columns. */
-    for (int32_t e = tid; e < HT * wpad; e += AT_NT) {
-        int32_t hh = e / wpad, c = e - hh * wpad;
-        int32_t h = h0 + hh;
-        float v = 0.0f;
-        if (h < n_head) {
-            int64_t qh = i * n_head + h;
-            if (c < kv_rank)
-                v = q_lat[qh * kv_rank + c];
-            else if (c < width)
-                v = q_pe[qh * d_rope + (c - kv_rank)];
-        }
-        qs[(size_t)hh * ld + c] = v;
-    }
-
     /* rows_s[k % 3]: the cache row of each slot of row tile k (-1: none), staged two tiles
      * ahead so the copies never wait on a dependent global load of idx. */
     auto stage = [&](int32_t k) {
@@ -406,6 +391,35 @@ static __global__ void __launch_bounds__(AT_NT, 1)
     stage(1);
     __syncthreads(); /* rows_s[0], rows_s[1] */
     issue(0);
+
+    /* Query tile [q_lat | q_pe], zero rows for heads past n_head, zero pad columns; after tile
+     * 0's copies are issued (visible to all at the loop's first barrier). AT_QU loads a thread
+     * in flight, branch-free (an element out of range loads q_lat[0] and keeps 0): written as
+     * one load and store an element under branches, each store waited on its load before the
+     * next load went out, one round trip after another (twelfth session). */
+    {
+        constexpr int AT_QU = 8;
+        const int32_t n_q = HT * wpad;
+        for (int32_t e0 = tid; e0 < n_q; e0 += AT_QU * AT_NT) {
+            float v[AT_QU];
+#pragma unroll
+            for (int u = 0; u < AT_QU; u++) {
+                const int32_t e = e0 + u * AT_NT, hh = e / wpad, c = e - hh * wpad;
+                const int32_t h = h0 + hh;
+                const bool ok = e < n_q && h < n_head && c < width;
+                const int64_t qh = i * n_head + h;
+                const float *src =
+                    c < kv_rank ? q_lat + qh * kv_rank + c : q_pe + qh * d_rope + (c - kv_rank);
+                const float x = __ldg(ok ? src : q_lat);
+                v[u] = ok ? x : 0.0f;
+            }
+#pragma unroll
+            for (int u = 0; u < AT_QU; u++) {
+                const int32_t e = e0 + u * AT_NT, hh = e / wpad, c = e - hh * wpad;
+                if (e < n_q) qs[(size_t)hh * ld + c] = v[u];
+            }
+        }
+    }
 
     for (int32_t k = 0; k < n_k; k++) {
         mla_cp_async_wait<0>(); /* tile k (the only group in flight) */
@@ -873,24 +887,36 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
         return;
     }
 
-    /* q fragments (zero for heads past n_head) */
+    /* q fragments (zero for heads past n_head): every load first, branch-free (an element out
+     * of range loads q_lat[0] and keeps 0), then the conversions (written as a load under
+     * branches and its conversion an element, each conversion waited on its load before the next
+     * load went out: twelfth session) */
     uint32_t qf[2][TCA_KS][4];
+    {
+        float qv[2][TCA_KS][4];
 #pragma unroll
-    for (int mt = 0; mt < 2; mt++)
+        for (int mt = 0; mt < 2; mt++)
 #pragma unroll
-        for (int s = 0; s < TCA_KS; s++) {
-            const int32_t k8 = ka + s, c = k8 * 8 + 2 * ft;
+            for (int s = 0; s < TCA_KS; s++) {
+                const int32_t k8 = ka + s, c = k8 * 8 + 2 * ft;
 #pragma unroll
-            for (int x = 0; x < 4; x++) {
-                const int32_t h = h0 + mt * 16 + fg + ((x & 1) ? 8 : 0), cc = c + (x >> 1);
-                float v = 0.0f;
-                if (k8 < kb && h < n_head) {
+                for (int x = 0; x < 4; x++) {
+                    const int32_t h = h0 + mt * 16 + fg + ((x & 1) ? 8 : 0), cc = c + (x >> 1);
+                    const bool ok = k8 < kb && h < n_head;
                     const int64_t qh = i * n_head + h;
-                    v = cc < kv_rank ? q_lat[qh * kv_rank + cc] : q_pe[qh * d_rope + cc - kv_rank];
+                    const float *src = cc < kv_rank ? q_lat + qh * kv_rank + cc
+                                                    : q_pe + qh * d_rope + cc - kv_rank;
+                    const float v = __ldg(ok ? src : q_lat);
+                    qv[mt][s][x] = ok ? v : 0.0f;
                 }
-                qf[mt][s][x] = at_tf32_nan(v);
             }
-        }
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+            for (int s = 0; s < TCA_KS; s++)
+#pragma unroll
+                for (int x = 0; x < 4; x++) qf[mt][s][x] = at_tf32_nan(qv[mt][s][x]);
+    }
 
     auto stage = [&](int32_t k) {
         if (tid < TCA_JT) {
