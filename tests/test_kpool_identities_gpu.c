@@ -43,6 +43,10 @@
  *                            the pass's scalar form);
  *  san_select_sampled        the same on 5 queries x 66,000 pools (one row per kind), small
  *                            enough for compute-sanitizer (the sanitizer set's san_* filter);
+ *  select_sampled_masks_invisible the sampled route never takes an invisible pool: rows whose
+ *                            pool 0 is their best visible key and whose invisible pools score
+ *                            1,000, aligned and not, settle on the route (receipts) with the
+ *                            reference's and the oracle's bytes;
  *  select_sort_bitmap_limit  the settle's sort of the winners at its bitmap's size limit: rows
  *                            of 491,519 and 491,520 visible pools (the bitmap) and 491,521 and
  *                            491,522 (the bitonic sort), radix == reference == oracle;
@@ -767,6 +771,53 @@ Test(kpool_identities, select_sampled_covers_tail, .timeout = 300) {
                             "plane's last segments");
     free(s);
     gpu_buf_free(&bs);
+}
+
+/* The sampled route's pass never takes a pool the query cannot see. 8 queries seeing 70,001 ..
+ * 70,008 pools (pool 1, select_k 512) of planes of 80,000 pools (16-byte aligned rows: 11 whole
+ * chunks of the pass, then its tail) and of 80,001 (odd rows 4-byte aligned only: the whole row
+ * in the tail). Each row's pool 0 scores 10, its other visible pools U(0, 1) and every pool past
+ * them 1,000, so the tail's last step (pools 67,584 .. 73,727, which hold each row's first
+ * invisible pool) must mask the pool at n_vis exactly: one taken there is the row's best key.
+ * The rows settle on the sampled route (receipts: every row a hit), whose collecting form is the
+ * one that takes slots (the H200 mutate pass of 2026-12-01, twelfth session: the tail's mask with
+ * `p > n_vis` survived every check). Radix == reference == oracle, int32 bytes. */
+Test(kpool_identities, select_sampled_masks_invisible, .timeout = 300) {
+    GPU_REQUIRE();
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, "select_sampled_masks_invisible");
+    const int32_t TQ = 8, POOL = 1, K = 512, W = K, FP = 70000;
+    tb_set_case(&t, "8 queries seeing 70,001 .. 70,008 pools of 80,000 and of 80,001, invisible "
+                    "pools scored 1,000 (pool 1, select_k 512)");
+    for (int32_t np = 80000; np <= 80001; np++) {
+        const size_t ns = (size_t)TQ * np, ni = (size_t)TQ * W;
+        float *s = tb_xmalloc(&t, ns * sizeof *s);
+        mla_fill_stream st = mla_fill_stream_init(SEED, "sampled/masks_invisible");
+        for (int32_t i = 0; i < TQ; i++) {
+            const int32_t n_vis = FP + i + 1;
+            for (int32_t p = 0; p < np; p++)
+                s[(size_t)i * np + p] = p >= n_vis ? 1000.0f
+                                        : p == 0   ? 10.0f
+                                                   : mla_fill_stream_uniform(&st, 0.0f, 1.0f);
+        }
+        gpu_buf bs = gpu_buf_from_host(s, ns * 4);
+        select_arm_vs_reference(&t, &bs, (select_shape){TQ, np, POOL, K, W, FP, 0},
+                                memra_mla_kpool_select_f32, "the launcher (sampled route)",
+                                np == 80000 ? "sampled aligned" : "sampled unaligned", TQ, 0,
+                                "U(0, 1) rows: the collecting form settles every row");
+        gpu_buf bi = gpu_buf_alloc(ni * 4);
+        gpu_buf_poison(&bi);
+        tb_launched(&t, memra_mla_kpool_select_f32(bs.ptr, bi.ptr, TQ, np, POOL, K, W, FP, 0, NULL),
+                    "memra_mla_kpool_select_f32");
+        int32_t *got = tb_output(&t, &bi, "idx", "radix", 1);
+        int32_t *orc = tb_xmalloc(&t, ni * 4);
+        oracle_kpool_select_f32(s, orc, TQ, np, POOL, K, W, FP, 0);
+        const int64_t ishape[2] = {TQ, W};
+        tb_compare(&t, "idx", ST_I32, 2, ishape, got, "radix", orc, "oracle", MLA_TOL_EXACT, NULL,
+                   1);
+        free(got), free(orc), free(s);
+        gpu_buf_free(&bi), gpu_buf_free(&bs);
+    }
 }
 
 /* The settle's sort of a row's winners at the bitmap's size limit (kernels/mla_kpool.cu,
