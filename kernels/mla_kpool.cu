@@ -776,12 +776,17 @@ static __device__ __forceinline__ uint32_t sel_pow2_ceil(uint32_t n) {
 #if defined(MLA_SHAKE_SELECT)
 /* SHAKE (test-only, never in a product build: //kernels:mla_kernels_shake, docs/mutation.md):
  * the odd warps of a block sleep 50 us at each side of the sample histogram's barriers, of the
- * sorts' (sel_sort_pools: the bitmap's and the bitonic list's fill), before reading each level
- * pass's bin and before the full passes' collect, so a barrier missing there loses its race on
- * every launch instead of almost never. The bytes and receipts are the product build's: a barrier
- * in place makes the delay only time. */
+ * sorts' (sel_sort_pools: the bitmap's and the bitonic list's fill; the whole sort's padding),
+ * before each level pass's clear and its bin's read and before the full passes' collect, and warp
+ * 0 alone before the sampled pass's slot counter reset, so a barrier missing there loses its race
+ * on every launch instead of almost never. The bytes and receipts are the product build's: a
+ * barrier in place makes the delay only time. */
 static __device__ __forceinline__ void sel_shake() {
     if ((threadIdx.x >> 5) & 1) __nanosleep(50000);
+}
+/* warp 0 alone late: where thread 0 resets a counter the other warps then count into */
+static __device__ __forceinline__ void sel_shake_warp0() {
+    if ((threadIdx.x >> 5) == 0) __nanosleep(50000);
 }
 #endif
 
@@ -1027,6 +1032,9 @@ static __global__ void __launch_bounds__(SEL_NT, SEL_MINB)
             /* the sample's estimate of the keys at or below tb: far past SEL_CAP (a tie group
              * at the cut) the pass only counts; slots cost a contended atomic per warp step */
             const bool collect_now = ((uint64_t)s_before + hist[tb]) * 16 <= 2 * (uint64_t)SEL_CAP;
+#if defined(MLA_SHAKE_SELECT)
+            sel_shake_warp0(); /* the slot counter reset late */
+#endif
             if (tid == 0) s_count = 0u;
             __syncthreads();
             /* One pass over the row, in one of two forms (block-uniform collect_now):
@@ -1206,6 +1214,9 @@ static __global__ void __launch_bounds__(SEL_NT, SEL_MINB)
         const int bits = level < 2 ? 12 : 8;
         const int shift = 32 - consumed - bits;
         const uint32_t mask = (1u << bits) - 1u;
+#if defined(MLA_SHAKE_SELECT)
+        sel_shake(); /* the odd warps clear the level's bins late */
+#endif
         for (int j = tid; j < (1 << bits); j += blockDim.x) hist[j] = 0u;
         __syncthreads();
         const int cons = consumed;
@@ -1255,6 +1266,9 @@ static __global__ void __launch_bounds__(SEL_NT, SEL_MINB)
                         &s_before, &s_count)) {
             /* the whole sort: a tie group at the threshold larger than the ties to take */
             const uint32_t n2 = sel_pow2_ceil(n_c);
+#if defined(MLA_SHAKE_SELECT)
+            sel_shake(); /* the odd warps pad the list late */
+#endif
             for (uint32_t e = n_c + tid; e < n2; e += blockDim.x) list[e] = ~0ull;
             __syncthreads();
             sel_bitonic_sort(list, n2);

@@ -30,7 +30,8 @@
  *                            best, which the tie pass must take): radix == reference == oracle,
  *                            int32 bytes;
  *  select_sampled_covers_tail the sampled route's sample reaches the plane's last segments: a
- *                            row whose best pools all lie past pool 65,536 settles on it;
+ *                            row whose best pools all lie past pool 131,072 (the sample's second
+ *                            step) settles on it;
  *  select_sampled_door       the radix select's sampled route (the launcher's default;
  *                            MEMRA_MLA_SELECT_SAMPLED=0 rolls the door back, kernels/mla_door.h)
  *                            on 20 queries x 70,000 pools (pool 4, select_k 512, tail) with
@@ -746,23 +747,31 @@ Test(kpool_identities, select_sampled_door, .timeout = 300) {
     sampled_route(&t, 20, 70001);
 }
 
-/* The sample must span the whole plane: one query over 70,000 pools whose best scores all lie
- * past pool 65,536 (U(0, 1) there, -1 before), where only the sample's last 288 elements (its
- * second 4,096-element step) fall. With them the sample's threshold bin lies among the best, the
- * collecting pass finds about 1,000 keys and the row settles on the sampled route (receipt: one
- * hit, no fallback); a sample that stopped at its first step sees only -1s and hands the row to
- * the full passes (the H200 mutate pass of 2026-12-01, eighth session: the sample loop's step
- * doubled survived every check, the bytes being exact either way). */
+/* The sample must span the whole plane: one query over 140,000 pools whose best scores all lie
+ * past pool 131,072 (U(0, 1) there, -1 before), where only the sample's last 576 elements (its
+ * second step of SEL_SAMP_U x 512 = 8,192 elements) fall. With them the sample's threshold bin
+ * lies among the best, the collecting pass finds about 1,100-1,700 keys and the row settles on
+ * the sampled route (receipt: one hit, no fallback); a sample that stopped at its first step sees
+ * only -1s and hands the row to the full passes (the H200 mutate pass of 2026-12-01, eighth
+ * session: the sample loop's step doubled survived every check, the bytes being exact either way;
+ * twelfth session: it survived again, this case's 70,000 pools then fitting the first step of
+ * the eleventh session's 16 loads a thread). The plane's sample is asserted to need the second
+ * step. */
 Test(kpool_identities, select_sampled_covers_tail, .timeout = 300) {
     GPU_REQUIRE();
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, "select_sampled_covers_tail");
-    const int32_t NP = 70000, POOL = 4, K = 512, W = K * POOL + POOL - 1, FP = NP * POOL - 1;
-    tb_set_case(&t, "1 query x 70,000 pools, the best past pool 65,536; pool 4, select_k 512");
+    const int32_t NP = 140000, POOL = 4, K = 512, W = K * POOL + POOL - 1, FP = NP * POOL - 1;
+    const int32_t BEST = 131072, STEP = 16 * 512; /* SEL_SAMP_U x SEL_NT sample elements */
+    tb_set_case(&t, "1 query x 140,000 pools, the best past pool 131,072; pool 4, select_k 512");
+    const int64_t n_seg = (NP + 31) / 32, n_samp = (n_seg + 15) / 16 * 32;
+    cr_assert(n_samp > STEP && (int64_t)(STEP / 32) * 512 >= BEST,
+              "plane: %lld sample elements, its second step from pool %d", (long long)n_samp,
+              (STEP / 32) * 512);
     float *s = tb_xmalloc(&t, (size_t)NP * sizeof *s);
     mla_fill_stream st = mla_fill_stream_init(SEED, "sampled/tail");
     for (int32_t p = 0; p < NP; p++)
-        s[p] = p < 65536 ? -1.0f : mla_fill_stream_uniform(&st, 0.0f, 1.0f);
+        s[p] = p < BEST ? -1.0f : mla_fill_stream_uniform(&st, 0.0f, 1.0f);
     gpu_buf bs = gpu_buf_from_host(s, (size_t)NP * 4);
     select_arm_vs_reference(&t, &bs, (select_shape){1, NP, POOL, K, W, FP, 1},
                             memra_mla_kpool_select_f32, "the launcher (sampled route)", "sampled",

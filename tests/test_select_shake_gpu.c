@@ -1,8 +1,9 @@
 /* select_shake_gpu_test: the radix select's barriers, checked against a build that makes a
- * missing one lose its race (docs/mutation.md, "the shake build"). Three cases: the sampled
- * pass's histogram barriers (below), the full passes' level and collect barriers
- * (level_pass_barriers) and the bitonic sort's fill barrier (bitonic_sort_barrier); the bitmap
- * sort's barriers are crossed by every case that settles a row of at most 491,520 pools.
+ * missing one lose its race (docs/mutation.md, "the shake build"). Four cases: the sampled
+ * pass's histogram and slot-counter barriers (below), the full passes' level and collect
+ * barriers (level_pass_barriers), the bitonic sort's fill barrier (bitonic_sort_barrier) and the
+ * whole sort's padding barrier (whole_sort_padding_barrier); the bitmap sort's barriers are
+ * crossed by every case that settles a row of at most 491,520 pools.
  *
  * This binary links //kernels:mla_kernels_shake: mla_kpool.cu compiled with -DMLA_SHAKE_SELECT,
  * whose odd warps sleep 50 us before the sample histogram's clear and again before their sample
@@ -161,6 +162,46 @@ Test(select_shake, bitonic_sort_barrier, .timeout = 300) {
                             "bitonic", 0, 1,
                             "a best bin of about 31,250 keys: the sampled pass only counts and "
                             "hands the row to the full passes");
+    free(s);
+    gpu_buf_free(&bs);
+}
+
+/* The whole sort's padding barrier: a collected row whose tie group at the threshold is too large
+ * for the settle's scratch (n_sel plus the group past SEL_BINS, 4,096) is sorted whole, its list
+ * padded to a power of two first. The shake build's odd warps pad late. One query over 70,000
+ * pools: every 11th pool scores 0.75 (the tie group, 6,364 keys), 184 others score 0.9 and a
+ * little more (distinct), the rest lie in [0.1, 0.15). The sample puts the cut in the ties' bin
+ * and the collecting pass takes the 6,548 keys at or above it (receipt: one hit); the settle hands
+ * them to the whole sort (512 + 6,364 > 4,096), which sorts 8,192 slots, 1,644 of them padding.
+ * The plane's counts are asserted from the plane. */
+Test(select_shake, whole_sort_padding_barrier, .timeout = 300) {
+    GPU_REQUIRE();
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, "whole_sort_padding_barrier");
+    tb_set_case(&t, "1 query x 70,000 pools, a tie group of 6,364 at the cut under 184 better "
+                    "keys; pool 4, select_k 512");
+    float *s = tb_xmalloc(&t, (size_t)NP * sizeof *s);
+    int n_tie = 0, n_above = 0, samp_tie = 0, samp_above = 0;
+    for (int32_t p = 0; p < NP; p++) {
+        const int sampled = (p / 32) % 16 == 0;
+        if (p % 11 == 0)
+            s[p] = 0.75f, n_tie++, samp_tie += sampled;
+        else if (p % 347 == 1)
+            s[p] = 0.9f + (float)p * 1e-7f, n_above++, samp_above += sampled;
+        else
+            s[p] = 0.1f + (float)(p % 50000) * 1e-6f;
+    }
+    const int ks = (3 * K + 31) / 32 + 16;
+    cr_assert(n_above < K && n_above + n_tie >= K && n_above + n_tie <= 8192 && K + n_tie > 4096 &&
+                  samp_above < ks && samp_above + samp_tie >= ks &&
+                  (samp_above + samp_tie) * 16 <= 2 * 8192,
+              "plane: %d ties under %d better keys (sampled %d, %d; quota %d)", n_tie, n_above,
+              samp_tie, samp_above, ks);
+    gpu_buf bs = gpu_buf_from_host(s, (size_t)NP * 4);
+    select_arm_vs_reference(&t, &bs, (select_shape){1, NP, POOL, K, W, NP * POOL - 1, 1},
+                            memra_mla_kpool_select_f32, "the launcher (whole sort, shake build)",
+                            "whole sort", 1, 0,
+                            "the cut in the ties' bin: the collecting pass settles the row");
     free(s);
     gpu_buf_free(&bs);
 }
