@@ -24,6 +24,7 @@
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_check.h"
 #include "kernels/mla_cuda_util.cuh"
+#include "kernels/mla_kpool_select.h"
 #include "kernels/mla_validate.h"
 
 #include <cuda_runtime.h>
@@ -679,13 +680,7 @@ static __global__ void __launch_bounds__(SEL_REF_NT)
  *     over the row (block scans over chunks in ascending pool order) emits the pools with
  *     desc32 < T plus the first m with desc32 == T, already ascending.
  * Shared memory: SEL_CAP u64 keys + SEL_BINS u32 bins = 80 KiB dynamic (2 blocks / SM). */
-#define SEL_NT 512
-#define SEL_MINB 2 /* blocks per SM */
-#define SEL_CAP 8192
-#define SEL_BINS 4096
-#define SEL_SU 3      /* float4 loads in flight per thread in the sampled pass (64 registers) */
-#define SEL_SAMP_U 16 /* sample loads in flight per thread (4-byte) */
-#define SEL_OE 8      /* pools per thread per chunk of the ordered pass */
+/* SEL_NT, SEL_CAP, SEL_BINS and the other geometry: kernels/mla_kpool_select.h */
 #define SEL_SMEM ((size_t)SEL_CAP * sizeof(uint64_t) + (size_t)SEL_BINS * sizeof(uint32_t))
 
 /* Calls f(x, p) for every visible p in [0, n) in any order; float4 loads, 4 in flight. */
@@ -952,7 +947,6 @@ static __device__ float sel_block_max_f32(float v, uint32_t *warp_sums) {
  *    pass; else the full passes from level 0.
  * Receipts: sel_sampled_hits (settled with no further full-row pass: collected, or tb one value)
  * / _fallbacks (another full-row pass or more). */
-#define SEL_SAMPLE_MIN 65536
 template <bool B> struct sel_form { static constexpr bool value = B; }; /* a pass's form */
 __device__ unsigned long long sel_sampled_hits, sel_sampled_fallbacks;
 
@@ -1011,13 +1005,16 @@ static __global__ void __launch_bounds__(SEL_NT, SEL_MINB)
              * pool 0 and is not counted), so all of them are in flight at once (ncu, eleventh
              * session: with each load under its own bounds branch they were issued one at a time,
              * a round trip each, and the sample took 18% of the kernel's warp samples). */
-            const uint32_t n_seg = (uint32_t)((n_vis + 31) / 32), n_samp = (n_seg + 15) / 16 * 32;
+            constexpr uint32_t RUN = SEL_SAMPLE_RUN, SEGS = SEL_SAMPLE_EVERY / SEL_SAMPLE_RUN;
+            const uint32_t n_seg = (uint32_t)((n_vis + RUN - 1) / RUN),
+                           n_samp = (n_seg + SEGS - 1) / SEGS * RUN;
             for (uint32_t e0 = 0; e0 < n_samp; e0 += SEL_SAMP_U * blockDim.x) {
                 float x[SEL_SAMP_U];
                 bool ok[SEL_SAMP_U];
 #pragma unroll
                 for (int u = 0; u < SEL_SAMP_U; u++) {
-                    const uint32_t e = e0 + u * blockDim.x + tid, p = (e >> 5) * 512u + (e & 31u);
+                    const uint32_t e = e0 + u * blockDim.x + tid,
+                                   p = (e / RUN) * SEL_SAMPLE_EVERY + e % RUN;
                     ok[u] = e < n_samp && (int64_t)p < n_vis;
                     x[u] = __ldg(row + (ok[u] ? p : 0u));
                 }

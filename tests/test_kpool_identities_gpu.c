@@ -78,6 +78,7 @@
 
 #include "kernels/mla.h"
 #include "kernels/mla_door.h"
+#include "kernels/mla_kpool_select.h"
 #include "kernels/mla_status.h"
 #include "oracle/mla_oracle.h"
 #include "tests/lib/case.h"
@@ -677,7 +678,7 @@ Test(kpool_identities, san_score_misaligned, .timeout = 300) {
  * full passes from level 0. */
 static float sample_blind_value(int64_t p, mla_fill_stream *s) {
     const float u = mla_fill_stream_uniform(s, -1.0f, 1.0f);
-    return (p / 32) % 16 == 0 ? -2.5f + 0.5f * u : u;
+    return p % SEL_SAMPLE_EVERY < SEL_SAMPLE_RUN ? -2.5f + 0.5f * u : u;
 }
 
 static void sampled_route(tb *tp, int32_t TQ, int32_t NP) {
@@ -741,8 +742,9 @@ Test(kpool_identities, select_sampled_door, .timeout = 300) {
     TB_CRITERION_INIT(&t, TARGET, SUITE, "select_sampled_door");
     /* 16-byte aligned rows, each with a tail past the pass's whole chunks */
     sampled_route(&t, 20, 70000);
-    /* the last row (kind 0, realistic) exactly 11 whole chunks of SEL_SU x 512 float4, no tail */
-    sampled_route(&t, 21, 11 * 6144);
+    /* the last row (kind 0, realistic) exactly 11 whole chunks of SEL_SU x SEL_NT float4, no
+     * tail */
+    sampled_route(&t, 21, 11 * 4 * SEL_SU * SEL_NT);
     /* rows 4-byte aligned only, except every fourth: the pass's scalar form, beside it */
     sampled_route(&t, 20, 70001);
 }
@@ -761,13 +763,22 @@ Test(kpool_identities, select_sampled_covers_tail, .timeout = 300) {
     GPU_REQUIRE();
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, "select_sampled_covers_tail");
-    const int32_t NP = 140000, POOL = 4, K = 512, W = K * POOL + POOL - 1, FP = NP * POOL - 1;
-    const int32_t BEST = 131072, STEP = 16 * 512; /* SEL_SAMP_U x SEL_NT sample elements */
-    tb_set_case(&t, "1 query x 140,000 pools, the best past pool 131,072; pool 4, select_k 512");
-    const int64_t n_seg = (NP + 31) / 32, n_samp = (n_seg + 15) / 16 * 32;
-    cr_assert(n_samp > STEP && (int64_t)(STEP / 32) * 512 >= BEST,
-              "plane: %lld sample elements, its second step from pool %d", (long long)n_samp,
-              (STEP / 32) * 512);
+    /* the sample's elements a step, and the first pool its second step reads (131,072 at the
+     * geometry of kernels/mla_kpool_select.h: 140,000 pools in all) */
+    const int32_t STEP = SEL_SAMP_U * SEL_NT, BEST = STEP / SEL_SAMPLE_RUN * SEL_SAMPLE_EVERY;
+    const int32_t NP = BEST + 8928, POOL = 4, K = 512, W = K * POOL + POOL - 1, FP = NP * POOL - 1;
+    char cname[128];
+    snprintf(cname, sizeof cname,
+             "1 query x %d pools, the best past pool %d (the sample's second step); pool 4, "
+             "select_k 512",
+             NP, BEST);
+    tb_set_case(&t, cname);
+    const int64_t segs = SEL_SAMPLE_EVERY / SEL_SAMPLE_RUN,
+                  n_seg = (NP + SEL_SAMPLE_RUN - 1) / SEL_SAMPLE_RUN,
+                  n_samp = (n_seg + segs - 1) / segs * SEL_SAMPLE_RUN;
+    cr_assert(n_samp > STEP && NP >= SEL_SAMPLE_MIN,
+              "plane: %lld sample elements, one step %d; the second from pool %d",
+              (long long)n_samp, STEP, BEST);
     float *s = tb_xmalloc(&t, (size_t)NP * sizeof *s);
     mla_fill_stream st = mla_fill_stream_init(SEED, "sampled/tail");
     for (int32_t p = 0; p < NP; p++)
@@ -798,6 +809,9 @@ Test(kpool_identities, select_sampled_masks_invisible, .timeout = 300) {
     const int32_t TQ = 8, POOL = 1, K = 512, W = K, FP = 70000;
     tb_set_case(&t, "8 queries seeing 70,001 .. 70,008 pools of 80,000 and of 80,001, invisible "
                     "pools scored 1,000 (pool 1, select_k 512)");
+    for (int32_t i = 0; i < TQ; i++) /* each row's pool n_vis inside the tail's last step */
+        cr_assert((FP + i + 1) % (4 * SEL_SU * SEL_NT) != 0 && FP + i + 1 >= SEL_SAMPLE_MIN,
+                  "row %d: %d visible pools", i, FP + i + 1);
     for (int32_t np = 80000; np <= 80001; np++) {
         const size_t ns = (size_t)TQ * np, ni = (size_t)TQ * W;
         float *s = tb_xmalloc(&t, ns * sizeof *s);
@@ -837,6 +851,9 @@ Test(kpool_identities, select_sampled_masks_invisible, .timeout = 300) {
  * 15,000 keys, past SEL_CAP, so the rows reach it through the level-1 pass, not the sampled
  * collect (the receipts are not the point here and are not asserted). Radix == reference ==
  * oracle, int32 bytes. */
+_Static_assert(SEL_NT == 512 && SEL_CAP == 8192,
+               "select_sort_bitmap_limit's 491,520 pools are (per 30 + 1) x SEL_NT 512 words <= "
+               "2 SEL_CAP: re-derive them");
 Test(kpool_identities, select_sort_bitmap_limit, .timeout = 300) {
     GPU_REQUIRE();
     tb t;

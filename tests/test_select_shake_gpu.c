@@ -26,8 +26,9 @@
  * Half are lost in both mutants: the 100 sample keys of B0 are loaded 50 by even warps and 50 by
  * odd ones (sample element e is loaded by thread e % 512, e = 64 j + 5 and 64 j + 37). B0 is bin
  * 1063 of the 4,096: cleared by thread 1063 % 512 = 39 (warp 1, odd: late) and read by thread
- * 1063 / 8 = 132 (warp 4, even: early). Those numbers follow from mla_kpool.cu's SEL_NT 512 and
- * SEL_BINS 4096: a change there needs the bin re-derived. The test asserts the plane's own
+ * 1063 / 8 = 132 (warp 4, even: early). Those numbers follow from SEL_NT 512 and SEL_BINS 4096
+ * (kernels/mla_kpool_select.h, asserted below at compile time): a change there needs the bin
+ * re-derived. The test asserts the plane's own
  * counts (the sample's keys in B0 against the quota), so a plane that could not tell the two
  * routes apart fails instead of passing.
  * Without a usable GPU the test reports SKIPPED (GPU_REQUIRE), never passed. */
@@ -40,6 +41,7 @@
 
 #include "kernels/mla.h"
 #include "kernels/mla_door.h"
+#include "kernels/mla_kpool_select.h"
 #include "tests/lib/gpu_util.h"
 #include "tests/lib/select_route.h"
 #include "tests/lib/testbed_criterion.h"
@@ -50,7 +52,17 @@
 enum { NP = 70000, POOL = 4, K = 512, W = K * POOL + POOL - 1, N_B0 = 700 };
 
 /* Sample element e's pool (kpool_select_radix_f32's sampled pass): 32 pools of every 512. */
-static int64_t sample_pool(int64_t e) { return (e / 32) * 16 * 32 + e % 32; }
+static int64_t sample_pool(int64_t e) {
+    return (e / SEL_SAMPLE_RUN) * SEL_SAMPLE_EVERY + e % SEL_SAMPLE_RUN;
+}
+static int sampled(int64_t p) { return p % SEL_SAMPLE_EVERY < SEL_SAMPLE_RUN; }
+/* The planes below are derived for this geometry (kernels/mla_kpool_select.h): a change there
+ * must re-derive them (the threads and bins of sampled_histogram_barriers, the 12 / 12 / 8-bit
+ * digits of level_pass_barriers, the bitmap's 491,520-pool limit of bitonic_sort_barrier). */
+_Static_assert(SEL_NT == 512 && SEL_BINS == 4096 && SEL_CAP == 8192 && SEL_SAMPLE_RUN == 32 &&
+                   SEL_SAMPLE_EVERY == 512 && SEL_SAMPLE_MIN <= 70000,
+               "select_shake_gpu_test's planes are derived for this select geometry: re-derive "
+               "them");
 
 Test(select_shake, sampled_histogram_barriers, .timeout = 300) {
     GPU_REQUIRE();
@@ -68,12 +80,12 @@ Test(select_shake, sampled_histogram_barriers, .timeout = 300) {
     for (int j = 0; j < 50; j++) /* the sample's 100: loaded 50 by even warps, 50 by odd ones */
         for (int odd = 0; odd < 2; odd++) {
             const int64_t e = 64 * j + 5 + 32 * odd;
-            cr_assert(e < n_samp && ((e % 512) / 32) % 2 == odd);
+            cr_assert(e < n_samp && ((e % SEL_NT) / 32) % 2 == odd);
             in_b0[sample_pool(e)] = 1;
             n_b0++, n_b0_sampled++;
         }
     for (int32_t p = 1000; n_b0 < N_B0; p += 97) /* the rest where the sample does not look */
-        if ((p / 32) % 16 != 0 && !in_b0[p]) in_b0[p] = 1, n_b0++;
+        if (!sampled(p) && !in_b0[p]) in_b0[p] = 1, n_b0++;
     int b0_rank = 0;
     for (int32_t p = 0; p < NP; p++)
         if (in_b0[p]) s[p] = 0.0625f + (float)(b0_rank++) * 1e-6f; /* all < 0.0703125 */
@@ -122,7 +134,7 @@ Test(select_shake, level_pass_barriers, .timeout = 300) {
         memcpy(&s[p], &bits, 4);
         count[v]++;
     }
-    cr_assert(count[255] < K && count[255] + count[254] >= K && count[255] + count[254] <= 8192,
+    cr_assert(count[255] < K && count[255] + count[254] >= K && count[255] + count[254] <= SEL_CAP,
               "plane: %d + %d keys in the two best values (select_k %d)", count[255], count[254],
               K);
     gpu_buf bs = gpu_buf_from_host(s, (size_t)NP * 4);
@@ -152,9 +164,10 @@ Test(select_shake, bitonic_sort_barrier, .timeout = 300) {
     int top = 0, top_sampled = 0;
     for (int32_t p = 0; p < NPB; p++) {
         s[p] = (float)(((uint32_t)p * 2654435761u) % 1000003u) / 1000003.0f;
-        if (s[p] >= 0.9375f) top++, top_sampled += ((p / 32) % 16 == 0);
+        if (s[p] >= 0.9375f) top++, top_sampled += sampled(p);
     }
-    cr_assert(top > 8192 && top_sampled * 16 > 2 * 8192 && top_sampled >= (3 * K + 31) / 32 + 16,
+    cr_assert(top > SEL_CAP && top_sampled * 16 > 2 * SEL_CAP &&
+                  top_sampled >= (3 * K + 31) / 32 + 16,
               "plane: %d keys in the best bin (%d of them sampled)", top, top_sampled);
     gpu_buf bs = gpu_buf_from_host(s, (size_t)NPB * 4);
     select_arm_vs_reference(&t, &bs, (select_shape){1, NPB, POOL, K, WB, NPB * POOL - 1, 1},
@@ -183,18 +196,18 @@ Test(select_shake, whole_sort_padding_barrier, .timeout = 300) {
     float *s = tb_xmalloc(&t, (size_t)NP * sizeof *s);
     int n_tie = 0, n_above = 0, samp_tie = 0, samp_above = 0;
     for (int32_t p = 0; p < NP; p++) {
-        const int sampled = (p / 32) % 16 == 0;
+        const int smp = sampled(p);
         if (p % 11 == 0)
-            s[p] = 0.75f, n_tie++, samp_tie += sampled;
+            s[p] = 0.75f, n_tie++, samp_tie += smp;
         else if (p % 347 == 1)
-            s[p] = 0.9f + (float)p * 1e-7f, n_above++, samp_above += sampled;
+            s[p] = 0.9f + (float)p * 1e-7f, n_above++, samp_above += smp;
         else
             s[p] = 0.1f + (float)(p % 50000) * 1e-6f;
     }
     const int ks = (3 * K + 31) / 32 + 16;
-    cr_assert(n_above < K && n_above + n_tie >= K && n_above + n_tie <= 8192 && K + n_tie > 4096 &&
-                  samp_above < ks && samp_above + samp_tie >= ks &&
-                  (samp_above + samp_tie) * 16 <= 2 * 8192,
+    cr_assert(n_above < K && n_above + n_tie >= K && n_above + n_tie <= SEL_CAP &&
+                  K + n_tie > SEL_BINS && samp_above < ks && samp_above + samp_tie >= ks &&
+                  (samp_above + samp_tie) * 16 <= 2 * SEL_CAP,
               "plane: %d ties under %d better keys (sampled %d, %d; quota %d)", n_tie, n_above,
               samp_tie, samp_above, ks);
     gpu_buf bs = gpu_buf_from_host(s, (size_t)NP * 4);

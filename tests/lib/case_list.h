@@ -334,11 +334,11 @@
     .geom = {MLA_GEOM_GLM5_NEXT_HEADS(8), .t_q = 3, .t_kv = 1089,                                  \
              MLA_INDEXER_OF(3, 1089, 64, 4, 319, 1)},                                              \
     .n_stored_rows = 5, .stored_rows = {0, 1, 544, 1087, 1088}
-/* Rows long enough for the radix select's sampled route (SEL_SAMPLE_MIN, kernels/mla_kpool.cu:
- * 65,536 visible pools), the launcher's arm at the shipped shape, which no other stored case
- * reaches (8,192 pools at most): 66,000 pools at pool 1, t_q 2 (65,999 and 66,000 visible), the
- * real indexer, the 8-head dense shard for attn_gathered; the scores are the scorer's
- * (realistic), so both rows settle on the route. */
+/* Rows long enough for the radix select's sampled route (SEL_SAMPLE_MIN,
+ * kernels/mla_kpool_select.h: 65,536 visible pools), the launcher's arm at the shipped shape, which
+ * no other stored case reaches (8,192 pools at most): 66,000 pools at pool 1, t_q 2 (65,999 and
+ * 66,000 visible), the real indexer, the 8-head dense shard for attn_gathered; the scores are the
+ * scorer's (realistic), so both rows settle on the route. */
 #define MLA_CASE_glm5_kpool_sampled                                                                \
     .model = "glm5",                                                                               \
     .purpose = "66,000 pools: the radix select's sampled route (>= 65,536 visible pools)",         \
