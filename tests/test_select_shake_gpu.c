@@ -64,6 +64,19 @@ _Static_assert(SEL_NT == 512 && SEL_BINS == 4096 && SEL_CAP == 8192 && SEL_SAMPL
                "select_shake_gpu_test's planes are derived for this select geometry: re-derive "
                "them");
 
+/* One query's plane s of np pools (pool 4, select_k K, the tail kept) through the shake build's
+ * launcher against the reference (bytes), with the sampled route's receipts (`hits`,
+ * `fallbacks`, `why`); frees s. */
+static void shake_row(tb *t, float *s, int32_t np, const char *what, const char *name,
+                      uint64_t hits, uint64_t fallbacks, const char *why) {
+    gpu_buf bs = gpu_buf_from_host(s, (size_t)np * 4);
+    select_arm_vs_reference(t, &bs,
+                            (select_shape){1, np, POOL, K, K * POOL + POOL - 1, np * POOL - 1, 1},
+                            memra_mla_kpool_select_f32, what, name, hits, fallbacks, why);
+    free(s);
+    gpu_buf_free(&bs);
+}
+
 Test(select_shake, sampled_histogram_barriers, .timeout = 300) {
     GPU_REQUIRE();
     tb t;
@@ -97,14 +110,10 @@ Test(select_shake, sampled_histogram_barriers, .timeout = 300) {
     cr_assert(samp_b0 == n_b0_sampled && samp_b0 >= ks && samp_b0 / 2 < ks && n_b0 == N_B0,
               "plane: %d sample keys in B0 (quota %d), %d in the row", samp_b0, ks, n_b0);
 
-    gpu_buf bs = gpu_buf_from_host(s, (size_t)NP * 4);
-    select_arm_vs_reference(&t, &bs, (select_shape){1, NP, POOL, K, W, NP * POOL - 1, 1},
-                            memra_mla_kpool_select_f32, "the launcher (sampled route, shake build)",
-                            "sampled", 1, 0,
-                            "the row settled by the sampled route: a histogram that lost counts to "
-                            "a missing barrier hands it back");
-    free(s), free(in_b0);
-    gpu_buf_free(&bs);
+    shake_row(&t, s, NP, "the launcher (sampled route, shake build)", "sampled", 1, 0,
+              "the row settled by the sampled route: a histogram that lost counts to a missing "
+              "barrier hands it back");
+    free(in_b0);
 }
 
 /* The full passes' barriers: the level loop's (each level's bin read before the next level clears
@@ -137,14 +146,9 @@ Test(select_shake, level_pass_barriers, .timeout = 300) {
     cr_assert(count[255] < K && count[255] + count[254] >= K && count[255] + count[254] <= SEL_CAP,
               "plane: %d + %d keys in the two best values (select_k %d)", count[255], count[254],
               K);
-    gpu_buf bs = gpu_buf_from_host(s, (size_t)NP * 4);
-    select_arm_vs_reference(&t, &bs, (select_shape){1, NP, POOL, K, W, NP * POOL - 1, 1},
-                            memra_mla_kpool_select_f32, "the launcher (full passes, shake build)",
-                            "level passes", 0, 1,
-                            "one bin of 70,000 keys at the sample's cut: the sampled pass only "
-                            "counts and hands the row to the full passes");
-    free(s);
-    gpu_buf_free(&bs);
+    shake_row(&t, s, NP, "the launcher (full passes, shake build)", "level passes", 0, 1,
+              "one bin of 70,000 keys at the sample's cut: the sampled pass only counts and hands "
+              "the row to the full passes");
 }
 
 /* The bitonic sort's fill barrier in sel_sort_pools, the sort of rows past the bitmap's 491,520
@@ -155,7 +159,7 @@ Test(select_shake, level_pass_barriers, .timeout = 300) {
  * (tools/sanitize_set.tsv): 500,000 pools under racecheck cost minutes. */
 Test(select_shake, bitonic_sort_barrier, .timeout = 300) {
     GPU_REQUIRE();
-    enum { NPB = 500000, WB = K * POOL + POOL - 1 };
+    enum { NPB = 500000 };
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, "bitonic_sort_barrier");
     tb_set_case(&t, "1 query x 500,000 pools (past the bitmap sort's 491,520), hashed scores in "
@@ -169,14 +173,9 @@ Test(select_shake, bitonic_sort_barrier, .timeout = 300) {
     cr_assert(top > SEL_CAP && top_sampled * 16 > 2 * SEL_CAP &&
                   top_sampled >= (3 * K + 31) / 32 + 16,
               "plane: %d keys in the best bin (%d of them sampled)", top, top_sampled);
-    gpu_buf bs = gpu_buf_from_host(s, (size_t)NPB * 4);
-    select_arm_vs_reference(&t, &bs, (select_shape){1, NPB, POOL, K, WB, NPB * POOL - 1, 1},
-                            memra_mla_kpool_select_f32, "the launcher (bitonic sort, shake build)",
-                            "bitonic", 0, 1,
-                            "a best bin of about 31,250 keys: the sampled pass only counts and "
-                            "hands the row to the full passes");
-    free(s);
-    gpu_buf_free(&bs);
+    shake_row(&t, s, NPB, "the launcher (bitonic sort, shake build)", "bitonic", 0, 1,
+              "a best bin of about 31,250 keys: the sampled pass only counts and hands the row to "
+              "the full passes");
 }
 
 /* The whole sort's padding barrier: a collected row whose tie group at the threshold is too large
@@ -210,11 +209,6 @@ Test(select_shake, whole_sort_padding_barrier, .timeout = 300) {
                   (samp_above + samp_tie) * 16 <= 2 * SEL_CAP,
               "plane: %d ties under %d better keys (sampled %d, %d; quota %d)", n_tie, n_above,
               samp_tie, samp_above, ks);
-    gpu_buf bs = gpu_buf_from_host(s, (size_t)NP * 4);
-    select_arm_vs_reference(&t, &bs, (select_shape){1, NP, POOL, K, W, NP * POOL - 1, 1},
-                            memra_mla_kpool_select_f32, "the launcher (whole sort, shake build)",
-                            "whole sort", 1, 0,
-                            "the cut in the ties' bin: the collecting pass settles the row");
-    free(s);
-    gpu_buf_free(&bs);
+    shake_row(&t, s, NP, "the launcher (whole sort, shake build)", "whole sort", 1, 0,
+              "the cut in the ties' bin: the collecting pass settles the row");
 }

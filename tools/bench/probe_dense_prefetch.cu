@@ -30,7 +30,7 @@
 #include "kernels/mla_cuda_check.h"
 #include "tests/lib/geometry.h"
 #include "tests/lib/mla_fill.h"
-#include "tools/bench/bench_read.cuh"
+#include "tools/bench/probe_util.cuh"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -42,27 +42,8 @@
 #include <functional>
 #include <vector>
 
-#define CK(x)                                                                                      \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));     \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
 enum { H = MLA_GLM5_N_HEAD, DV = MLA_GLM5_D_V, R = MLA_GLM5_KV_RANK, DN = MLA_GLM5_D_NOPE };
 
-static __device__ __forceinline__ void cp16(void *smem, const void *g) {
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(g) : "memory");
-}
-static __device__ __forceinline__ void commit() {
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-template <int N> static __device__ __forceinline__ void wait_groups() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
 static __device__ __forceinline__ void pf_l2(const void *g, unsigned bytes) {
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(g), "r"(bytes) : "memory");
 }
@@ -218,27 +199,6 @@ static __global__ void __launch_bounds__(A_COLS)
 }
 static const size_t ab_smem_bytes = (size_t)(DN + DN * A_COLS) * 4;
 
-static __global__ void fill(float *p, int64_t n, uint32_t name_hash, float scale) {
-    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
-         e += (int64_t)gridDim.x * blockDim.x)
-        p[e] = mla_fill_realistic(1u, name_hash, (uint64_t)e, scale);
-}
-static __global__ void empty_kernel(float *sink) {
-    if (threadIdx.x == 1023) sink[0] = 1.0f; /* never: 256 threads */
-}
-
-static float *g_flush, *g_sink;
-static int64_t g_flush_n;
-
-static double median_us(const std::function<void()> &fn) {
-    std::vector<float> t;
-    CK(bench_timed_launches(
-        fn, [&] { stream_read<<<1024, 256>>>((const float4 *)g_flush, g_flush_n, g_sink); }, 3, 30,
-        &t));
-    CK(cudaGetLastError());
-    return t[t.size() / 2] * 1e3;
-}
-
 struct row {
     const char *name;
     std::function<void()> fn;
@@ -249,17 +209,8 @@ struct row {
 };
 
 int main(void) {
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
-        fprintf(stderr, "probe_dense_prefetch: no CUDA device\n");
-        return 77;
-    }
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
-    g_flush_n = 2 * (int64_t)prop.l2CacheSize / 16;
-    CK(cudaMalloc(&g_flush, (size_t)g_flush_n * 16));
-    CK(cudaMemset(g_flush, 0, (size_t)g_flush_n * 16));
-    CK(cudaMalloc(&g_sink, 4));
+    probe_device("probe_dense_prefetch", &prop);
     const int64_t nwv = (int64_t)H * DV * R, nwk = (int64_t)H * DN * R;
     float *wv, *o_lat, *wk, *q_nope, *outs;
     CK(cudaMalloc(&wv, (size_t)nwv * 4));

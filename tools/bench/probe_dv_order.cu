@@ -30,7 +30,7 @@
 #include "kernels/mla_cuda_check.h"
 #include "tests/lib/geometry.h"
 #include "tests/lib/mla_fill.h"
-#include "tools/bench/bench_read.cuh"
+#include "tools/bench/probe_util.cuh"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -41,29 +41,9 @@
 #include <functional>
 #include <vector>
 
-#define CK(x)                                                                                      \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));     \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
 enum { H = MLA_GLM5_N_HEAD, DV = MLA_GLM5_D_V, R = MLA_GLM5_KV_RANK, DN = MLA_GLM5_D_NOPE };
 enum { NS = 6, CH = 64, LD = CH + 4, ROWS_PER_BLOCK = 128, NB = DV / ROWS_PER_BLOCK };
 enum { C_STAGE = 16384, C_NS = 6 };
-
-static __device__ __forceinline__ void cp16(void *smem, const void *g) {
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(g) : "memory");
-}
-static __device__ __forceinline__ void commit() {
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-template <int N> static __device__ __forceinline__ void wait_groups() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
 
 /* Orders A (LINEAR false) and B (true): a warp's 32 rows [v0, v0 + 32) of head h. */
 template <bool LINEAR>
@@ -144,47 +124,9 @@ static __global__ void __launch_bounds__(128) order_c(const float *__restrict__ 
     if (acc == 12345.678f) sink[0] = acc;
 }
 
-static __global__ void fill(float *p, int64_t n, uint32_t name_hash, float scale) {
-    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
-         e += (int64_t)gridDim.x * blockDim.x)
-        p[e] = mla_fill_realistic(1u, name_hash, (uint64_t)e, scale);
-}
-
-static float *g_flush, *g_sink;
-static int64_t g_flush_n;
-
-/* The median of 30 launches of fn, each after the L2 flush and then primer (untimed; none by
- * default). */
-static double median_us(const std::function<void()> &fn,
-                        const std::function<void()> &primer = std::function<void()>()) {
-    std::vector<float> t;
-    CK(bench_timed_launches(
-        fn,
-        [&] {
-            stream_read<<<1024, 256>>>((const float4 *)g_flush, g_flush_n, g_sink);
-            if (primer) primer();
-        },
-        3, 30, &t));
-    CK(cudaGetLastError());
-    return t[t.size() / 2] * 1e3;
-}
-
-static __global__ void empty_kernel(float *sink) {
-    if (threadIdx.x == 1023) sink[0] = 1.0f; /* never: 256 threads */
-}
-
 int main(void) {
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
-        fprintf(stderr, "probe_dv_order: no CUDA device\n");
-        return 77;
-    }
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
-    g_flush_n = 2 * (int64_t)prop.l2CacheSize / 16;
-    CK(cudaMalloc(&g_flush, (size_t)g_flush_n * 16));
-    CK(cudaMemset(g_flush, 0, (size_t)g_flush_n * 16));
-    CK(cudaMalloc(&g_sink, 4));
+    probe_device("probe_dv_order", &prop);
     const int64_t nw = (int64_t)H * DV * R;
     float *w, *o_lat, *out;
     CK(cudaMalloc(&w, (size_t)nw * 4));
