@@ -257,9 +257,9 @@ static __device__ __forceinline__ bool dense_block_of(int32_t t_q, int32_t n_hea
     return q->c0 < q->o1;
 }
 
-/* The group's token rows of src[t_q][n_head][dim] at head q.h into dst[dim][TT] of shared memory
- * (dst[d * TT + t] = token i0 + t's element d; zero for t >= nt), by the block's nthreads. */
-/* Element e of that layout (0 past the group's tokens), for e < dim * TT. */
+/* The group's token rows of src[t_q][n_head][dim] at head q.h are staged into dst[dim][TT] of
+ * shared memory (dst[d * TT + t] = token i0 + t's element d; zero for t >= nt) by the block's
+ * nthreads. Element e of that layout, for e < dim * TT: */
 template <int TT>
 static __device__ __forceinline__ float
 dense_group_elem(const float *src, int32_t dim, int32_t n_head, const dense_block &q, int32_t e) {
@@ -299,18 +299,17 @@ static __device__ __forceinline__ void
 dense_store_group(float *dst, const dense_group_regs &g, const float *src, int32_t dim,
                   int32_t n_head, const dense_block &q, int nthreads) {
     const int32_t n = dim * TT;
+    auto put = [&](const dense_group_regs &r, int32_t e0) {
 #pragma unroll
-    for (int u = 0; u < DENSE_GROUP_U; u++) {
-        const int32_t e = (int32_t)threadIdx.x + u * nthreads;
-        if (e < n) dst[e] = g.v[u];
-    }
+        for (int u = 0; u < DENSE_GROUP_U; u++)
+            if (e0 + u * nthreads < n) dst[e0 + u * nthreads] = r.v[u];
+    };
+    put(g, (int32_t)threadIdx.x);
     for (int32_t e0 = (int32_t)threadIdx.x + DENSE_GROUP_U * nthreads; e0 < n;
          e0 += DENSE_GROUP_U * nthreads) {
         dense_group_regs r;
         dense_fetch_group_at<TT>(r, src, dim, n_head, q, nthreads, e0);
-#pragma unroll
-        for (int u = 0; u < DENSE_GROUP_U; u++)
-            if (e0 + u * nthreads < n) dst[e0 + u * nthreads] = r.v[u];
+        put(r, e0);
     }
 }
 

@@ -1344,12 +1344,17 @@ static __global__ void __launch_bounds__(SEL_NT, SEL_MINB)
     kpool_write_tail_pad(out, n_sel * pool, q_row, pool, always_tail, width);
 }
 
+/* The radix select's two arms: the sampled route (the launcher's) and the full passes. */
+static void (*sel_kernel_of(bool sampled))(const float *, int32_t *, int32_t, int32_t, int32_t,
+                                           int32_t, int32_t, int32_t, int32_t) {
+    return sampled ? kpool_select_radix_f32<true> : kpool_select_radix_f32<false>;
+}
+
 static void kpool_select_radix_f32_launch(const float *score, int32_t *idx, int32_t t_q,
                                           int32_t n_pools, int32_t pool, int32_t select_k,
                                           int32_t width, int32_t first_pos, int32_t always_tail,
                                           cudaStream_t st, bool sampled = false) {
-    (sampled ? kpool_select_radix_f32<true>
-             : kpool_select_radix_f32<false>)<<<(unsigned)t_q, SEL_NT, SEL_SMEM, st>>>(
+    sel_kernel_of(sampled)<<<(unsigned)t_q, SEL_NT, SEL_SMEM, st>>>(
         score, idx, t_q, n_pools, pool, select_k, width, first_pos, always_tail);
 }
 
@@ -1379,9 +1384,8 @@ static int kpool_select_radix_run(const float *score, int32_t *idx, int32_t t_q,
     int rc = mla_validate_kpool_select(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
                                        always_tail);
     if (rc) return rc;
-    MLA_CUDA_CHECK(
-        cudaFuncSetAttribute(sampled ? kpool_select_radix_f32<true> : kpool_select_radix_f32<false>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SEL_SMEM));
+    MLA_CUDA_CHECK(cudaFuncSetAttribute(
+        sel_kernel_of(sampled), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SEL_SMEM));
     kpool_select_radix_f32_launch(score, idx, t_q, n_pools, pool, select_k, width, first_pos,
                                   always_tail, (cudaStream_t)stream, sampled);
     MLA_CUDA_CHECK(cudaGetLastError());
