@@ -1023,7 +1023,7 @@ static __global__ void __launch_bounds__(SEL_NT, SEL_MINB)
                     if (ok[u]) atomicAdd(&hist[SEL_DESC32(x[u]) >> 20], 1u);
             }
             __syncthreads();
-            const uint32_t ks = (uint32_t)((3 * n_sel + 31) / 32) + 16; /* 1.5 n_sel / 16 + 16 */
+            const uint32_t ks = (uint32_t)SEL_SAMPLE_QUOTA(n_sel);
             sel_find_bin(hist, SEL_BINS, ks, warp_sums, &s_bin, &s_before);
             const uint32_t tb = s_bin;
             /* the sample's estimate of the keys at or below tb: far past SEL_CAP (a tie group

@@ -19,9 +19,11 @@
 /* the sampled route: rows of at least SEL_SAMPLE_MIN visible pools; the sample is the first
  * SEL_SAMPLE_RUN pools of every SEL_SAMPLE_EVERY (sample element e is pool
  * (e / SEL_SAMPLE_RUN) * SEL_SAMPLE_EVERY + e % SEL_SAMPLE_RUN), read SEL_SAMP_U x SEL_NT
- * elements a step; its quota for n_sel winners is (3 n_sel + 31) / 32 + 16 sample keys */
+ * elements a step; its quota for n_sel winners, SEL_SAMPLE_QUOTA(n_sel), is 1.5 n_sel / 16 + 16
+ * sample keys */
 #define SEL_SAMPLE_MIN 65536
 #define SEL_SAMPLE_RUN 32
 #define SEL_SAMPLE_EVERY 512
+#define SEL_SAMPLE_QUOTA(n_sel) ((3 * (n_sel) + 31) / 32 + 16)
 
 #endif /* MLA_KPOOL_SELECT_H */

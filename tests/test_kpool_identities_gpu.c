@@ -678,7 +678,7 @@ Test(kpool_identities, san_score_misaligned, .timeout = 300) {
  * full passes from level 0. */
 static float sample_blind_value(int64_t p, mla_fill_stream *s) {
     const float u = mla_fill_stream_uniform(s, -1.0f, 1.0f);
-    return p % SEL_SAMPLE_EVERY < SEL_SAMPLE_RUN ? -2.5f + 0.5f * u : u;
+    return select_sampled(p) ? -2.5f + 0.5f * u : u;
 }
 
 static void sampled_route(tb *tp, int32_t TQ, int32_t NP) {
@@ -773,9 +773,7 @@ Test(kpool_identities, select_sampled_covers_tail, .timeout = 300) {
              "select_k 512",
              NP, BEST);
     tb_set_case(&t, cname);
-    const int64_t segs = SEL_SAMPLE_EVERY / SEL_SAMPLE_RUN,
-                  n_seg = (NP + SEL_SAMPLE_RUN - 1) / SEL_SAMPLE_RUN,
-                  n_samp = (n_seg + segs - 1) / segs * SEL_SAMPLE_RUN;
+    const int64_t n_samp = select_sample_count(NP);
     cr_assert(n_samp > STEP && NP >= SEL_SAMPLE_MIN,
               "plane: %lld sample elements, one step %d; the second from pool %d",
               (long long)n_samp, STEP, BEST);

@@ -51,11 +51,6 @@
 
 enum { NP = 70000, POOL = 4, K = 512, W = K * POOL + POOL - 1, N_B0 = 700 };
 
-/* Sample element e's pool (kpool_select_radix_f32's sampled pass): 32 pools of every 512. */
-static int64_t sample_pool(int64_t e) {
-    return (e / SEL_SAMPLE_RUN) * SEL_SAMPLE_EVERY + e % SEL_SAMPLE_RUN;
-}
-static int sampled(int64_t p) { return p % SEL_SAMPLE_EVERY < SEL_SAMPLE_RUN; }
 /* The planes below are derived for this geometry (kernels/mla_kpool_select.h): a change there
  * must re-derive them (the threads and bins of sampled_histogram_barriers, the 12 / 12 / 8-bit
  * digits of level_pass_barriers, the bitmap's 491,520-pool limit of bitonic_sort_barrier). */
@@ -88,25 +83,25 @@ Test(select_shake, sampled_histogram_barriers, .timeout = 300) {
     memset(in_b0, 0, NP);
     /* B1 everywhere: 1,000 distinct values (the counting pass's one-value test must fail) */
     for (int32_t p = 0; p < NP; p++) s[p] = 0.059f + (float)(p % 1000) * 1e-6f;
-    const int64_t n_seg = (NP + 31) / 32, n_samp = (n_seg + 15) / 16 * 32;
+    const int64_t n_samp = select_sample_count(NP);
     int n_b0 = 0, n_b0_sampled = 0;
     for (int j = 0; j < 50; j++) /* the sample's 100: loaded 50 by even warps, 50 by odd ones */
         for (int odd = 0; odd < 2; odd++) {
             const int64_t e = 64 * j + 5 + 32 * odd;
             cr_assert(e < n_samp && ((e % SEL_NT) / 32) % 2 == odd);
-            in_b0[sample_pool(e)] = 1;
+            in_b0[select_sample_pool(e)] = 1;
             n_b0++, n_b0_sampled++;
         }
     for (int32_t p = 1000; n_b0 < N_B0; p += 97) /* the rest where the sample does not look */
-        if (!sampled(p) && !in_b0[p]) in_b0[p] = 1, n_b0++;
+        if (!select_sampled(p) && !in_b0[p]) in_b0[p] = 1, n_b0++;
     int b0_rank = 0;
     for (int32_t p = 0; p < NP; p++)
         if (in_b0[p]) s[p] = 0.0625f + (float)(b0_rank++) * 1e-6f; /* all < 0.0703125 */
     /* the plane's counts, from the plane itself */
     int samp_b0 = 0;
     for (int64_t e = 0; e < n_samp; e++)
-        if (sample_pool(e) < NP && s[sample_pool(e)] >= 0.0625f) samp_b0++;
-    const int ks = (3 * K + 31) / 32 + 16;
+        if (select_sample_pool(e) < NP && s[select_sample_pool(e)] >= 0.0625f) samp_b0++;
+    const int ks = select_sample_quota(K);
     cr_assert(samp_b0 == n_b0_sampled && samp_b0 >= ks && samp_b0 / 2 < ks && n_b0 == N_B0,
               "plane: %d sample keys in B0 (quota %d), %d in the row", samp_b0, ks, n_b0);
 
@@ -168,10 +163,10 @@ Test(select_shake, bitonic_sort_barrier, .timeout = 300) {
     int top = 0, top_sampled = 0;
     for (int32_t p = 0; p < NPB; p++) {
         s[p] = (float)(((uint32_t)p * 2654435761u) % 1000003u) / 1000003.0f;
-        if (s[p] >= 0.9375f) top++, top_sampled += sampled(p);
+        if (s[p] >= 0.9375f) top++, top_sampled += select_sampled(p);
     }
     cr_assert(top > SEL_CAP && top_sampled * 16 > 2 * SEL_CAP &&
-                  top_sampled >= (3 * K + 31) / 32 + 16,
+                  top_sampled >= select_sample_quota(K),
               "plane: %d keys in the best bin (%d of them sampled)", top, top_sampled);
     shake_row(&t, s, NPB, "the launcher (bitonic sort, shake build)", "bitonic", 0, 1,
               "a best bin of about 31,250 keys: the sampled pass only counts and hands the row to "
@@ -195,7 +190,7 @@ Test(select_shake, whole_sort_padding_barrier, .timeout = 300) {
     float *s = tb_xmalloc(&t, (size_t)NP * sizeof *s);
     int n_tie = 0, n_above = 0, samp_tie = 0, samp_above = 0;
     for (int32_t p = 0; p < NP; p++) {
-        const int smp = sampled(p);
+        const int smp = select_sampled(p);
         if (p % 11 == 0)
             s[p] = 0.75f, n_tie++, samp_tie += smp;
         else if (p % 347 == 1)
@@ -203,7 +198,7 @@ Test(select_shake, whole_sort_padding_barrier, .timeout = 300) {
         else
             s[p] = 0.1f + (float)(p % 50000) * 1e-6f;
     }
-    const int ks = (3 * K + 31) / 32 + 16;
+    const int ks = select_sample_quota(K);
     cr_assert(n_above < K && n_above + n_tie >= K && n_above + n_tie <= SEL_CAP &&
                   K + n_tie > SEL_BINS && samp_above < ks && samp_above + samp_tie >= ks &&
                   (samp_above + samp_tie) * 16 <= 2 * SEL_CAP,

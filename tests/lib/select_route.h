@@ -11,8 +11,23 @@
 
 #include "kernels/mla.h"
 #include "kernels/mla_door.h"
+#include "kernels/mla_kpool_select.h"
 #include "tests/lib/gpu_util.h"
 #include "tests/lib/testbed.h"
+
+/* The sampled route's sample (kernels/mla_kpool_select.h), as the tests build planes against it:
+ * element e's pool; whether pool p is in the sample; the sample's element count for n_vis visible
+ * pools (elements past the row are not counted); its quota of sample keys for n_sel winners. */
+static inline int64_t select_sample_pool(int64_t e) {
+    return (e / SEL_SAMPLE_RUN) * SEL_SAMPLE_EVERY + e % SEL_SAMPLE_RUN;
+}
+static inline int select_sampled(int64_t p) { return p % SEL_SAMPLE_EVERY < SEL_SAMPLE_RUN; }
+static inline int64_t select_sample_count(int64_t n_vis) {
+    const int64_t segs = SEL_SAMPLE_EVERY / SEL_SAMPLE_RUN,
+                  n_seg = (n_vis + SEL_SAMPLE_RUN - 1) / SEL_SAMPLE_RUN;
+    return (n_seg + segs - 1) / segs * SEL_SAMPLE_RUN;
+}
+static inline int select_sample_quota(int64_t n_sel) { return (int)SEL_SAMPLE_QUOTA(n_sel); }
 
 typedef int (*select_fn)(const float *score, int32_t *idx, int32_t t_q, int32_t n_pools,
                          int32_t pool, int32_t select_k, int32_t width, int32_t first_pos,
