@@ -81,11 +81,10 @@ def read_reports(paths):
     for p in paths:
         with open(p) as f:
             text = f.read()
-        got = parse_report(text)
         if "ptxas info" not in text:
             raise SystemExit(f"ptxas_budget: {p}: no `ptxas info` line (not built with "
                              "-Xptxas -v?)")
-        for name, e in got.items():
+        for name, e in parse_report(text).items():
             funcs[(source_of(p), name)] = e
     return funcs
 

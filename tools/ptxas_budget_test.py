@@ -25,6 +25,14 @@ ptxas info    : Used 32 registers, used 0 barriers
 """
 
 
+def report_file(d, text):
+    """A report file named as //kernels:ptxas_reports names them, in directory d."""
+    rep = os.path.join(d, "a.cu.ptxas.txt")
+    with open(rep, "w") as f:
+        f.write(text)
+    return rep
+
+
 def budget_of(text):
     with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
         f.write(text)
@@ -84,9 +92,7 @@ def a_new_function_and_a_stale_line_fail():
 @test
 def update_then_check_round_trips():
     with tempfile.TemporaryDirectory() as d:
-        rep = os.path.join(d, "a.cu.ptxas.txt")
-        with open(rep, "w") as f:
-            f.write(REPORT)
+        rep = report_file(d, REPORT)
         tsv = os.path.join(d, "b.tsv")
         assert pb.main(["update", "--budget", tsv, rep]) == 0
         assert pb.main(["check", "--budget", tsv, rep]) == 0
@@ -97,9 +103,7 @@ def update_then_check_round_trips():
 @test
 def a_report_without_ptxas_lines_is_an_error():
     with tempfile.TemporaryDirectory() as d:
-        rep = os.path.join(d, "a.cu.ptxas.txt")
-        with open(rep, "w") as f:
-            f.write("nvcc warning : something\n")
+        rep = report_file(d, "nvcc warning : something\n")
         try:
             pb.read_reports([rep])
         except SystemExit as e:
