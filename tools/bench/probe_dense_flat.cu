@@ -1,0 +1,308 @@
+/* probe_dense_flat: does decompress_v / absorb_q lose time to the 4 SMs its 128 blocks leave idle,
+ * or to its blocks' shape? (issue "Ahead of the PyTorch peer", docs/performance.md, thirteenth
+ * session.)
+ *
+ * At glm5 decode both launchers run 128 blocks, one a head and output range, on 132 SMs. A "flat"
+ * block takes a contiguous range of the flattened outputs f = h * out_dim + o instead, so the
+ * grid can be any size: a block's range may span two heads (it stages both heads' input rows,
+ * and each lane reads its own head's). Every output is still one serial __fmaf_rn chain in
+ * ascending order from 0.0f, so the bytes must equal the launcher's. Rows:
+ *   decompress_v (64 heads x 256 outputs, chains of 512):
+ *     launcher        memra_mla_decompress_v_f32;
+ *     D 128 x 4w      a standalone copy of the shipped arm's geometry (128 blocks of 4 warps);
+ *     D flat G x NW   G blocks of NW warps (132 x 4, 264 x 2, 528 x 1), each lane its flat row;
+ *   absorb_q (64 heads x 512 outputs, chains of 192):
+ *     launcher        memra_mla_absorb_q_f32 (the bulk arm);
+ *     A 128 cp.async  every thread's cp.async of the block's 192 rows at once (128 blocks);
+ *     A flat 132      the same in 132 blocks of flat ranges (multiples of 4 outputs);
+ *   the streaming read of wv_b in 128 x 8 and 132 x 8 blocks (does the SM count alone matter?).
+ * Each row is the median of 30 launches after an L2 flush, the median of 3 interleaved rounds.
+ * Without a GPU it exits 77. */
+#include "kernels/mla.h"
+#include "kernels/mla_cuda_check.h"
+#include "tests/lib/geometry.h"
+#include "tests/lib/mla_fill.h"
+#include "tools/bench/probe_util.cuh"
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+enum { H = MLA_GLM5_N_HEAD, DV = MLA_GLM5_D_V, R = MLA_GLM5_KV_RANK, DN = MLA_GLM5_D_NOPE };
+
+/* ---- decompress_v: out[f] = chain over r of wv_b[f][r] * o_lat[f / DV][r] ------------------ */
+enum { D_CH = 64, D_LD = D_CH + 4, D_NCH = R / D_CH, D_NF = H * DV, D_OS = R + 4 };
+
+/* Block b: flat rows [f0, f1) = [b * D_NF / G, (b + 1) * D_NF / G) (G = gridDim.x), warp w the
+ * 32 rows from f0 + 32 w. NS: the warp's ring depth. The o_lat rows of the (at most two) heads
+ * the range spans at os[0] and os[D_OS] (4 floats apart in the banks). */
+template <int NW, int NS>
+static __global__ void __launch_bounds__(NW * 32)
+    dv_flat(const float *__restrict__ o_lat, const float *__restrict__ w, float *__restrict__ out) {
+    extern __shared__ __align__(16) float smem[];
+    const uint32_t G = gridDim.x, b = blockIdx.x;
+    const int32_t f0 = (int32_t)(b * (uint32_t)D_NF / G),
+                  f1 = (int32_t)((b + 1) * (uint32_t)D_NF / G);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int32_t v0 = f0 + warp * 32, ha = f0 / DV, hb = (f1 - 1) / DV;
+    /* the stage loads first, the copies after, the stores last (the shipped order) */
+    float og[2][R / (NW * 32) > 0 ? R / (NW * 32) : 1];
+    constexpr int OU = R / (NW * 32);
+#pragma unroll
+    for (int u = 0; u < OU; u++) {
+        og[0][u] = __ldg(o_lat + (size_t)ha * R + threadIdx.x + u * NW * 32);
+        og[1][u] = hb > ha ? __ldg(o_lat + (size_t)hb * R + threadIdx.x + u * NW * 32) : 0.0f;
+    }
+    float *os = smem;
+    float *ring = smem + 2 * D_OS + (size_t)warp * NS * 32 * D_LD;
+    auto issue = [&](int k) {
+        if (k < D_NCH) {
+            float *st = ring + (k % NS) * (32 * D_LD);
+#pragma unroll
+            for (int u = 0; u < 32 * D_CH / 4 / 32; u++) {
+                const int e = u * 32 + lane, row = e / (D_CH / 4), c4 = e % (D_CH / 4);
+                if (v0 + row < f1)
+                    cp16(st + row * D_LD + 4 * c4, w + (size_t)(v0 + row) * R + k * D_CH + 4 * c4);
+            }
+        }
+        commit();
+    };
+    const bool warp_on = v0 < f1;
+    if (warp_on)
+        for (int k = 0; k < NS - 1; k++) issue(k);
+#pragma unroll
+    for (int u = 0; u < OU; u++) {
+        os[threadIdx.x + u * NW * 32] = og[0][u];
+        os[D_OS + threadIdx.x + u * NW * 32] = og[1][u];
+    }
+    __syncthreads();
+    if (!warp_on) return;
+    const bool on = v0 + lane < f1;
+    const float *op = os + (on && (v0 + lane) / DV > ha ? D_OS : 0);
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < D_NCH; k++) {
+        issue(k + NS - 1);
+        wait_groups<NS - 1>();
+        __syncwarp();
+        const float *row = ring + (k % NS) * (32 * D_LD) + lane * D_LD;
+#pragma unroll
+        for (int c = 0; c < D_CH; c += 4) {
+            const float4 w4 = *reinterpret_cast<const float4 *>(row + c);
+            const float4 o4 = *reinterpret_cast<const float4 *>(op + k * D_CH + c);
+            acc = __fmaf_rn(w4.x, o4.x, acc);
+            acc = __fmaf_rn(w4.y, o4.y, acc);
+            acc = __fmaf_rn(w4.z, o4.z, acc);
+            acc = __fmaf_rn(w4.w, o4.w, acc);
+        }
+        __syncwarp();
+    }
+    wait_groups<0>();
+    if (on) out[v0 + lane] = acc;
+}
+template <int NW, int NS> static size_t dv_flat_smem(void) {
+    return (size_t)(2 * D_OS + NW * NS * 32 * D_LD) * 4;
+}
+
+/* ---- absorb_q: q_lat[f] = chain over d of q_nope[f / R][d] * wk_b[f / R][d][f % R] ---------- */
+enum { A_COLS = 256, A_NB = R / A_COLS, A_ROWS = 16, A_NCH = DN / A_ROWS, A_NF = H * R };
+enum { A_QS = DN + 1 }; /* the second head's q_nope row, one bank over */
+
+static __device__ __forceinline__ void ab_chunks(const float *qs, const float *ring, int col,
+                                                 float &acc) {
+    /* the 12 chunks, each after its own group (wait_group needs a constant) */
+#define AB_CHUNK(K)                                                                                \
+    wait_groups<A_NCH - 1 - (K)>();                                                                \
+    __syncthreads();                                                                               \
+    _Pragma("unroll") for (int r = 0; r < A_ROWS; r++) acc =                                       \
+        __fmaf_rn(qs[(K) * A_ROWS + r], ring[(size_t)((K) * A_ROWS + r) * A_COLS + col], acc);
+    AB_CHUNK(0) AB_CHUNK(1) AB_CHUNK(2) AB_CHUNK(3) AB_CHUNK(4) AB_CHUNK(5);
+    AB_CHUNK(6) AB_CHUNK(7) AB_CHUNK(8) AB_CHUNK(9) AB_CHUNK(10) AB_CHUNK(11);
+#undef AB_CHUNK
+    static_assert(A_NCH == 12, "the unrolled waits");
+}
+
+/* 128 blocks (head, 256 columns), every thread's cp.async of the block's 192 rows at once. */
+static __global__ void __launch_bounds__(A_COLS)
+    ab_cp128(const float *__restrict__ q_nope, const float *__restrict__ w,
+             float *__restrict__ q_lat) {
+    extern __shared__ __align__(128) float ab_smem[];
+    const int h = blockIdx.x / A_NB, c0 = (blockIdx.x % A_NB) * A_COLS, tid = threadIdx.x;
+    const float *wh = w + (size_t)h * DN * R + c0;
+    float *qs = ab_smem, *ring = ab_smem + 2 * A_QS + 2;
+    const float qv = tid < DN ? __ldg(q_nope + (size_t)h * DN + tid) : 0.0f;
+    const int c4 = tid & 63, rp = tid >> 6;
+#pragma unroll
+    for (int k = 0; k < A_NCH; k++) {
+#pragma unroll
+        for (int u = 0; u < A_ROWS / 4; u++) {
+            const int d = k * A_ROWS + 4 * u + rp;
+            cp16(ring + (size_t)d * A_COLS + 4 * c4, wh + (size_t)d * R + 4 * c4);
+        }
+        commit();
+    }
+    if (tid < DN) qs[tid] = qv;
+    float acc = 0.0f;
+    ab_chunks(qs, ring, tid, acc);
+    q_lat[(size_t)h * R + c0 + tid] = acc;
+}
+
+/* G blocks of flat ranges [f0, f1), each a multiple of 4 outputs (at most 256); float4 column
+ * c4 < (f1 - f0) / 4 of every row by the threads tid % 64 == c4, rows tid / 64 + 4 u. */
+static __global__ void __launch_bounds__(A_COLS)
+    ab_flat(const float *__restrict__ q_nope, const float *__restrict__ w,
+            float *__restrict__ q_lat) {
+    extern __shared__ __align__(128) float ab_smem[];
+    const uint32_t G = gridDim.x, b = blockIdx.x;
+    const int32_t f0 = 4 * (int32_t)(b * (uint32_t)(A_NF / 4) / G),
+                  f1 = 4 * (int32_t)((b + 1) * (uint32_t)(A_NF / 4) / G);
+    const int tid = threadIdx.x, c4 = tid & 63, rp = tid >> 6;
+    const int32_t ha = f0 / R, hb = (f1 - 1) / R;
+    float *qs = ab_smem, *ring = ab_smem + 2 * A_QS + 2;
+    const float qa = tid < DN ? __ldg(q_nope + (size_t)ha * DN + tid) : 0.0f;
+    const float qb = tid < DN && hb > ha ? __ldg(q_nope + (size_t)hb * DN + tid) : 0.0f;
+    const int32_t fc = f0 + 4 * c4; /* this thread's copy column */
+    const bool cp_on = fc < f1;
+    const float *src = w + (size_t)(fc / R) * DN * R + fc % R;
+#pragma unroll
+    for (int k = 0; k < A_NCH; k++) {
+#pragma unroll
+        for (int u = 0; u < A_ROWS / 4; u++) {
+            const int d = k * A_ROWS + 4 * u + rp;
+            if (cp_on) cp16(ring + (size_t)d * A_COLS + 4 * c4, src + (size_t)d * R);
+        }
+        commit();
+    }
+    if (tid < DN) {
+        qs[tid] = qa;
+        qs[A_QS + tid] = qb;
+    }
+    const int32_t f = f0 + tid;
+    float acc = 0.0f;
+    ab_chunks(qs + (f < f1 && f / R > ha ? A_QS : 0), ring, tid, acc);
+    if (f < f1) q_lat[f] = acc;
+}
+static const size_t ab_smem_bytes = (size_t)(2 * A_QS + 2 + DN * A_COLS) * 4;
+
+struct row {
+    const char *name;
+    std::function<void()> fn;
+    const float *out; /* NULL: a read, no bytes */
+    int kind;         /* 0 decompress, 1 absorb */
+    std::vector<double> t;
+    int same; /* bytes equal the launcher's: 1, differ: 0, the launcher itself or a read: -1 */
+};
+
+int main(void) {
+    cudaDeviceProp prop;
+    probe_device("probe_dense_flat", &prop);
+    const int64_t nwv = (int64_t)H * DV * R, nwk = (int64_t)H * DN * R;
+    float *wv, *o_lat, *wk, *q_nope, *outs;
+    CK(cudaMalloc(&wv, (size_t)nwv * 4));
+    CK(cudaMalloc(&wk, (size_t)nwk * 4));
+    CK(cudaMalloc(&o_lat, (size_t)H * R * 4));
+    CK(cudaMalloc(&q_nope, (size_t)H * DN * 4));
+    const size_t n_dv = (size_t)H * DV, n_ab = (size_t)H * R;
+    CK(cudaMalloc(&outs, (n_dv * 5 + n_ab * 3) * 4));
+    fill<<<1024, 256>>>(wv, nwv, mla_fill_name_hash("wv_b"), 0.0442f);
+    fill<<<1024, 256>>>(wk, nwk, mla_fill_name_hash("wk_b"), 0.0722f);
+    fill<<<64, 256>>>(o_lat, (int64_t)H * R, mla_fill_name_hash("o_lat"), 1.0f);
+    fill<<<64, 256>>>(q_nope, (int64_t)H * DN, mla_fill_name_hash("q_nope"), 1.0f);
+    CK(cudaGetLastError());
+    CK(cudaFuncSetAttribute(dv_flat<4, 6>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            (int)dv_flat_smem<4, 6>()));
+    CK(cudaFuncSetAttribute(dv_flat<2, 6>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            (int)dv_flat_smem<2, 6>()));
+    CK(cudaFuncSetAttribute(dv_flat<1, 5>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            (int)dv_flat_smem<1, 5>()));
+    CK(cudaFuncSetAttribute(ab_cp128, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            (int)ab_smem_bytes));
+    CK(cudaFuncSetAttribute(ab_flat, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            (int)ab_smem_bytes));
+    float *o[8];
+    for (int v = 0; v < 5; v++) o[v] = outs + v * n_dv;
+    for (int v = 0; v < 3; v++) o[5 + v] = outs + 5 * n_dv + v * n_ab;
+    const unsigned sms = (unsigned)prop.multiProcessorCount;
+    std::vector<row> rows = {
+        {"decompress_v: launcher",
+         [&] {
+             if (memra_mla_decompress_v_f32(o_lat, wv, o[0], 1, H, DV, R, NULL))
+                 exit((fprintf(stderr, "decompress_v failed\n"), 1));
+         },
+         o[0], 0, {}, -1},
+        {"D 128 x 4 warps (the shipped geometry, flat form)",
+         [&] { dv_flat<4, 6><<<128, 128, dv_flat_smem<4, 6>()>>>(o_lat, wv, o[1]); }, o[1], 0,
+         {}, 0},
+        {"D flat 132 x 4 warps",
+         [&] { dv_flat<4, 6><<<sms, 128, dv_flat_smem<4, 6>()>>>(o_lat, wv, o[2]); }, o[2], 0,
+         {}, 0},
+        {"D flat 264 x 2 warps",
+         [&] { dv_flat<2, 6><<<2 * sms, 64, dv_flat_smem<2, 6>()>>>(o_lat, wv, o[3]); }, o[3], 0,
+         {}, 0},
+        {"D flat 528 x 1 warp",
+         [&] { dv_flat<1, 5><<<4 * sms, 32, dv_flat_smem<1, 5>()>>>(o_lat, wv, o[4]); }, o[4], 0,
+         {}, 0},
+        {"absorb_q: launcher",
+         [&] {
+             if (memra_mla_absorb_q_f32(q_nope, wk, o[5], 1, H, DN, R, NULL))
+                 exit((fprintf(stderr, "absorb_q failed\n"), 1));
+         },
+         o[5], 1, {}, -1},
+        {"A 128 cp.async (all at once)",
+         [&] { ab_cp128<<<128, A_COLS, ab_smem_bytes>>>(q_nope, wk, o[6]); }, o[6], 1, {}, 0},
+        {"A flat 132 cp.async",
+         [&] { ab_flat<<<sms, A_COLS, ab_smem_bytes>>>(q_nope, wk, o[7]); }, o[7], 1, {}, 0},
+        {"read wv_b, 128 x 8 blocks",
+         [&] { stream_read<<<128 * 8, 256>>>((const float4 *)wv, nwv / 4, g_sink); }, NULL, 0,
+         {}, -1},
+        {"read wv_b, 132 x 8 blocks",
+         [&] { stream_read<<<sms * 8, 256>>>((const float4 *)wv, nwv / 4, g_sink); }, NULL, 0,
+         {}, -1},
+        {"read wk_b, 128 x 8 blocks",
+         [&] { stream_read<<<128 * 8, 256>>>((const float4 *)wk, nwk / 4, g_sink); }, NULL, 1,
+         {}, -1},
+        {"read wk_b, 132 x 8 blocks",
+         [&] { stream_read<<<sms * 8, 256>>>((const float4 *)wk, nwk / 4, g_sink); }, NULL, 1,
+         {}, -1},
+    };
+    double t_empty = 1e30;
+    for (int rep = 0; rep < 3; rep++) { /* interleaved, so drift hits every row alike */
+        for (auto &r : rows) r.t.push_back(median_us(r.fn));
+        t_empty = std::min(t_empty, median_us([&] { empty_kernel<<<132, 256>>>(g_sink); }));
+    }
+    CK(cudaDeviceSynchronize());
+    std::vector<float> ref[2] = {std::vector<float>(n_dv), std::vector<float>(n_ab)};
+    std::vector<float> got(n_ab > n_dv ? n_ab : n_dv);
+    CK(cudaMemcpy(ref[0].data(), o[0], n_dv * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(ref[1].data(), o[5], n_ab * 4, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (auto &r : rows) {
+        if (r.same < 0) continue;
+        const size_t n = r.kind ? n_ab : n_dv;
+        CK(cudaMemcpy(got.data(), r.out, n * 4, cudaMemcpyDeviceToHost));
+        r.same = memcmp(got.data(), ref[r.kind].data(), n * 4) == 0;
+        bad += !r.same;
+    }
+    auto med = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    printf("probe_dense_flat on %s (%u SMs): glm5 decode; medians of 30 launches after an L2 "
+           "flush, the median of 3 interleaved rounds; empty kernel %.2f us\n\n",
+           prop.name, sms, t_empty);
+    printf("| row | us | bytes == launcher |\n| --- | ---: | --- |\n");
+    for (auto &r : rows)
+        printf("| %s | %.2f | %s |\n", r.name, med(r.t),
+               !r.out       ? "(a read)"
+               : r.same < 0 ? "(the reference)"
+               : r.same     ? "yes"
+                            : "NO");
+    if (bad) fprintf(stderr, "probe_dense_flat: %d variant(s) changed the bytes\n", bad);
+    return bad ? 1 : 0;
+}
