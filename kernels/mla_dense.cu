@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include <mutex>
+#include <utility>
 
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_check.h"
@@ -653,6 +654,175 @@ static __global__ void __launch_bounds__(DENSE_COLS, 2)
             if (t < q.nt) out[((q.i0 + t) * n_head + q.h) * (int64_t)d_v + v0 + lane] = acc[t];
 }
 
+/* decompress at decode, the flat arm (t_q 1, VEC, kv_rank KR, d_v >= DENSE_COLS; the launcher's
+ * default there). The outputs are taken flat, f = h * d_v + v (t_q 1: out[f], weight row
+ * wv_b[f][.]), block b the DENSE_COLS rows [128 b, 128 b + 128) whatever their heads: so a block
+ * spans at most two heads (d_v >= 128) and stages both o_lat rows, at os[0] and os[DVF_OS], each
+ * lane reading its own head's. Warp w: rows 128 b + 32 w + lane, through its own DV_NS-deep ring
+ * of dv_ch(1)-float chunks, as decompress_v_f32 (the same chains, so the same bytes), with every
+ * loop bound a constant and no per-block decode. H200 (thirteenth session, probe_dense_flat,
+ * glm5 decode): this form ran 12.16 us against decompress_v_f32<1, true, 512>'s 12.96, bytes
+ * identical; the SM count does not matter (132 flat blocks also 12.16 us, a read in 128 or 132
+ * SMs' blocks 11.01 / 11.07 us). The split does not change this arm's launch: its bytes are
+ * split-invariant by construction, and its grid is already the decode width.
+ *
+ * The ring's rows are 128-byte aligned, as their global sources are: a row's 16-byte pieces are
+ * stored at float4 (c4 ^ (row & 15)) of an unpadded row, so each lane's reads of its own row stay
+ * conflict-free without decompress_v_f32's 4-float pad (which put the rows at 16-byte offsets).
+ * The same session measured what the offset costs a cp.async ring: absorb's copies into a ring at
+ * a 16-byte offset from 128 ran 11.55 us, at 0 mod 128 10.46 (probe_dense_flat, bytes identical).
+ */
+template <int KR> static __host__ __device__ constexpr int dvf_os(void) { return KR + 4; }
+/* the ring's offset: both staged rows, rounded up to 32 floats (128 bytes) */
+template <int KR> static __host__ __device__ constexpr int dvf_ring0(void) {
+    return (2 * dvf_os<KR>() + 31) & ~31;
+}
+static __host__ __device__ constexpr int dvf_ring_floats(void) { return dv_ns(1) * 32 * dv_ch(1); }
+template <int KR>
+static __global__ void __launch_bounds__(DENSE_COLS)
+    decompress_v_flat_f32(const float *__restrict__ o_lat, const float *__restrict__ wv_b,
+                          float *__restrict__ out, int32_t n_head, int32_t d_v) {
+    static_assert(KR % dv_ch(1) == 0 && KR % DENSE_COLS == 0, "whole chunks and staging loads");
+    constexpr int NS = dv_ns(1), CH = dv_ch(1), OS = dvf_os<KR>();
+    static_assert(CH == 64, "the swizzle: 16 float4 a row");
+    constexpr int OU = KR / DENSE_COLS; /* o_lat loads a thread, per head */
+    extern __shared__ __align__(16) float smem[];
+    const int32_t n_out = n_head * d_v;
+    const int32_t f0 = (int32_t)blockIdx.x * DENSE_COLS;
+    const int32_t f1 = min(f0 + DENSE_COLS, n_out);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int32_t ha = f0 / d_v, hb = (f1 - 1) / d_v; /* hb <= ha + 1 */
+    float og[2][OU]; /* the staged rows' loads first, before the copies (dense_fetch_group) */
+#pragma unroll
+    for (int u = 0; u < OU; u++) {
+        og[0][u] = __ldg(o_lat + (int64_t)ha * KR + tid + u * DENSE_COLS);
+        og[1][u] = hb > ha ? __ldg(o_lat + (int64_t)hb * KR + tid + u * DENSE_COLS) : 0.0f;
+    }
+    float *os = smem;
+    float *ring = smem + dvf_ring0<KR>() + (size_t)warp * dvf_ring_floats();
+    const int32_t v0 = f0 + warp * 32; /* the warp's first row */
+    const float *wr = wv_b + (int64_t)v0 * KR;
+    auto issue = [&](int k) {
+        if (k < KR / CH) {
+            float *st = ring + (k % NS) * (32 * CH);
+#pragma unroll
+            for (int u = 0; u < 32 * CH / 4 / 32; u++) {
+                const int e = u * 32 + lane, row = e / (CH / 4), c4 = e % (CH / 4);
+                if (v0 + row < f1)
+                    mla_cp_async16(st + row * CH + 4 * (c4 ^ (row & 15)),
+                                   wr + (int64_t)row * KR + k * CH + 4 * c4, true);
+            }
+        }
+        mla_cp_async_commit(); /* an empty group past the last chunk keeps the count uniform */
+    };
+    const bool warp_on = v0 < f1;
+    if (warp_on)
+        for (int k = 0; k < NS - 1; k++) issue(k);
+#pragma unroll
+    for (int u = 0; u < OU; u++) {
+        os[tid + u * DENSE_COLS] = og[0][u];
+        os[OS + tid + u * DENSE_COLS] = og[1][u];
+    }
+    __syncthreads(); /* os; the only block barrier */
+    if (!warp_on) return;
+    const int32_t f = v0 + lane;
+    const bool on = f < f1;
+    /* a lane past the range computes on rows never copied, and stores nothing */
+    const float *op = os + (on && f / d_v > ha ? OS : 0);
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < KR / CH; k++) {
+        issue(k + NS - 1); /* into the stage chunk k - 1 used: released by the last syncwarp */
+        mla_cp_async_wait<NS - 1>(); /* this lane's copies of chunk k have landed */
+        __syncwarp();                /* ... and every lane's are visible */
+        const float *row = ring + (k % NS) * (32 * CH) + lane * CH;
+#pragma unroll
+        for (int c = 0; c < CH; c += 4) {
+            const float4 w4 = *reinterpret_cast<const float4 *>(row + 4 * ((c / 4) ^ (lane & 15)));
+            const float4 o4 = *reinterpret_cast<const float4 *>(op + k * CH + c);
+            acc = __fmaf_rn(w4.x, o4.x, acc);
+            acc = __fmaf_rn(w4.y, o4.y, acc);
+            acc = __fmaf_rn(w4.z, o4.z, acc);
+            acc = __fmaf_rn(w4.w, o4.w, acc);
+        }
+        __syncwarp(); /* the stage is refilled by issue(k + NS) */
+    }
+    mla_cp_async_wait<0>(); /* only empty groups remain */
+    if (on) out[f] = acc;
+}
+template <int KR> static size_t decompress_flat_smem(void) {
+    return ((size_t)dvf_ring0<KR>() + (size_t)(DENSE_COLS / 32) * dvf_ring_floats()) *
+           sizeof(float);
+}
+
+/* absorb at decode, the all-at-once arm (t_q 1, kv_rank % 4 == 0 with a 16-byte aligned wk_b,
+ * d_nope DN = 192: glm5; the launcher's default there). Block b = (head b / nb, the AB_COLS
+ * columns from c0 = (b % nb) * AB_COLS), one output column a thread, as absorb_q_bulk_f32 (the
+ * same chains, so the same bytes). Every thread issues its cp.async share of the block's DN
+ * weight rows at once (float4 column tid % 64 of rows tid / 64 + 4 u), one commit group per
+ * AB_BULK_ROWS-row chunk, into a ring that holds them all and starts 128-byte aligned; the chain
+ * waits chunk by chunk. H200 (thirteenth session, probe_dense_flat, glm5 decode): 10.46 us
+ * against the bulk arm's 11.10, bytes identical; the same copies into a ring at a 16-byte offset
+ * from 128 ran 11.55 us. At d_nope 256 (glm5_next) the rows take 256 KB, past the shared memory:
+ * the bulk arm stays. The split does not change this arm's launch (split-invariant bytes). */
+#define AB_CP_DN 192
+static __host__ __device__ constexpr int ab_cp_ring0(void) { return (AB_CP_DN + 31) & ~31; }
+static size_t absorb_cp_smem(void) {
+    return ((size_t)ab_cp_ring0() + (size_t)AB_CP_DN * AB_COLS) * sizeof(float);
+}
+/* chunk K of the chain, once its group (and every thread's, by the barrier) has landed */
+template <int K>
+static __device__ __forceinline__ void ab_cp_chunk(const float *qs, const float *ring, int tid,
+                                                   float &acc) {
+    constexpr int NCH = AB_CP_DN / AB_BULK_ROWS;
+    mla_cp_async_wait<NCH - 1 - K>();
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < AB_BULK_ROWS; r++) {
+        const int d = K * AB_BULK_ROWS + r;
+        acc = __fmaf_rn(qs[d], ring[(size_t)d * AB_COLS + tid], acc);
+    }
+}
+template <int... K>
+static __device__ __forceinline__ void ab_cp_chain(std::integer_sequence<int, K...>,
+                                                   const float *qs, const float *ring, int tid,
+                                                   float &acc) {
+    (ab_cp_chunk<K>(qs, ring, tid, acc), ...);
+}
+static __global__ void __launch_bounds__(AB_COLS)
+    absorb_q_cp_f32(const float *__restrict__ q_nope, const float *__restrict__ wk_b,
+                    float *__restrict__ q_lat, int32_t kv_rank, int32_t nb) {
+    static_assert(AB_CP_DN % AB_BULK_ROWS == 0 && AB_CP_DN <= AB_COLS && AB_COLS == 256,
+                  "whole chunks; the q row one load a thread; 64 float4 columns a row");
+    constexpr int NCH = AB_CP_DN / AB_BULK_ROWS;
+    extern __shared__ __align__(128) float ab_cp_smem[];
+    float *qs = ab_cp_smem, *ring = ab_cp_smem + ab_cp_ring0();
+    const int tid = threadIdx.x, c4 = tid & 63, rp = tid >> 6;
+    const int32_t h = (int32_t)(blockIdx.x / (uint32_t)nb);
+    const int32_t c0 = (int32_t)(blockIdx.x % (uint32_t)nb) * AB_COLS;
+    /* the q_nope row's load first, before the copies (dense_fetch_group's reason) */
+    const float qv = tid < AB_CP_DN ? __ldg(q_nope + (int64_t)h * AB_CP_DN + tid) : 0.0f;
+    const bool cp_on = c0 + 4 * c4 < kv_rank; /* kv_rank % 4 == 0: a float4 is whole or out */
+    const float *src = wk_b + (int64_t)h * AB_CP_DN * kv_rank + c0 + 4 * c4;
+#pragma unroll
+    for (int k = 0; k < NCH; k++) {
+#pragma unroll
+        for (int u = 0; u < AB_BULK_ROWS / 4; u++) {
+            const int d = k * AB_BULK_ROWS + 4 * u + rp;
+            if (cp_on)
+                mla_cp_async16(ring + (size_t)d * AB_COLS + 4 * c4, src + (int64_t)d * kv_rank,
+                               true);
+        }
+        mla_cp_async_commit();
+    }
+    if (tid < AB_CP_DN) qs[tid] = qv; /* visible at chunk 0's barrier */
+    float acc = 0.0f;
+    /* a column past kv_rank computes on rows never copied, and stores nothing */
+    ab_cp_chain(std::make_integer_sequence<int, NCH>(), qs, ring, tid, acc);
+    const int32_t c = c0 + tid;
+    if (c < kv_rank) q_lat[(int64_t)h * kv_rank + c] = acc;
+}
+
 static size_t absorb_smem(int32_t d_nope, int tt) {
     return ((size_t)((d_nope * tt + 3) & ~3) + (size_t)AB_WARPS * ab_ring_floats(tt)) *
            sizeof(float);
@@ -667,6 +837,14 @@ static void absorb_q_f32_arm(const dense_plan &p, const float *q_nope, const flo
                              float *q_lat, int32_t t_q, int32_t n_head, int32_t d_nope,
                              int32_t kv_rank, int32_t split, cudaStream_t st) {
     const bool vec = kv_rank % (4 * split) == 0 && ((uintptr_t)wk_b & 15) == 0;
+    if constexpr (TT == 1) {
+        if (d_nope == AB_CP_DN && (kv_rank & 3) == 0 && ((uintptr_t)wk_b & 15) == 0) {
+            const int32_t nb = (kv_rank + AB_COLS - 1) / AB_COLS;
+            absorb_q_cp_f32<<<(unsigned)((int64_t)n_head * nb), AB_COLS, absorb_cp_smem(), st>>>(
+                q_nope, wk_b, q_lat, kv_rank, nb);
+            return;
+        }
+    }
     if constexpr (TT <= 4) {
         if (vec) { /* the bulk arm: rows as 16-byte multiples from 16-byte aligned addresses */
             auto bulk = d_nope == 192   ? absorb_q_bulk_f32<TT, 192>
@@ -713,6 +891,20 @@ static void decompress_v_f32_arm(const dense_plan &p, const float *o_lat, const 
                                  float *out, int32_t t_q, int32_t n_head, int32_t d_v,
                                  int32_t kv_rank, int32_t split, cudaStream_t st) {
     const bool vec = (kv_rank & 3) == 0 && ((uintptr_t)wv_b & 15) == 0;
+    if constexpr (TT == 1) {
+        if (vec && kv_rank == 512 && d_v >= DENSE_COLS) { /* decode: the flat arm */
+            const unsigned blocks = (unsigned)ceil_div64((int64_t)n_head * d_v, DENSE_COLS);
+            const size_t smem = decompress_flat_smem<512>();
+            decompress_v_flat_f32<512>
+                <<<blocks, DENSE_COLS, smem, st>>>(o_lat, wv_b, out, n_head, d_v);
+#if defined(MLA_SLOW_DECOMPRESS_V)
+            /* test-only slowed variant (below) */
+            decompress_v_flat_f32<512>
+                <<<blocks, DENSE_COLS, smem, st>>>(o_lat, wv_b, out, n_head, d_v);
+#endif
+            return;
+        }
+    }
     /* glm5's and glm5_next's kv_rank 512 at the decode widths (TT <= 2, where the chains' latency
      * is the cost): the constant-rank arm (at TT 4 / 8, whose blocks are compute-bound, the whole
      * unroll took 255 registers and spilled) */
@@ -802,6 +994,15 @@ template <int TT> static cudaError_t dense_set_attrs(void) {
     e = cudaFuncSetAttribute(decompress_v_f32<TT, false>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, dv);
     if (e != cudaSuccess) return e;
+    if constexpr (TT == 1) {
+        e = cudaFuncSetAttribute(absorb_q_cp_f32, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)absorb_cp_smem());
+        if (e != cudaSuccess) return e;
+        e = cudaFuncSetAttribute(decompress_v_flat_f32<512>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)decompress_flat_smem<512>());
+        if (e != cudaSuccess) return e;
+    }
     if constexpr (TT <= 2) {
         e = cudaFuncSetAttribute(decompress_v_f32<TT, true, 512>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,

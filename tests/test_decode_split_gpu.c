@@ -39,7 +39,9 @@
     X(glm5_verify, MLA_GEOM_GLM5, 4, 0x5D110502u)                                                  \
     X(glm5_next_decode, MLA_GEOM_GLM5_NEXT, 1, 0x5D110601u)                                        \
     X(glm5_next_verify, MLA_GEOM_GLM5_NEXT, 4, 0x5D110602u)                                        \
-    X(san_small, SAN_GEOM, 2, 0x5D11A501u)
+    X(san_small, SAN_GEOM, 2, 0x5D11A501u)                                                         \
+    X(san_flat_straddle, STRADDLE_GEOM, 1, 0x5D11A601u)                                            \
+    X(san_absorb_partial, ABSORB_PARTIAL_GEOM, 1, 0x5D11A602u)
 
 /* The sanitizer tier's geometry (tests/lib/case_list.h's sanitizer cases): glm5's dims at 3
  * heads, so every split (1 .. out_dim) runs in seconds under compute-sanitizer. */
@@ -47,6 +49,24 @@
     .n_head = 3, .kv_rank = MLA_GLM5_KV_RANK, .d_rope = MLA_GLM5_D_ROPE,                           \
     .d_nope = MLA_GLM5_D_NOPE, .d_v = MLA_GLM5_D_V, .rope_base = MLA_GLM5_ROPE_BASE,               \
     .scale = MLA_GLM5_SCALE
+
+/* decompress_v's flat arm (kernels/mla_dense.cu, decompress_v_flat_f32: t_q 1, kv_rank 512,
+ * d_v >= 128) takes blocks of 128 flat outputs whatever their heads. At d_v 200 over 5 heads (1,000
+ * outputs, 8 blocks) four of the blocks span two heads (1, 3, 4 and 6), block 3's first warp with
+ * both heads in its lanes (outputs 384 .. 415: heads 1 and 2), and the last block is partial (104
+ * outputs): what the decode presets (d_v 256, whole blocks a head) never reach. Small enough for
+ * the sanitizer tier (san_*: tools/sanitize_set.tsv). */
+#define STRADDLE_GEOM                                                                              \
+    .n_head = 5, .kv_rank = MLA_GLM5_KV_RANK, .d_rope = MLA_GLM5_D_ROPE,                           \
+    .d_nope = MLA_GLM5_D_NOPE, .d_v = 200, .rope_base = MLA_GLM5_ROPE_BASE,                        \
+    .scale = MLA_GLM5_SCALE
+
+/* absorb_q's all-at-once arm (absorb_q_cp_f32: t_q 1, d_nope 192) takes blocks of 256 columns of
+ * a head: at kv_rank 260 each head's second block holds 4 columns, and its other threads copy and
+ * store nothing (decompress runs its general arm here: kv_rank is not 512). */
+#define ABSORB_PARTIAL_GEOM                                                                        \
+    .n_head = 3, .kv_rank = 260, .d_rope = MLA_GLM5_D_ROPE, .d_nope = MLA_GLM5_D_NOPE, .d_v = 200, \
+    .rope_base = MLA_GLM5_ROPE_BASE, .scale = MLA_GLM5_SCALE
 
 /* The weight fill scales this suite has always used, kept so that its inputs do not move:
  * 1/sqrt(192) and 1/sqrt(512) to six digits, at every geometry. They are NOT bit-equal to

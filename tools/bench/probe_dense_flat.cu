@@ -13,7 +13,8 @@
  *     D flat G x NW   G blocks of NW warps (132 x 4, 264 x 2, 528 x 1), each lane its flat row;
  *   absorb_q (64 heads x 512 outputs, chains of 192):
  *     launcher        memra_mla_absorb_q_f32 (the bulk arm);
- *     A 128 cp.async  every thread's cp.async of the block's 192 rows at once (128 blocks);
+ *     A 128 cp.async  every thread's cp.async of the block's 192 rows at once (128 blocks), with
+ *                     the ring at three offsets and the q_nope row loaded before or after;
  *     A flat 132      the same in 132 blocks of flat ranges (multiples of 4 outputs);
  *   the streaming read of wv_b in 128 x 8 and 132 x 8 blocks (does the SM count alone matter?).
  * Each row is the median of 30 launches after an L2 flush, the median of 3 interleaved rounds.
@@ -121,22 +122,27 @@ static __device__ __forceinline__ void ab_chunks(const float *qs, const float *r
     wait_groups<A_NCH - 1 - (K)>();                                                                \
     __syncthreads();                                                                               \
     _Pragma("unroll") for (int r = 0; r < A_ROWS; r++) acc =                                       \
-        __fmaf_rn(qs[(K) * A_ROWS + r], ring[(size_t)((K) * A_ROWS + r) * A_COLS + col], acc);
+        __fmaf_rn(qs[(K)*A_ROWS + r], ring[(size_t)((K)*A_ROWS + r) * A_COLS + col], acc);
     AB_CHUNK(0) AB_CHUNK(1) AB_CHUNK(2) AB_CHUNK(3) AB_CHUNK(4) AB_CHUNK(5);
     AB_CHUNK(6) AB_CHUNK(7) AB_CHUNK(8) AB_CHUNK(9) AB_CHUNK(10) AB_CHUNK(11);
 #undef AB_CHUNK
     static_assert(A_NCH == 12, "the unrolled waits");
 }
 
-/* 128 blocks (head, 256 columns), every thread's cp.async of the block's 192 rows at once. */
+/* 128 blocks (head, 256 columns), every thread's cp.async of the block's 192 rows at once. The
+ * ring starts RING floats into shared memory (after qs); QFIRST: the q_nope row loaded into a
+ * register before the copies and stored after, else loaded and stored after the copies (the
+ * twelfth session's probe form, 10.6 us there against this form's 11.6 at RING 388). */
+template <bool QFIRST, int RING>
 static __global__ void __launch_bounds__(A_COLS)
     ab_cp128(const float *__restrict__ q_nope, const float *__restrict__ w,
              float *__restrict__ q_lat) {
     extern __shared__ __align__(128) float ab_smem[];
     const int h = blockIdx.x / A_NB, c0 = (blockIdx.x % A_NB) * A_COLS, tid = threadIdx.x;
     const float *wh = w + (size_t)h * DN * R + c0;
-    float *qs = ab_smem, *ring = ab_smem + 2 * A_QS + 2;
-    const float qv = tid < DN ? __ldg(q_nope + (size_t)h * DN + tid) : 0.0f;
+    float *qs = ab_smem, *ring = ab_smem + RING;
+    float qv = 0.0f;
+    if (QFIRST) qv = tid < DN ? __ldg(q_nope + (size_t)h * DN + tid) : 0.0f;
     const int c4 = tid & 63, rp = tid >> 6;
 #pragma unroll
     for (int k = 0; k < A_NCH; k++) {
@@ -147,11 +153,13 @@ static __global__ void __launch_bounds__(A_COLS)
         }
         commit();
     }
+    if (!QFIRST && tid < DN) qv = q_nope[(size_t)h * DN + tid];
     if (tid < DN) qs[tid] = qv;
     float acc = 0.0f;
     ab_chunks(qs, ring, tid, acc);
     q_lat[(size_t)h * R + c0 + tid] = acc;
 }
+template <int RING> static size_t ab_cp_smem(void) { return (size_t)(RING + DN * A_COLS) * 4; }
 
 /* G blocks of flat ranges [f0, f1), each a multiple of 4 outputs (at most 256); float4 column
  * c4 < (f1 - f0) / 4 of every row by the threads tid % 64 == c4, rows tid / 64 + 4 u. */
@@ -209,7 +217,7 @@ int main(void) {
     CK(cudaMalloc(&o_lat, (size_t)H * R * 4));
     CK(cudaMalloc(&q_nope, (size_t)H * DN * 4));
     const size_t n_dv = (size_t)H * DV, n_ab = (size_t)H * R;
-    CK(cudaMalloc(&outs, (n_dv * 5 + n_ab * 3) * 4));
+    CK(cudaMalloc(&outs, (n_dv * 5 + n_ab * 7) * 4));
     fill<<<1024, 256>>>(wv, nwv, mla_fill_name_hash("wv_b"), 0.0442f);
     fill<<<1024, 256>>>(wk, nwk, mla_fill_name_hash("wk_b"), 0.0722f);
     fill<<<64, 256>>>(o_lat, (int64_t)H * R, mla_fill_name_hash("o_lat"), 1.0f);
@@ -221,13 +229,21 @@ int main(void) {
                             (int)dv_flat_smem<2, 6>()));
     CK(cudaFuncSetAttribute(dv_flat<1, 5>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)dv_flat_smem<1, 5>()));
-    CK(cudaFuncSetAttribute(ab_cp128, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            (int)ab_smem_bytes));
+#define AB_ATTR(Q, RG)                                                                             \
+    CK(cudaFuncSetAttribute(ab_cp128<Q, RG>, cudaFuncAttributeMaxDynamicSharedMemorySize,          \
+                            (int)ab_cp_smem<RG>()))
+    AB_ATTR(true, 388);
+    AB_ATTR(true, 256);
+    AB_ATTR(true, 192);
+    AB_ATTR(false, 192);
+    AB_ATTR(false, 388);
+#undef AB_ATTR
     CK(cudaFuncSetAttribute(ab_flat, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)ab_smem_bytes));
-    float *o[8];
+    float *o[12];
     for (int v = 0; v < 5; v++) o[v] = outs + v * n_dv;
     for (int v = 0; v < 3; v++) o[5 + v] = outs + 5 * n_dv + v * n_ab;
+    for (int v = 0; v < 4; v++) o[8 + v] = outs + 5 * n_dv + (3 + v) * n_ab;
     const unsigned sms = (unsigned)prop.multiProcessorCount;
     std::vector<row> rows = {
         {"decompress_v: launcher",
@@ -235,41 +251,103 @@ int main(void) {
              if (memra_mla_decompress_v_f32(o_lat, wv, o[0], 1, H, DV, R, NULL))
                  exit((fprintf(stderr, "decompress_v failed\n"), 1));
          },
-         o[0], 0, {}, -1},
+         o[0],
+         0,
+         {},
+         -1},
         {"D 128 x 4 warps (the shipped geometry, flat form)",
-         [&] { dv_flat<4, 6><<<128, 128, dv_flat_smem<4, 6>()>>>(o_lat, wv, o[1]); }, o[1], 0,
-         {}, 0},
+         [&] { dv_flat<4, 6><<<128, 128, dv_flat_smem<4, 6>()>>>(o_lat, wv, o[1]); },
+         o[1],
+         0,
+         {},
+         0},
         {"D flat 132 x 4 warps",
-         [&] { dv_flat<4, 6><<<sms, 128, dv_flat_smem<4, 6>()>>>(o_lat, wv, o[2]); }, o[2], 0,
-         {}, 0},
+         [&] { dv_flat<4, 6><<<sms, 128, dv_flat_smem<4, 6>()>>>(o_lat, wv, o[2]); },
+         o[2],
+         0,
+         {},
+         0},
         {"D flat 264 x 2 warps",
-         [&] { dv_flat<2, 6><<<2 * sms, 64, dv_flat_smem<2, 6>()>>>(o_lat, wv, o[3]); }, o[3], 0,
-         {}, 0},
+         [&] { dv_flat<2, 6><<<2 * sms, 64, dv_flat_smem<2, 6>()>>>(o_lat, wv, o[3]); },
+         o[3],
+         0,
+         {},
+         0},
         {"D flat 528 x 1 warp",
-         [&] { dv_flat<1, 5><<<4 * sms, 32, dv_flat_smem<1, 5>()>>>(o_lat, wv, o[4]); }, o[4], 0,
-         {}, 0},
+         [&] { dv_flat<1, 5><<<4 * sms, 32, dv_flat_smem<1, 5>()>>>(o_lat, wv, o[4]); },
+         o[4],
+         0,
+         {},
+         0},
         {"absorb_q: launcher",
          [&] {
              if (memra_mla_absorb_q_f32(q_nope, wk, o[5], 1, H, DN, R, NULL))
                  exit((fprintf(stderr, "absorb_q failed\n"), 1));
          },
-         o[5], 1, {}, -1},
-        {"A 128 cp.async (all at once)",
-         [&] { ab_cp128<<<128, A_COLS, ab_smem_bytes>>>(q_nope, wk, o[6]); }, o[6], 1, {}, 0},
+         o[5],
+         1,
+         {},
+         -1},
+        {"A 128 cp.async, q first, ring at 388 floats",
+         [&] { ab_cp128<true, 388><<<128, A_COLS, ab_cp_smem<388>()>>>(q_nope, wk, o[6]); },
+         o[6],
+         1,
+         {},
+         0},
+        {"A 128 cp.async, q first, ring at 256 floats",
+         [&] { ab_cp128<true, 256><<<128, A_COLS, ab_cp_smem<256>()>>>(q_nope, wk, o[8]); },
+         o[8],
+         1,
+         {},
+         0},
+        {"A 128 cp.async, q first, ring at 192 floats",
+         [&] { ab_cp128<true, 192><<<128, A_COLS, ab_cp_smem<192>()>>>(q_nope, wk, o[9]); },
+         o[9],
+         1,
+         {},
+         0},
+        {"A 128 cp.async, q after, ring at 192 floats (the twelfth session's form)",
+         [&] { ab_cp128<false, 192><<<128, A_COLS, ab_cp_smem<192>()>>>(q_nope, wk, o[10]); },
+         o[10],
+         1,
+         {},
+         0},
+        {"A 128 cp.async, q after, ring at 388 floats",
+         [&] { ab_cp128<false, 388><<<128, A_COLS, ab_cp_smem<388>()>>>(q_nope, wk, o[11]); },
+         o[11],
+         1,
+         {},
+         0},
         {"A flat 132 cp.async",
-         [&] { ab_flat<<<sms, A_COLS, ab_smem_bytes>>>(q_nope, wk, o[7]); }, o[7], 1, {}, 0},
+         [&] { ab_flat<<<sms, A_COLS, ab_smem_bytes>>>(q_nope, wk, o[7]); },
+         o[7],
+         1,
+         {},
+         0},
         {"read wv_b, 128 x 8 blocks",
-         [&] { stream_read<<<128 * 8, 256>>>((const float4 *)wv, nwv / 4, g_sink); }, NULL, 0,
-         {}, -1},
+         [&] { stream_read<<<128 * 8, 256>>>((const float4 *)wv, nwv / 4, g_sink); },
+         NULL,
+         0,
+         {},
+         -1},
         {"read wv_b, 132 x 8 blocks",
-         [&] { stream_read<<<sms * 8, 256>>>((const float4 *)wv, nwv / 4, g_sink); }, NULL, 0,
-         {}, -1},
+         [&] { stream_read<<<sms * 8, 256>>>((const float4 *)wv, nwv / 4, g_sink); },
+         NULL,
+         0,
+         {},
+         -1},
         {"read wk_b, 128 x 8 blocks",
-         [&] { stream_read<<<128 * 8, 256>>>((const float4 *)wk, nwk / 4, g_sink); }, NULL, 1,
-         {}, -1},
+         [&] { stream_read<<<128 * 8, 256>>>((const float4 *)wk, nwk / 4, g_sink); },
+         NULL,
+         1,
+         {},
+         -1},
         {"read wk_b, 132 x 8 blocks",
-         [&] { stream_read<<<sms * 8, 256>>>((const float4 *)wk, nwk / 4, g_sink); }, NULL, 1,
-         {}, -1},
+         [&] { stream_read<<<sms * 8, 256>>>((const float4 *)wk, nwk / 4, g_sink); },
+         NULL,
+         1,
+         {},
+         -1},
     };
     double t_empty = 1e30;
     for (int rep = 0; rep < 3; rep++) { /* interleaved, so drift hits every row alike */
