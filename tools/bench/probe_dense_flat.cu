@@ -210,19 +210,11 @@ struct row {
 int main(void) {
     cudaDeviceProp prop;
     probe_device("probe_dense_flat", &prop);
-    const int64_t nwv = (int64_t)H * DV * R, nwk = (int64_t)H * DN * R;
-    float *wv, *o_lat, *wk, *q_nope, *outs;
-    CK(cudaMalloc(&wv, (size_t)nwv * 4));
-    CK(cudaMalloc(&wk, (size_t)nwk * 4));
-    CK(cudaMalloc(&o_lat, (size_t)H * R * 4));
-    CK(cudaMalloc(&q_nope, (size_t)H * DN * 4));
+    const dense_decode_inputs in = dense_decode_inputs_make();
+    float *wv = in.wv, *wk = in.wk, *o_lat = in.o_lat, *q_nope = in.q_nope, *outs;
+    const int64_t nwv = in.nwv, nwk = in.nwk;
     const size_t n_dv = (size_t)H * DV, n_ab = (size_t)H * R;
     CK(cudaMalloc(&outs, (n_dv * 5 + n_ab * 7) * 4));
-    fill<<<1024, 256>>>(wv, nwv, mla_fill_name_hash("wv_b"), 0.0442f);
-    fill<<<1024, 256>>>(wk, nwk, mla_fill_name_hash("wk_b"), 0.0722f);
-    fill<<<64, 256>>>(o_lat, (int64_t)H * R, mla_fill_name_hash("o_lat"), 1.0f);
-    fill<<<64, 256>>>(q_nope, (int64_t)H * DN, mla_fill_name_hash("q_nope"), 1.0f);
-    CK(cudaGetLastError());
     CK(cudaFuncSetAttribute(dv_flat<4, 6>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)dv_flat_smem<4, 6>()));
     CK(cudaFuncSetAttribute(dv_flat<2, 6>, cudaFuncAttributeMaxDynamicSharedMemorySize,

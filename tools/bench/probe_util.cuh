@@ -4,7 +4,9 @@
  *  - fill (the realistic Philox fill of mla_fill.h, on the device) and an empty kernel;
  *  - probe_device, the device check (no device: exit 77) and the L2 flush buffer;
  *  - median_us, the median of 30 launches each after the flush (a read of twice the L2, as
- *    bench_dense times), optionally primed by an untimed launch. */
+ *    bench_dense times), optionally primed by an untimed launch;
+ *  - dense_decode_inputs_make, glm5 decode's inputs of decompress_v and absorb_q on the device
+ *    (probe_dense_prefetch.cu, probe_dense_flat.cu). */
 #ifndef MLA_PROBE_UTIL_CUH
 #define MLA_PROBE_UTIL_CUH
 
@@ -16,6 +18,7 @@
 #include <functional>
 #include <vector>
 
+#include "tests/lib/geometry.h"
 #include "tests/lib/mla_fill.h"
 #include "tools/bench/bench_read.cuh"
 
@@ -81,6 +84,29 @@ static double median_us(const std::function<void()> &fn,
         3, 30, &t));
     CK(cudaGetLastError());
     return t[t.size() / 2] * 1e3;
+}
+
+/* glm5 decode (one token): wv_b [H][d_v][R], wk_b [H][d_nope][R], o_lat [H][R], q_nope [H][d_nope],
+ * the realistic fill at the weights' scales. */
+struct dense_decode_inputs {
+    float *wv, *wk, *o_lat, *q_nope;
+    int64_t nwv, nwk; /* the weights' elements */
+};
+static dense_decode_inputs dense_decode_inputs_make(void) {
+    const int64_t H = MLA_GLM5_N_HEAD, R = MLA_GLM5_KV_RANK;
+    dense_decode_inputs in;
+    in.nwv = H * MLA_GLM5_D_V * R;
+    in.nwk = H * MLA_GLM5_D_NOPE * R;
+    CK(cudaMalloc(&in.wv, (size_t)in.nwv * 4));
+    CK(cudaMalloc(&in.wk, (size_t)in.nwk * 4));
+    CK(cudaMalloc(&in.o_lat, (size_t)(H * R) * 4));
+    CK(cudaMalloc(&in.q_nope, (size_t)(H * MLA_GLM5_D_NOPE) * 4));
+    fill<<<1024, 256>>>(in.wv, in.nwv, mla_fill_name_hash("wv_b"), 0.0442f);
+    fill<<<1024, 256>>>(in.wk, in.nwk, mla_fill_name_hash("wk_b"), 0.0722f);
+    fill<<<64, 256>>>(in.o_lat, H * R, mla_fill_name_hash("o_lat"), 1.0f);
+    fill<<<64, 256>>>(in.q_nope, H * MLA_GLM5_D_NOPE, mla_fill_name_hash("q_nope"), 1.0f);
+    CK(cudaGetLastError());
+    return in;
 }
 
 #endif /* MLA_PROBE_UTIL_CUH */
