@@ -218,6 +218,19 @@ def the_report_scores_files_and_kernels():
     assert "| build (nvcc + relink) | 2 | 15.0 | 20.0 | - |" in md, md
     assert "| t0 | 2 | 4.0 | 5.0 | 0 |" in md, md
     assert "| t1 | 2 | 2.0 | 2.5 | 1 |" in md, md
+    # no deadline: nothing listed as not started; the next pass names the survivor, the undecided
+    assert "## Not started" not in md, md
+    assert "\nb,g\n" in md.split("## The next pass")[1], md
+    assert data["not_started"] == []
+    # the deadline's unstarted mutants: listed by id, in the JSON, and in the next pass's --ids
+    late = [{"id": "h", "file": "k.cu", "kernel": "h", "line": 8, "operator": "SYNC",
+             "before": "__syncthreads();", "after": ";", "status": "not run (deadline)"}]
+    with tempfile.TemporaryDirectory() as t:
+        md = mu.report(rows, eq, t, "meta line", late)
+        data = json.load(open(os.path.join(t, "mutation-report.json")))
+    assert "- `h` k.cu:8 (h) SYNC: `__syncthreads();` -> `;`" in md.split("## Not started")[1], md
+    assert "\nb,g,h\n" in md.split("## The next pass")[1], md
+    assert [m["id"] for m in data["not_started"]] == ["h"] and len(data["results"]) == 7
 
 
 @test
