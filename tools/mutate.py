@@ -567,6 +567,17 @@ def gpu_checks(bundle, file=None, kernel=None):
     return checks
 
 
+def check_timeout(a, label):
+    """The --timeout of one check: --sanitizer-timeout for the compute-sanitizer stages (their
+    labels start with the tool's name), when given. In the thirteenth session's pass (call 1, 16
+    workers) racecheck of kpool_identities_gpu_test's small set timed out at 150 s unmutated, so
+    11 mutants that had passed every value check ended undecided."""
+    st = getattr(a, "sanitizer_timeout", None)
+    if st and label.split(" ", 1)[0] in ("racecheck", "memcheck"):
+        return st
+    return a.timeout
+
+
 class Unmutated:
     """Each check's verdict on the unmutated bundle, run once per check and only when needed:
     a mutant's kill counts only when the same check passes unmutated (a check that fails
@@ -616,7 +627,7 @@ class Unmutated:
         if mine:
             ev[1] = ("harness error", 0.0)  # what the waiters get if the run itself raises
             try:
-                limit, cut = bounded(self.a, self.a.timeout)
+                limit, cut = bounded(self.a, check_timeout(self.a, label))
                 v, dt = run_check(self.bundle, argv, extra, limit, self.env)
                 ev[1] = ("cut", dt) if v == "timeout" and cut else (v, dt)
             finally:  # never leave a waiter blocked on a run that raised
@@ -816,7 +827,7 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
             # the hard stop bounds the check too: a check still running there is cut, and the
             # mutant is undecided, not killed by a timeout (fifth session, call 3: 13 mutants'
             # checks ran on past the stop and the command's own limit ended the run unreported)
-            limit, cut = bounded(a, a.timeout)
+            limit, cut = bounded(a, check_timeout(a, label))
             progress(m, a, label)
             verdict, dt = run_check(wdir, argv, extra, limit, env)
             res["trace"].append([label, verdict, round(dt, 1)])
@@ -1169,6 +1180,10 @@ def main(argv=None):
     r.add_argument("--libdir")
     r.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     r.add_argument("--timeout", type=float, default=120)
+    r.add_argument("--sanitizer-timeout", type=float, default=None,
+                   help="the timeout of the racecheck and memcheck checks (default --timeout): "
+                        "under many workers a sanitizer stage can outlast the value checks' "
+                        "timeout unmutated, which leaves its mutants undecided")
     r.add_argument("--deadline", type=float, default=0,
                    help="seconds after the run starts (the warm-up included) after which no "
                         "new mutant starts (those left are reported as not run, outside the "

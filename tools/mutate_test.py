@@ -234,6 +234,19 @@ def the_report_scores_files_and_kernels():
 
 
 @test
+def the_sanitizer_stages_take_their_own_timeout():
+    a = argparse.Namespace(timeout=150.0, sanitizer_timeout=None)
+    assert mu.check_timeout(a, "racecheck kpool_identities_gpu_test") == 150.0
+    a.sanitizer_timeout = 400.0
+    assert mu.check_timeout(a, "racecheck kpool_identities_gpu_test") == 400.0
+    assert mu.check_timeout(a, "memcheck select_shake_gpu_test") == 400.0
+    # the value checks keep --timeout, a binary whose name holds the word included
+    assert mu.check_timeout(a, "kpool_identities_gpu_test") == 150.0
+    assert mu.check_timeout(a, "select_order_replay") == 150.0
+    assert mu.check_timeout(a, "racecheck_like_test --filter=*") == 150.0
+
+
+@test
 def the_equivalent_ledger_is_parsed_and_checked():
     with tempfile.TemporaryDirectory() as t:
         p = os.path.join(t, "eq.txt")
