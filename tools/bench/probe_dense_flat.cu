@@ -15,6 +15,7 @@
  *     launcher        memra_mla_absorb_q_f32 (the bulk arm);
  *     A 128 cp.async  every thread's cp.async of the block's 192 rows at once (128 blocks), with
  *                     the ring at three offsets and the q_nope row loaded before or after;
+ *     A 128, warps    each warp copying its own 32 columns, no block barrier in the chain;
  *     A flat 132      the same in 132 blocks of flat ranges (multiples of 4 outputs);
  *   the streaming read of wv_b in 128 x 8 and 132 x 8 blocks (does the SM count alone matter?).
  * Each row is the median of 30 launches after an L2 flush, the median of 3 interleaved rounds.
@@ -161,6 +162,52 @@ static __global__ void __launch_bounds__(A_COLS)
 }
 template <int RING> static size_t ab_cp_smem(void) { return (size_t)(RING + DN * A_COLS) * 4; }
 
+/* The same chains with no block barrier in the chain: warp w copies its own 32 columns of every
+ * row (128 B, float4 column lane % 8 of rows lane / 8 + 4 u of each chunk) into its own 128-byte
+ * aligned ring [DN][32], so a chunk needs only the warp's own copies (wait_group, __syncwarp).
+ * The q_nope row: one block barrier before the chain. (Thirteenth session: written after the
+ * device time was spent, not yet run; the question is whether the 12 block barriers of
+ * absorb_q_cp_f32 cost its last 0.7 us.) */
+template <int K>
+static __device__ __forceinline__ void ab_warp_chunk(const float *qs, const float *ring, int lane,
+                                                     float &acc) {
+    wait_groups<A_NCH - 1 - K>();
+    __syncwarp();
+#pragma unroll
+    for (int r = 0; r < A_ROWS; r++)
+        acc = __fmaf_rn(qs[K * A_ROWS + r], ring[(K * A_ROWS + r) * 32 + lane], acc);
+}
+static __global__ void __launch_bounds__(A_COLS)
+    ab_warp128(const float *__restrict__ q_nope, const float *__restrict__ w,
+               float *__restrict__ q_lat) {
+    extern __shared__ __align__(128) float ab_smem[];
+    const int h = blockIdx.x / A_NB, c0 = (blockIdx.x % A_NB) * A_COLS, tid = threadIdx.x;
+    const int lane = tid & 31, warp = tid >> 5, c4 = lane & 7, rp = lane >> 3;
+    const float *wh = w + (size_t)h * DN * R + c0 + warp * 32 + 4 * c4;
+    float *qs = ab_smem, *ring = ab_smem + 192 + (size_t)warp * DN * 32;
+    const float qv = tid < DN ? __ldg(q_nope + (size_t)h * DN + tid) : 0.0f;
+#pragma unroll
+    for (int k = 0; k < A_NCH; k++) {
+#pragma unroll
+        for (int u = 0; u < A_ROWS / 4; u++) {
+            const int d = k * A_ROWS + 4 * u + rp;
+            cp16(ring + d * 32 + 4 * c4, wh + (size_t)d * R);
+        }
+        commit();
+    }
+    if (tid < DN) qs[tid] = qv;
+    __syncthreads(); /* qs */
+    float acc = 0.0f;
+    ab_warp_chunk<0>(qs, ring, lane, acc), ab_warp_chunk<1>(qs, ring, lane, acc);
+    ab_warp_chunk<2>(qs, ring, lane, acc), ab_warp_chunk<3>(qs, ring, lane, acc);
+    ab_warp_chunk<4>(qs, ring, lane, acc), ab_warp_chunk<5>(qs, ring, lane, acc);
+    ab_warp_chunk<6>(qs, ring, lane, acc), ab_warp_chunk<7>(qs, ring, lane, acc);
+    ab_warp_chunk<8>(qs, ring, lane, acc), ab_warp_chunk<9>(qs, ring, lane, acc);
+    ab_warp_chunk<10>(qs, ring, lane, acc), ab_warp_chunk<11>(qs, ring, lane, acc);
+    q_lat[(size_t)h * R + c0 + tid] = acc;
+}
+static_assert(DN == 192 && A_NCH == 12 && DN <= A_COLS, "ab_warp128's unrolled chunks, q row");
+
 /* G blocks of flat ranges [f0, f1), each a multiple of 4 outputs (at most 256); float4 column
  * c4 < (f1 - f0) / 4 of every row by the threads tid % 64 == c4, rows tid / 64 + 4 u. */
 static __global__ void __launch_bounds__(A_COLS)
@@ -214,7 +261,7 @@ int main(void) {
     float *wv = in.wv, *wk = in.wk, *o_lat = in.o_lat, *q_nope = in.q_nope, *outs;
     const int64_t nwv = in.nwv, nwk = in.nwk;
     const size_t n_dv = (size_t)H * DV, n_ab = (size_t)H * R;
-    CK(cudaMalloc(&outs, (n_dv * 5 + n_ab * 7) * 4));
+    CK(cudaMalloc(&outs, (n_dv * 5 + n_ab * 8) * 4));
     CK(cudaFuncSetAttribute(dv_flat<4, 6>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)dv_flat_smem<4, 6>()));
     CK(cudaFuncSetAttribute(dv_flat<2, 6>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -229,13 +276,15 @@ int main(void) {
     AB_ATTR(true, 192);
     AB_ATTR(false, 192);
     AB_ATTR(false, 388);
+    CK(cudaFuncSetAttribute(ab_warp128, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            (int)ab_cp_smem<192>()));
 #undef AB_ATTR
     CK(cudaFuncSetAttribute(ab_flat, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)ab_smem_bytes));
-    float *o[12];
+    float *o[13];
     for (int v = 0; v < 5; v++) o[v] = outs + v * n_dv;
     for (int v = 0; v < 3; v++) o[5 + v] = outs + 5 * n_dv + v * n_ab;
-    for (int v = 0; v < 4; v++) o[8 + v] = outs + 5 * n_dv + (3 + v) * n_ab;
+    for (int v = 0; v < 5; v++) o[8 + v] = outs + 5 * n_dv + (3 + v) * n_ab;
     const unsigned sms = (unsigned)prop.multiProcessorCount;
     std::vector<row> rows = {
         {"decompress_v: launcher",
@@ -307,6 +356,12 @@ int main(void) {
         {"A 128 cp.async, q after, ring at 388 floats",
          [&] { ab_cp128<false, 388><<<128, A_COLS, ab_cp_smem<388>()>>>(q_nope, wk, o[11]); },
          o[11],
+         1,
+         {},
+         0},
+        {"A 128, each warp its own columns, no block barrier in the chain",
+         [&] { ab_warp128<<<128, A_COLS, ab_cp_smem<192>()>>>(q_nope, wk, o[12]); },
+         o[12],
          1,
          {},
          0},
