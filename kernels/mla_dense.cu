@@ -847,9 +847,9 @@ static void absorb_q_f32_arm(const dense_plan &p, const float *q_nope, const flo
     }
     if constexpr (TT <= 4) {
         if (vec) { /* the bulk arm: rows as 16-byte multiples from 16-byte aligned addresses */
-            auto bulk = d_nope == 192   ? absorb_q_bulk_f32<TT, 192>
-                        : d_nope == 256 ? absorb_q_bulk_f32<TT, 256>
-                                        : absorb_q_bulk_f32<TT>;
+            auto bulk = d_nope == 256 ? absorb_q_bulk_f32<TT, 256> : absorb_q_bulk_f32<TT>;
+            if constexpr (TT != 1) /* TT 1 at d_nope 192 took absorb_q_cp_f32 above */
+                if (d_nope == 192) bulk = absorb_q_bulk_f32<TT, 192>;
             bulk<<<(unsigned)p.blocks, AB_COLS, absorb_bulk_smem(d_nope, TT), st>>>(
                 q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, split, p.nb);
             return;
@@ -905,11 +905,12 @@ static void decompress_v_f32_arm(const dense_plan &p, const float *o_lat, const 
             return;
         }
     }
-    /* glm5's and glm5_next's kv_rank 512 at the decode widths (TT <= 2, where the chains' latency
-     * is the cost): the constant-rank arm (at TT 4 / 8, whose blocks are compute-bound, the whole
-     * unroll took 255 registers and spilled) */
+    /* glm5's and glm5_next's kv_rank 512 at TT 2 (verify; TT 1 took the flat arm above, where
+     * the chains' latency is the cost): the constant-rank arm (at TT 4 / 8, whose blocks are
+     * compute-bound, the whole unroll took 255 registers and spilled). At TT 1 only d_v < 128
+     * comes here, on the runtime arm: a constant arm for it would run in no test. */
     auto kern = !vec ? decompress_v_f32<TT, false> : decompress_v_f32<TT, true>;
-    if constexpr (TT <= 2)
+    if constexpr (TT == 2)
         if (vec && kv_rank == 512) kern = decompress_v_f32<TT, true, 512>;
     const size_t smem = decompress_smem(kv_rank, TT);
     kern<<<(unsigned)p.blocks, DENSE_COLS, smem, st>>>(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank,
@@ -1003,7 +1004,7 @@ template <int TT> static cudaError_t dense_set_attrs(void) {
                                  (int)decompress_flat_smem<512>());
         if (e != cudaSuccess) return e;
     }
-    if constexpr (TT <= 2) {
+    if constexpr (TT == 2) {
         e = cudaFuncSetAttribute(decompress_v_f32<TT, true, 512>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)decompress_smem(512, TT));
@@ -1017,10 +1018,12 @@ template <int TT> static cudaError_t dense_set_attrs(void) {
         e = cudaFuncSetAttribute(absorb_q_bulk_f32<TT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)absorb_bulk_smem(MLA_MAX_HEAD_DIM, TT));
         if (e != cudaSuccess) return e;
-        e = cudaFuncSetAttribute(absorb_q_bulk_f32<TT, 192>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)absorb_bulk_smem(192, TT));
-        if (e != cudaSuccess) return e;
+        if constexpr (TT != 1) {
+            e = cudaFuncSetAttribute(absorb_q_bulk_f32<TT, 192>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)absorb_bulk_smem(192, TT));
+            if (e != cudaSuccess) return e;
+        }
         e = cudaFuncSetAttribute(absorb_q_bulk_f32<TT, 256>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)absorb_bulk_smem(256, TT));
