@@ -179,11 +179,15 @@ extern "C" int memra_mla_append_latent_f32(float *cache, const float *c_kv, cons
  * that output's whole __fmaf_rn chain, for each token of its group, in ascending reduction order
  * from 0.0f: the oracle's sequence, so every split and group size gives the same bytes.
  *
- * The arms, each with the same blocks and bytes:
- *  - absorb's bulk arm (TT <= 4 with 16-byte alignment: decode, short verify; the default
- *    there): one output per thread, the block's weight rows staged by bulk copies (sm_90) on
- *    mbarriers, so no thread spends instructions on copy addresses (absorb_q_bulk_f32);
- *  - the warp-ring arms (absorb at TT 8 or unaligned; decompress always): each warp stages its
+ * The arms, each with the same bytes (and, but for the decode arms, the same blocks):
+ *  - the decode arms (t_q 1; below): decompress_v_flat_f32 (kv_rank 512, d_v >= 128), blocks of
+ *    128 flat outputs across heads, and absorb_q_cp_f32 (d_nope 192), every weight row's
+ *    cp.async at once; both into 128-byte aligned rings, and neither launch depends on the split;
+ *  - absorb's bulk arm (TT <= 4 with 16-byte alignment: short verify, and decode where the cp arm
+ *    does not apply; the default there): one output per thread, the block's weight rows staged by
+ *    bulk copies (sm_90) on mbarriers, so no thread spends instructions on copy addresses
+ *    (absorb_q_bulk_f32);
+ *  - the warp-ring arms (absorb at TT 8 or unaligned; decompress elsewhere): each warp stages its
  *    own columns / rows through its own cp.async ring (warp-synchronous, no block barrier after
  *    the prologue). A bulk arm of decompress (one 256-byte copy per row and chunk, 1,024 a
  *    block) ran at 35.8 us against this arm's 14.4 (H200 2026-12-01, fifth session, call 2:
@@ -424,7 +428,8 @@ static __global__ void __launch_bounds__(AB_WARPS * 32)
     }
 }
 
-/* absorb, the bulk arm (TT <= 4 with VEC's alignment; the launcher's default there): the same
+/* absorb, the bulk arm (TT <= 4 with VEC's alignment, but absorb_q_cp_f32's shapes; the
+ * launcher's default there): the same
  * blocks, outputs and chains as absorb_q_f32, with one output column per thread (AB_COLS
  * threads, 8 warps) instead of four per lane (2 warps). ncu at glm5 decode (2026-12-01): the
  * 2-warp blocks issued one instruction per 3.7 cycles per warp for 14.4 us, SM busy 11%, DRAM
