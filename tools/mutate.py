@@ -498,6 +498,11 @@ def stage_checks(file, kernel):
     return FILE_CHECKS[file]
 
 
+# The compute-sanitizer tools of the last GPU checks, in order; each check's label starts with
+# its tool's name (check_timeout gives them --sanitizer-timeout).
+SANITIZER_TOOLS = ("racecheck", "memcheck")
+
+
 def gpu_checks(bundle, file=None, kernel=None):
     """The GPU checks in order, each (label, argv relative to the worker dir, extra env):
     1. the fixture cases of the mutated kernel's stage in the golden suites (KERNEL_CHECKS,
@@ -559,7 +564,7 @@ def gpu_checks(bundle, file=None, kernel=None):
     if shutil.which("compute-sanitizer"):
         # racecheck, then memcheck: a mutant that only reads or writes out of bounds (an
         # off-by-one on a guard whose extra element is never used) changes no value
-        for tool in ("racecheck", "memcheck"):
+        for tool in SANITIZER_TOOLS:
             checks += [(f"{tool} {b}", ["compute-sanitizer", "--tool", tool,
                                         "--error-exitcode", "1", f"bin/{b}",
                                         f"--filter={small[b]}", *cj], {})
@@ -573,7 +578,7 @@ def check_timeout(a, label):
     workers) racecheck of kpool_identities_gpu_test's small set timed out at 150 s unmutated, so
     11 mutants that had passed every value check ended undecided."""
     st = getattr(a, "sanitizer_timeout", None)
-    if st and label.split(" ", 1)[0] in ("racecheck", "memcheck"):
+    if st and label.split(" ", 1)[0] in SANITIZER_TOOLS:
         return st
     return a.timeout
 
