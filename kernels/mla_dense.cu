@@ -180,9 +180,10 @@ extern "C" int memra_mla_append_latent_f32(float *cache, const float *c_kv, cons
  * from 0.0f: the oracle's sequence, so every split and group size gives the same bytes.
  *
  * The arms, each with the same bytes (and, but for the decode arms, the same blocks):
- *  - the decode arms (t_q 1; below): decompress_v_flat_f32 (kv_rank 512, d_v >= 128), blocks of
- *    128 flat outputs across heads, and absorb_q_cp_f32 (d_nope 192), every weight row's
- *    cp.async at once; both into 128-byte aligned rings, and neither launch depends on the split;
+ *  - the decode arms (below): decompress_v_flat_f32 (t_q <= 4, kv_rank 512, d_v >= 128), blocks
+ *    of 128 flat outputs across heads, and absorb_q_cp_f32 (t_q 1, d_nope 192), every weight
+ *    row's cp.async at once; both into 128-byte aligned rings, and neither launch depends on the
+ *    split;
  *  - absorb's bulk arm (TT <= 4 with 16-byte alignment: short verify, and decode where the cp arm
  *    does not apply; the default there): one output per thread, the block's weight rows staged by
  *    bulk copies (sm_90) on mbarriers, so no thread spends instructions on copy addresses
@@ -551,24 +552,21 @@ static __global__ void __launch_bounds__(AB_COLS)
 /* decompress: out[i][h][v] = chain over r < kv_rank of wv_b[h][v][r] * o_lat[i][h][r].
  * Shared memory: os[r][TT] (the group's o_lat rows), then per warp a ring of DV_NS chunks
  * [32 rows][dv_ld(TT)] (row chunk r0 .. r0 + dv_ch(TT) of the warp's 32 outputs). VEC: 16-byte
- * copies (kv_rank % 4 == 0 and wv_b 16-byte aligned), else 4-byte copies. KR > 0: the arm of
- * kv_rank KR (a multiple of dv_ch(TT), VEC), every chunk whole and every loop bound a constant, so
- * the chunk loops unroll (H200, twelfth session: a standalone copy of the runtime-rank arm with
- * constant bounds ran 12.4 us against the launcher's 14.0, bytes identical). */
-template <int TT, bool VEC, int KR = 0>
+ * copies (kv_rank % 4 == 0 and wv_b 16-byte aligned), else 4-byte copies. (The twelfth session's
+ * constant-rank arm of this kernel, kv_rank 512 at TT 2, gave way to decompress_v_flat_f32 in the
+ * fourteenth: every shape it took is one group with d_v >= 128.) */
+template <int TT, bool VEC>
 static __global__ void __launch_bounds__(DENSE_COLS, 2)
     decompress_v_f32(const float *__restrict__ o_lat, const float *__restrict__ wv_b,
                      float *__restrict__ out, int32_t t_q, int32_t n_head, int32_t d_v,
                      int32_t kv_rank_arg, int32_t split, int32_t nb) {
-    static_assert(KR == 0 || (VEC && TT <= 2 && KR % dv_ch(TT) == 0), "a constant-rank arm");
     extern __shared__ __align__(16) float smem[];
-    const int32_t kv_rank = KR ? KR : kv_rank_arg;
+    const int32_t kv_rank = kv_rank_arg;
     dense_block q;
     if (!dense_block_of(t_q, n_head, d_v, split, nb, TT, DENSE_COLS, &q)) return;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     float *os = smem;
     constexpr int DV_NS = dv_ns(TT), DV_CH = dv_ch(TT), DV_LD = dv_ld(TT);
-    constexpr int UNROLL_K = KR ? KR / dv_ch(TT) : 1; /* the chunk loop: whole at KR */
     float *ring = smem + (size_t)((kv_rank + 3) & ~3) * TT + (size_t)warp * dv_ring_floats(TT);
     const int32_t v0 = q.c0 + warp * 32; /* the warp's first output */
     const bool warp_on = v0 < q.o1;
@@ -613,17 +611,17 @@ static __global__ void __launch_bounds__(DENSE_COLS, 2)
     float acc[TT];
 #pragma unroll
     for (int t = 0; t < TT; t++) acc[t] = 0.0f;
-#pragma unroll UNROLL_K
+#pragma unroll 1
     for (int32_t k = 0; k < n_ch; k++) {
         issue(k + DV_NS - 1); /* into the stage chunk k - 1 used: released by the last syncwarp */
         mla_cp_async_wait<DV_NS - 1>(); /* this lane's copies of chunk k have landed */
         __syncwarp();                   /* ... and every lane's are visible */
-        const int32_t r0 = k * DV_CH, rw = KR ? DV_CH : min(DV_CH, kv_rank - r0);
+        const int32_t r0 = k * DV_CH, rw = min(DV_CH, kv_rank - r0);
         const float *row = ring + (k % DV_NS) * (32 * DV_LD) + lane * DV_LD;
         if (on) {
             int32_t c = 0;
             if (VEC) {
-#pragma unroll(KR ? DV_CH / 4 : 1)
+#pragma unroll 1
                 for (; c + 4 <= rw; c += 4) {
                     const float4 w4 = *reinterpret_cast<const float4 *>(row + c);
                     const float w[4] = {w4.x, w4.y, w4.z, w4.w};
@@ -659,17 +657,23 @@ static __global__ void __launch_bounds__(DENSE_COLS, 2)
             if (t < q.nt) out[((q.i0 + t) * n_head + q.h) * (int64_t)d_v + v0 + lane] = acc[t];
 }
 
-/* decompress at decode, the flat arm (t_q 1, VEC, kv_rank KR, d_v >= DENSE_COLS; the launcher's
- * default there). The outputs are taken flat, f = h * d_v + v (t_q 1: out[f], weight row
- * wv_b[f][.]), block b the DENSE_COLS rows [128 b, 128 b + 128) whatever their heads: so a block
- * spans at most two heads (d_v >= 128) and stages both o_lat rows, at os[0] and os[DVF_OS], each
- * lane reading its own head's. Warp w: rows 128 b + 32 w + lane, through its own DV_NS-deep ring
- * of dv_ch(1)-float chunks, as decompress_v_f32 (the same chains, so the same bytes), with every
- * loop bound a constant and no per-block decode. H200 (thirteenth session, probe_dense_flat,
- * glm5 decode): this form ran 12.16 us against decompress_v_f32<1, true, 512>'s 12.96, bytes
- * identical; the SM count does not matter (132 flat blocks also 12.16 us, a read in 128 or 132
- * SMs' blocks 11.01 / 11.07 us). The split does not change this arm's launch: its bytes are
- * split-invariant by construction, and its grid is already the decode width.
+/* decompress at decode and short verify, the flat arm (t_q <= TT <= 4: one token group, VEC,
+ * kv_rank KR, d_v >= DENSE_COLS; the launcher's default there). The outputs are taken flat,
+ * f = h * d_v + v (token t's out[t * n_head * d_v + f], weight row wv_b[f][.]), block b the
+ * DENSE_COLS rows [128 b, 128 b + 128) whatever their heads: so a block spans at most two heads
+ * (d_v >= 128) and stages both heads' o_lat rows of the group, os[hh * OS + r * TT + t] (zero for
+ * t >= t_q), each lane reading its own head's. Warp w: rows 128 b + 32 w + lane, through its own
+ * DV_NS-deep ring of dv_ch(1)-float chunks, as decompress_v_f32 (the same chains, so the same
+ * bytes), with every loop bound a constant and no per-block decode. H200 (thirteenth session,
+ * probe_dense_flat, glm5 decode): this form ran 12.16 us against decompress_v_f32<1, true, 512>'s
+ * 12.96, bytes identical; the SM count does not matter (132 flat blocks also 12.16 us, a read in
+ * 128 or 132 SMs' blocks 11.01 / 11.07 us). The split does not change this arm's launch: its bytes
+ * are split-invariant by construction, and its grid is already the decode width.
+ *
+ * At TT 2 and 4 (t_q 2 to 4) the ring is decode's, 6 chunks of 64 floats (196 KB a block), not
+ * decompress_v_f32's 4 of 32 at TT 4: these shapes are one group of 128 blocks, one block an SM,
+ * so the bytes in flight bound them as they bound decode, and the 2-blocks-an-SM ring of the
+ * wide groups (prefill) buys nothing (fourteenth session, docs/performance.md).
  *
  * The ring's rows are 128-byte aligned, as their global sources are: a row's 16-byte pieces are
  * stored at float4 (c4 ^ (row & 15)) of an unpadded row, so each lane's reads of its own row stay
@@ -677,20 +681,24 @@ static __global__ void __launch_bounds__(DENSE_COLS, 2)
  * The same session measured what the offset costs a cp.async ring: absorb's copies into a ring at
  * a 16-byte offset from 128 ran 11.55 us, at 0 mod 128 10.46 (probe_dense_flat, bytes identical).
  */
-template <int KR> static __host__ __device__ constexpr int dvf_os(void) { return KR + 4; }
-/* the ring's offset: both staged rows, rounded up to 32 floats (128 bytes) */
-template <int KR> static __host__ __device__ constexpr int dvf_ring0(void) {
-    return (2 * dvf_os<KR>() + 31) & ~31;
+template <int KR, int TT> static __host__ __device__ constexpr int dvf_os(void) {
+    return KR * TT + 4;
+}
+/* the ring's offset: both staged heads' rows, rounded up to 32 floats (128 bytes) */
+template <int KR, int TT> static __host__ __device__ constexpr int dvf_ring0(void) {
+    return (2 * dvf_os<KR, TT>() + 31) & ~31;
 }
 static __host__ __device__ constexpr int dvf_ring_floats(void) { return dv_ns(1) * 32 * dv_ch(1); }
-template <int KR>
+template <int KR, int TT>
 static __global__ void __launch_bounds__(DENSE_COLS)
     decompress_v_flat_f32(const float *__restrict__ o_lat, const float *__restrict__ wv_b,
-                          float *__restrict__ out, int32_t n_head, int32_t d_v) {
-    static_assert(KR % dv_ch(1) == 0 && KR % DENSE_COLS == 0, "whole chunks and staging loads");
-    constexpr int NS = dv_ns(1), CH = dv_ch(1), OS = dvf_os<KR>();
+                          float *__restrict__ out, int32_t t_q, int32_t n_head, int32_t d_v) {
+    static_assert(KR % dv_ch(1) == 0 && (KR * TT) % DENSE_COLS == 0,
+                  "whole chunks and staging loads");
+    static_assert(TT == 1 || TT == 2 || TT == 4, "one token group of at most 4");
+    constexpr int NS = dv_ns(1), CH = dv_ch(1), OS = dvf_os<KR, TT>();
     static_assert(CH == 64, "the swizzle: 16 float4 a row");
-    constexpr int OU = KR / DENSE_COLS; /* o_lat loads a thread, per head */
+    constexpr int OU = KR * TT / DENSE_COLS; /* o_lat loads a thread, per head */
     extern __shared__ __align__(16) float smem[];
     const int32_t n_out = n_head * d_v;
     const int32_t f0 = (int32_t)blockIdx.x * DENSE_COLS;
@@ -700,11 +708,15 @@ static __global__ void __launch_bounds__(DENSE_COLS)
     float og[2][OU]; /* the staged rows' loads first, before the copies (dense_fetch_group) */
 #pragma unroll
     for (int u = 0; u < OU; u++) {
-        og[0][u] = __ldg(o_lat + (int64_t)ha * KR + tid + u * DENSE_COLS);
-        og[1][u] = hb > ha ? __ldg(o_lat + (int64_t)hb * KR + tid + u * DENSE_COLS) : 0.0f;
+        /* layout element e = r * TT + t: token t's o_lat[t][h][r] */
+        const int e = tid + u * DENSE_COLS, r = e / TT, t = e % TT;
+        const bool tok = TT == 1 || t < t_q;
+        const int64_t ta = ((int64_t)t * n_head + ha) * KR + r, tb = ta + (int64_t)(hb - ha) * KR;
+        og[0][u] = tok ? __ldg(o_lat + ta) : 0.0f;
+        og[1][u] = tok && hb > ha ? __ldg(o_lat + tb) : 0.0f;
     }
     float *os = smem;
-    float *ring = smem + dvf_ring0<KR>() + (size_t)warp * dvf_ring_floats();
+    float *ring = smem + dvf_ring0<KR, TT>() + (size_t)warp * dvf_ring_floats();
     const int32_t v0 = f0 + warp * 32; /* the warp's first row */
     const float *wr = wv_b + (int64_t)v0 * KR;
     auto issue = [&](int k) {
@@ -734,7 +746,9 @@ static __global__ void __launch_bounds__(DENSE_COLS)
     const bool on = f < f1;
     /* a lane past the range computes on rows never copied, and stores nothing */
     const float *op = os + (on && f / d_v > ha ? OS : 0);
-    float acc = 0.0f;
+    float acc[TT];
+#pragma unroll
+    for (int t = 0; t < TT; t++) acc[t] = 0.0f;
 #pragma unroll
     for (int k = 0; k < KR / CH; k++) {
         issue(k + NS - 1); /* into the stage chunk k - 1 used: released by the last syncwarp */
@@ -744,19 +758,33 @@ static __global__ void __launch_bounds__(DENSE_COLS)
 #pragma unroll
         for (int c = 0; c < CH; c += 4) {
             const float4 w4 = *reinterpret_cast<const float4 *>(row + 4 * ((c / 4) ^ (lane & 15)));
-            const float4 o4 = *reinterpret_cast<const float4 *>(op + k * CH + c);
-            acc = __fmaf_rn(w4.x, o4.x, acc);
-            acc = __fmaf_rn(w4.y, o4.y, acc);
-            acc = __fmaf_rn(w4.z, o4.z, acc);
-            acc = __fmaf_rn(w4.w, o4.w, acc);
+            if constexpr (TT == 1) { /* the 4 rows' values: one 16-byte load */
+                const float4 o4 = *reinterpret_cast<const float4 *>(op + k * CH + c);
+                acc[0] = __fmaf_rn(w4.x, o4.x, acc[0]);
+                acc[0] = __fmaf_rn(w4.y, o4.y, acc[0]);
+                acc[0] = __fmaf_rn(w4.z, o4.z, acc[0]);
+                acc[0] = __fmaf_rn(w4.w, o4.w, acc[0]);
+            } else {
+                const float w[4] = {w4.x, w4.y, w4.z, w4.w};
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    float ov[TT];
+                    dense_tok_vals<TT>(op, k * CH + c + x, ov);
+#pragma unroll
+                    for (int t = 0; t < TT; t++) acc[t] = __fmaf_rn(w[x], ov[t], acc[t]);
+                }
+            }
         }
         __syncwarp(); /* the stage is refilled by issue(k + NS) */
     }
     mla_cp_async_wait<0>(); /* only empty groups remain */
-    if (on) out[f] = acc;
+    if (on)
+#pragma unroll
+        for (int t = 0; t < TT; t++)
+            if (TT == 1 || t < t_q) out[(int64_t)t * n_out + f] = acc[t];
 }
-template <int KR> static size_t decompress_flat_smem(void) {
-    return ((size_t)dvf_ring0<KR>() + (size_t)(DENSE_COLS / 32) * dvf_ring_floats()) *
+template <int KR, int TT> static size_t decompress_flat_smem(void) {
+    return ((size_t)dvf_ring0<KR, TT>() + (size_t)(DENSE_COLS / 32) * dvf_ring_floats()) *
            sizeof(float);
 }
 
@@ -896,27 +924,23 @@ static void decompress_v_f32_arm(const dense_plan &p, const float *o_lat, const 
                                  float *out, int32_t t_q, int32_t n_head, int32_t d_v,
                                  int32_t kv_rank, int32_t split, cudaStream_t st) {
     const bool vec = (kv_rank & 3) == 0 && ((uintptr_t)wv_b & 15) == 0;
-    if constexpr (TT == 1) {
-        if (vec && kv_rank == 512 && d_v >= DENSE_COLS) { /* decode: the flat arm */
+    if constexpr (TT <= 4) {
+        /* decode and short verify (one group: t_q <= TT): the flat arm */
+        if (p.n_groups == 1 && vec && kv_rank == 512 && d_v >= DENSE_COLS) {
             const unsigned blocks = (unsigned)ceil_div64((int64_t)n_head * d_v, DENSE_COLS);
-            const size_t smem = decompress_flat_smem<512>();
-            decompress_v_flat_f32<512>
-                <<<blocks, DENSE_COLS, smem, st>>>(o_lat, wv_b, out, n_head, d_v);
+            const size_t smem = decompress_flat_smem<512, TT>();
+            decompress_v_flat_f32<512, TT>
+                <<<blocks, DENSE_COLS, smem, st>>>(o_lat, wv_b, out, t_q, n_head, d_v);
 #if defined(MLA_SLOW_DECOMPRESS_V)
             /* test-only slowed variant (below) */
-            decompress_v_flat_f32<512>
-                <<<blocks, DENSE_COLS, smem, st>>>(o_lat, wv_b, out, n_head, d_v);
+            decompress_v_flat_f32<512, TT>
+                <<<blocks, DENSE_COLS, smem, st>>>(o_lat, wv_b, out, t_q, n_head, d_v);
 #endif
             return;
         }
     }
-    /* glm5's and glm5_next's kv_rank 512 at TT 2 (verify; TT 1 took the flat arm above, where
-     * the chains' latency is the cost): the constant-rank arm (at TT 4 / 8, whose blocks are
-     * compute-bound, the whole unroll took 255 registers and spilled). At TT 1 only d_v < 128
-     * comes here, on the runtime arm: a constant arm for it would run in no test. */
+    /* the other shapes: prefill's wide groups (TT 8), d_v < 128, other ranks, unaligned */
     auto kern = !vec ? decompress_v_f32<TT, false> : decompress_v_f32<TT, true>;
-    if constexpr (TT == 2)
-        if (vec && kv_rank == 512) kern = decompress_v_f32<TT, true, 512>;
     const size_t smem = decompress_smem(kv_rank, TT);
     kern<<<(unsigned)p.blocks, DENSE_COLS, smem, st>>>(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank,
                                                        split, p.nb);
@@ -1004,15 +1028,11 @@ template <int TT> static cudaError_t dense_set_attrs(void) {
         e = cudaFuncSetAttribute(absorb_q_cp_f32, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)absorb_cp_smem());
         if (e != cudaSuccess) return e;
-        e = cudaFuncSetAttribute(decompress_v_flat_f32<512>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)decompress_flat_smem<512>());
-        if (e != cudaSuccess) return e;
     }
-    if constexpr (TT == 2) {
-        e = cudaFuncSetAttribute(decompress_v_f32<TT, true, 512>,
+    if constexpr (TT <= 4) {
+        e = cudaFuncSetAttribute(decompress_v_flat_f32<512, TT>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)decompress_smem(512, TT));
+                                 (int)decompress_flat_smem<512, TT>());
         if (e != cudaSuccess) return e;
     }
     const int ab = (int)absorb_smem(MLA_MAX_HEAD_DIM, TT);

@@ -41,6 +41,9 @@
     X(glm5_next_verify, MLA_GEOM_GLM5_NEXT, 4, 0x5D110602u)                                        \
     X(san_small, SAN_GEOM, 2, 0x5D11A501u)                                                         \
     X(san_flat_straddle, STRADDLE_GEOM, 1, 0x5D11A601u)                                            \
+    X(san_flat_straddle_tq2, STRADDLE_GEOM, 2, 0x5D11A603u)                                        \
+    X(san_flat_straddle_tq3, STRADDLE_GEOM, 3, 0x5D11A604u)                                        \
+    X(san_flat_straddle_tq4, STRADDLE_GEOM, 4, 0x5D11A605u)                                        \
     X(san_absorb_partial, ABSORB_PARTIAL_GEOM, 1, 0x5D11A602u)
 
 /* The sanitizer tier's geometry (tests/lib/case_list.h's sanitizer cases): glm5's dims at 3
@@ -50,12 +53,14 @@
     .d_nope = MLA_GLM5_D_NOPE, .d_v = MLA_GLM5_D_V, .rope_base = MLA_GLM5_ROPE_BASE,               \
     .scale = MLA_GLM5_SCALE
 
-/* decompress_v's flat arm (kernels/mla_dense.cu, decompress_v_flat_f32: t_q 1, kv_rank 512,
+/* decompress_v's flat arm (kernels/mla_dense.cu, decompress_v_flat_f32: t_q <= 4, kv_rank 512,
  * d_v >= 128) takes blocks of 128 flat outputs whatever their heads. At d_v 200 over 5 heads (1,000
  * outputs, 8 blocks) four of the blocks span two heads (1, 3, 4 and 6), block 3's first warp with
  * both heads in its lanes (outputs 384 .. 415: heads 1 and 2), and the last block is partial (104
- * outputs): what the decode presets (d_v 256, whole blocks a head) never reach. Small enough for
- * the sanitizer tier (san_*: tools/sanitize_set.tsv). */
+ * outputs): what the decode presets (d_v 256, whole blocks a head) never reach. At t_q 2, 3 and 4
+ * (_tq2 .. _tq4) the arm stages 2 or 4 tokens a head, and at t_q 3 a group of 4 with one token
+ * missing (zero-staged, never stored). Small enough for the sanitizer tier (san_*:
+ * tools/sanitize_set.tsv). */
 #define STRADDLE_GEOM                                                                              \
     .n_head = 5, .kv_rank = MLA_GLM5_KV_RANK, .d_rope = MLA_GLM5_D_ROPE,                           \
     .d_nope = MLA_GLM5_D_NOPE, .d_v = 200, .rope_base = MLA_GLM5_ROPE_BASE,                        \
