@@ -887,37 +887,38 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
         return;
     }
 
-    /* q fragments (zero for heads past n_head): every load first, branch-free (an element out
-     * of range loads q_lat[0] and keeps 0), then the conversions (written as a load under
-     * branches and its conversion an element, each conversion waited on its load before the next
-     * load went out: twelfth session) */
-    uint32_t qf[2][TCA_KS][4];
+    /* The q tile [32 heads][width] is staged in buffer 1 (free until tile 1's copies), a row per
+     * 8 threads as the cache rows (cp.async from 16-byte aligned q_lat / q_pe, else plain loads),
+     * zero for heads past n_head, and issued before tile 0's copies so that the two overlap. Then
+     * each thread reads its A fragments from it, two float2 an (m-tile, k8 step), and converts
+     * them (the same values and conversions as loads from global memory: the same bits). ncu,
+     * H200 (fourteenth session, decode 32K): the fragments' 80 global loads a thread, each with
+     * its own select between q_lat and q_pe, took 2.0 M of the arm's 18.5 M instructions and 11%
+     * of its warp samples, waiting on their loads before tile 0's copies went out. */
+    const int32_t cr = tid >> 3, cq = tid & 7;
     {
-        float qv[2][TCA_KS][4];
-#pragma unroll
-        for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-            for (int s = 0; s < TCA_KS; s++) {
-                const int32_t k8 = ka + s, c = k8 * 8 + 2 * ft;
+        float *qd = ks + (size_t)TCA_JT * ldk + (size_t)cr * ldk + 4 * cq;
+        const int32_t h = h0 + cr;
+        const bool ok = h < n_head;
+        const int64_t qh = i * n_head + (ok ? h : 0);
+        const float *ql = q_lat + qh * kv_rank, *qp = q_pe + qh * d_rope;
+        /* kv_rank and d_rope are multiples of 8 here (at_tc_eligible): whole float4s */
+        const bool q16 = (((uintptr_t)q_lat | (uintptr_t)q_pe) & 15) == 0;
+        if (q16) {
+            for (int32_t c4 = cq; c4 < wp4; c4 += 8, qd += 32) {
+                const int32_t c = 4 * c4;
+                mla_cp_async16(qd, c < kv_rank ? ql + c : qp + (c - kv_rank), ok);
+            }
+        } else {
+            for (int32_t c4 = cq; c4 < wp4; c4 += 8, qd += 32)
 #pragma unroll
                 for (int x = 0; x < 4; x++) {
-                    const int32_t h = h0 + mt * 16 + fg + ((x & 1) ? 8 : 0), cc = c + (x >> 1);
-                    const bool ok = k8 < kb && h < n_head;
-                    const int64_t qh = i * n_head + h;
-                    const float *src = cc < kv_rank ? q_lat + qh * kv_rank + cc
-                                                    : q_pe + qh * d_rope + cc - kv_rank;
-                    const float v = __ldg(ok ? src : q_lat);
-                    qv[mt][s][x] = ok ? v : 0.0f;
+                    const int32_t c = 4 * c4 + x;
+                    qd[x] = ok ? __ldg(c < kv_rank ? ql + c : qp + (c - kv_rank)) : 0.0f;
                 }
-            }
-#pragma unroll
-        for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-            for (int s = 0; s < TCA_KS; s++)
-#pragma unroll
-                for (int x = 0; x < 4; x++) qf[mt][s][x] = at_tf32_nan(qv[mt][s][x]);
+        }
+        mla_cp_async_commit();
     }
-
     auto stage = [&](int32_t k) {
         if (tid < TCA_JT) {
             const int64_t s = c_begin + (int64_t)k * TCA_JT + tid;
@@ -931,7 +932,6 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
      * shared memory per copy, took 35 instructions a copy and 41% of the arm's instructions).
      * A slot without a row copies nothing (src-size 0: zero-filled, never read); its source
      * address is row 0's, which every non-empty walk has. */
-    const int32_t cr = tid >> 3, cq = tid & 7;
     auto issue = [&](int32_t k) {
         float *dst = ks + (size_t)(k & 1) * TCA_JT * ldk + (size_t)cr * ldk + 4 * cq;
         const int32_t row = rows_s[(k % 3) * TCA_JT + cr];
@@ -965,10 +965,34 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
     stage(1);
     __syncthreads();
     issue(0);
+    /* the A fragments from the staged q tile (zero past this warp's k8 steps) */
+    mla_cp_async_wait<1>(); /* the q group; tile 0's may still be in flight */
+    __syncthreads();
+    uint32_t qf[2][TCA_KS][4];
+    {
+        const float *qb = ks + (size_t)TCA_JT * ldk + (size_t)fg * ldk + 2 * ft;
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+            for (int s = 0; s < TCA_KS; s++) {
+                const int32_t k8 = ka + s;
+                float2 lo = make_float2(0.0f, 0.0f), hi = lo;
+                if (k8 < kb) {
+                    const float *qr = qb + (size_t)mt * 16 * ldk + k8 * 8;
+                    lo = *reinterpret_cast<const float2 *>(qr);
+                    hi = *reinterpret_cast<const float2 *>(qr + 8 * ldk);
+                }
+                qf[mt][s][0] = at_tf32_nan(lo.x); /* (head fg, column 2 ft) */
+                qf[mt][s][1] = at_tf32_nan(hi.x); /* (head fg + 8, column 2 ft) */
+                qf[mt][s][2] = at_tf32_nan(lo.y); /* (head fg, column 2 ft + 1) */
+                qf[mt][s][3] = at_tf32_nan(hi.y); /* (head fg + 8, column 2 ft + 1) */
+            }
+    }
 
     for (int32_t k = 0; k < n_k; k++) {
         mla_cp_async_wait<0>();
-        __syncthreads(); /* (a) tile k visible; tile k - 1's buffer, sp, ps and alpha_s are free */
+        __syncthreads(); /* (a) tile k visible; tile k - 1's buffer (at k = 0 the q tile's), sp, ps
+                          * and alpha_s are free */
         if (k + 1 < n_k) issue(k + 1);
         stage(k + 2);
         float *buf = ks + (size_t)(k & 1) * TCA_JT * ldk;
@@ -1086,18 +1110,20 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
                 o[mt][nt][3] = __fmul_rn(o[mt][nt][3], a1);
             }
         }
-        const uint32_t *pa = ps + fg * TCA_PL + ft;
+        /* P's A fragments by ldmatrix.x4: lanes 8 j .. 8 j + 7 address the rows of 8 x 8 b16
+         * matrix j (rows (j & 1) * 8 + lane % 8, TF32 columns (j >> 1) * 4 .. + 3), so lane l
+         * receives a[j] = P[row l / 4 (+ 8)][column l % 4 (+ 4)]: the fragment, one instruction
+         * for four (each P row 16-byte aligned: TCA_PL = 36; conflict-free, rows 4 banks apart) */
+        const uint32_t pa = (uint32_t)__cvta_generic_to_shared(
+            ps + ((lane & 7) + ((lane >> 3) & 1) * 8) * TCA_PL + (lane >> 4) * 4);
 #pragma unroll
         for (int kk = 0; kk < TCA_JT / 8; kk++) {
             uint32_t a[2][4];
 #pragma unroll
-            for (int mt = 0; mt < 2; mt++) {
-                const uint32_t *pm = pa + mt * 16 * TCA_PL + kk * 8;
-                a[mt][0] = pm[0];
-                a[mt][1] = pm[8 * TCA_PL];
-                a[mt][2] = pm[4];
-                a[mt][3] = pm[8 * TCA_PL + 4];
-            }
+            for (int mt = 0; mt < 2; mt++)
+                asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                             : "=r"(a[mt][0]), "=r"(a[mt][1]), "=r"(a[mt][2]), "=r"(a[mt][3])
+                             : "r"(pa + (uint32_t)(mt * 16 * TCA_PL + kk * 8) * 4u));
 #pragma unroll
             for (int nt = 0; nt < 8; nt++) {
                 if (nt >= nnt) break;
@@ -1132,24 +1158,51 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
         fin_p[sh] = poison ? 1.0f : 0.0f;
     }
     const bool nonempty = __syncthreads_or(any_valid) != 0; /* also orders fin_* */
+    if (n_chunks > 1) {
+        /* The partial O, one 16-byte store per (m-tile, n-tile) a lane, not two 8-byte ones:
+         * lanes ft and ft ^ 1 swap a pair, so the even lane holds columns 4 (ft / 2) .. + 3 of
+         * head fg, the odd lane those of head fg + 8 (the same values and addresses as the pair
+         * stores; ws_o's rows are 16-byte aligned, kv_rank a multiple of 64). ncu (fourteenth
+         * session, decode 32K): the pair stores held 10% of the arm's warp samples, 61% of them
+         * waiting on the store queue. */
+        const bool odd = ft & 1;
+        const int hh = fg + (odd ? 8 : 0);
+        const int32_t cb = vc0 + 4 * (ft >> 1);
 #pragma unroll
-    for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-        for (int half = 0; half < 2; half++) {
-            const int hh = mt * 16 + fg + 8 * half;
-            const int32_t h = h0 + hh;
-            if (h >= n_head) continue;
-            const int64_t qh = i * n_head + h;
-            const float m = fin_m[hh], l = fin_l[hh];
-            const bool nan_out = fin_p[hh] != 0.0f || fabsf(m) == INFINITY;
+        for (int mt = 0; mt < 2; mt++) {
+            const int32_t h = h0 + mt * 16 + hh;
+            float *row = ws_o + ((int64_t)chunk * n_qh + i * n_head + h) * kv_rank + cb;
 #pragma unroll
             for (int nt = 0; nt < 8; nt++) {
                 if (nt >= nnt) break;
-                const int32_t r = vc0 + nt * 8 + 2 * ft;
-                at_store_pair(o_lat, ws_o, n_chunks, chunk, n_qh, qh, kv_rank, r,
-                              o[mt][nt][2 * half], o[mt][nt][2 * half + 1], nonempty, nan_out, l);
+                const float *v = o[mt][nt];
+                const float r0 = __shfl_xor_sync(0xffffffffu, odd ? v[0] : v[2], 1);
+                const float r1 = __shfl_xor_sync(0xffffffffu, odd ? v[1] : v[3], 1);
+                if (h < n_head)
+                    *reinterpret_cast<float4 *>(row + nt * 8) =
+                        odd ? make_float4(r0, r1, v[2], v[3]) : make_float4(v[0], v[1], r0, r1);
             }
         }
+    } else {
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int hh = mt * 16 + fg + 8 * half;
+                const int32_t h = h0 + hh;
+                if (h >= n_head) continue;
+                const int64_t qh = i * n_head + h;
+                const float m = fin_m[hh], l = fin_l[hh];
+                const bool nan_out = fin_p[hh] != 0.0f || fabsf(m) == INFINITY;
+#pragma unroll
+                for (int nt = 0; nt < 8; nt++) {
+                    if (nt >= nnt) break;
+                    const int32_t r = vc0 + nt * 8 + 2 * ft;
+                    at_store_pair(o_lat, ws_o, 1, chunk, n_qh, qh, kv_rank, r, o[mt][nt][2 * half],
+                                  o[mt][nt][2 * half + 1], nonempty, nan_out, l);
+                }
+            }
+    }
     if (n_chunks > 1 && sq == 0 && h0 + sh < n_head) {
         float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + h0 + sh) * 3;
         ml[0] = m_run;

@@ -856,6 +856,42 @@ static __global__ void __launch_bounds__(AB_COLS)
     if (c < kv_rank) q_lat[(int64_t)h * kv_rank + c] = acc;
 }
 
+/* absorb at decode, the register arm (t_q 1, d_nope DN = 192: glm5; the launcher's default
+ * there, any kv_rank and alignment). Block (h, y) = head h, the AB_REG_NT columns from
+ * c0 = y * AB_REG_NT, one column a thread (heads on x: up to 2^31 - 1 of them). Each thread loads
+ * its column's DN weights straight into registers, all at once (a warp's loads are 128 contiguous
+ * bytes a row), then runs the chain over the q_nope row staged in static shared memory: the same
+ * chain as absorb_q_cp_f32 (so the same bytes), with no ring, no copies, no carveout, no per-chunk
+ * waits and no block-index division. The loads are volatile asm so that ptxas issues all DN before
+ * the chain (with plain loads it interleaved them with the fmas). H200, fourteenth session
+ * (probe_dense_flat, glm5 decode, bytes identical): see docs/performance.md. */
+#define AB_REG_NT 128
+static __device__ __forceinline__ float ab_ld_pinned(const float *p) {
+    float v;
+    asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
+}
+static __global__ void __launch_bounds__(AB_REG_NT)
+    absorb_q_reg_f32(const float *__restrict__ q_nope, const float *__restrict__ wk_b,
+                     float *__restrict__ q_lat, int32_t kv_rank) {
+    constexpr int DN = AB_CP_DN;
+    __shared__ float qs[DN];
+    const int tid = threadIdx.x;
+    const int32_t h = (int32_t)blockIdx.x, c = (int32_t)blockIdx.y * AB_REG_NT + tid;
+    const bool on = c < kv_rank;
+    /* a column past kv_rank loads column 0's weights (in range) and stores nothing */
+    const float *wc = wk_b + (int64_t)h * DN * kv_rank + (on ? c : 0);
+    float w[DN];
+#pragma unroll
+    for (int d = 0; d < DN; d++) w[d] = ab_ld_pinned(wc + (int64_t)d * kv_rank);
+    for (int d = tid; d < DN; d += AB_REG_NT) qs[d] = __ldg(q_nope + (int64_t)h * DN + d);
+    __syncthreads(); /* qs */
+    float acc = 0.0f;
+#pragma unroll
+    for (int d = 0; d < DN; d++) acc = __fmaf_rn(qs[d], w[d], acc);
+    if (on) q_lat[(int64_t)h * kv_rank + c] = acc;
+}
+
 static size_t absorb_smem(int32_t d_nope, int tt) {
     return ((size_t)((d_nope * tt + 3) & ~3) + (size_t)AB_WARPS * ab_ring_floats(tt)) *
            sizeof(float);
@@ -871,10 +907,9 @@ static void absorb_q_f32_arm(const dense_plan &p, const float *q_nope, const flo
                              int32_t kv_rank, int32_t split, cudaStream_t st) {
     const bool vec = kv_rank % (4 * split) == 0 && ((uintptr_t)wk_b & 15) == 0;
     if constexpr (TT == 1) {
-        if (d_nope == AB_CP_DN && (kv_rank & 3) == 0 && ((uintptr_t)wk_b & 15) == 0) {
-            const int32_t nb = (kv_rank + AB_COLS - 1) / AB_COLS;
-            absorb_q_cp_f32<<<(unsigned)((int64_t)n_head * nb), AB_COLS, absorb_cp_smem(), st>>>(
-                q_nope, wk_b, q_lat, kv_rank, nb);
+        if (d_nope == AB_CP_DN) {
+            const dim3 grid((unsigned)n_head, (unsigned)((kv_rank + AB_REG_NT - 1) / AB_REG_NT));
+            absorb_q_reg_f32<<<grid, AB_REG_NT, 0, st>>>(q_nope, wk_b, q_lat, kv_rank);
             return;
         }
     }

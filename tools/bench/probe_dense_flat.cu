@@ -17,7 +17,10 @@
  *                     the ring at three offsets and the q_nope row loaded before or after;
  *     A 128, warps    each warp copying its own 32 columns, no block barrier in the chain;
  *     A flat 132      the same in 132 blocks of flat ranges (multiples of 4 outputs);
- *   the streaming read of wv_b in 128 x 8 and 132 x 8 blocks (does the SM count alone matter?).
+ *     A regs          no ring: each thread's column loaded straight into registers (fourteenth
+ *                     session), every load at once, in blocks of 32 to 256 threads;
+ *   the streaming read of wv_b in 128 x 8 and 132 x 8 blocks (does the SM count alone matter?),
+ *   and of wk_b with a shared-memory request that needs the largest carveout (does it cost?).
  * Each row is the median of 30 launches after an L2 flush, the median of 3 interleaved rounds.
  * Without a GPU it exits 77. */
 #include "kernels/mla.h"
@@ -208,6 +211,72 @@ static __global__ void __launch_bounds__(A_COLS)
 }
 static_assert(DN == 192 && A_NCH == 12 && DN <= A_COLS, "ab_warp128's unrolled chunks, q row");
 
+/* The same chains with no shared-memory ring at all (fourteenth session): one column a thread,
+ * NT threads a block (512 / NT blocks a head), each thread loading its column's weights straight
+ * into registers, coalesced (a warp's 32 columns: 128 B a row), BATCH rows at a time with the next
+ * batch's loads issued before the current batch's chain (the rows run BATCH = DN: every load at
+ * once, 234 registers; with smaller batches ptxas interleaved the loads with the chain). The
+ * q_nope row is staged in 768 B of static shared memory. The question: is the ring (its 192 KB
+ * carveout, the copies, the waits) what keeps absorb 1.3 us above the read of wk_b? */
+/* a load the compiler may not sink to its use (volatile asm keeps the program order of the loads,
+ * so a batch's loads are all issued before the chain that waits on the previous batch's) */
+static __device__ __forceinline__ float ld_pinned(const float *p) {
+    float v;
+    asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
+}
+template <int NT, int BATCH>
+static __global__ void __launch_bounds__(NT)
+    ab_reg(const float *__restrict__ q_nope, const float *__restrict__ w,
+           float *__restrict__ q_lat) {
+    static_assert(DN % BATCH == 0 && R % NT == 0, "whole batches; whole blocks a head");
+    __shared__ float qs[DN];
+    constexpr int NBH = R / NT; /* blocks a head */
+    const int h = blockIdx.x / NBH, c = (blockIdx.x % NBH) * NT + threadIdx.x;
+    const float *wc = w + (size_t)h * DN * R + c;
+    float cur[BATCH], nxt[BATCH];
+#pragma unroll
+    for (int r = 0; r < BATCH; r++) cur[r] = ld_pinned(wc + (size_t)r * R);
+    for (int d = threadIdx.x; d < DN; d += NT) qs[d] = __ldg(q_nope + (size_t)h * DN + d);
+    __syncthreads();
+    float acc = 0.0f;
+#pragma unroll
+    for (int b = 0; b < DN / BATCH; b++) {
+        if (b + 1 < DN / BATCH)
+#pragma unroll
+            for (int r = 0; r < BATCH; r++)
+                nxt[r] = ld_pinned(wc + (size_t)((b + 1) * BATCH + r) * R);
+#pragma unroll
+        for (int r = 0; r < BATCH; r++) acc = __fmaf_rn(qs[b * BATCH + r], cur[r], acc);
+#pragma unroll
+        for (int r = 0; r < BATCH; r++) cur[r] = nxt[r];
+    }
+    q_lat[(size_t)h * R + c] = acc;
+}
+
+/* The streaming read of stream_read with a dynamic shared-memory request per block that, at 8
+ * blocks an SM, needs the largest carveout (as absorb's and decompress's rings do): does the
+ * carveout itself cost time after the flush? */
+static __global__ void __launch_bounds__(256)
+    stream_read_smem(const float4 *__restrict__ p, int64_t n, float *sink) {
+    extern __shared__ float rs_smem[];
+    float s = 0.0f;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x * 4;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x * 4 + threadIdx.x; e < n; e += stride) {
+        float4 v[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            v[u] = e + u * 256 < n ? __ldg(p + e + u * 256) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int u = 0; u < 4; u++) s += v[u].x + v[u].y + v[u].z + v[u].w;
+    }
+    if (s == 12345.678f) { /* never true: keeps the loads and the request */
+        rs_smem[threadIdx.x] = s;
+        sink[0] = rs_smem[(threadIdx.x + 1) & 255];
+    }
+}
+#define RS_SMEM (24 * 1024)
+
 /* G blocks of flat ranges [f0, f1), each a multiple of 4 outputs (at most 256); float4 column
  * c4 < (f1 - f0) / 4 of every row by the threads tid % 64 == c4, rows tid / 64 + 4 u. */
 static __global__ void __launch_bounds__(A_COLS)
@@ -280,9 +349,11 @@ int main(void) {
 #undef AB_ATTR
     CK(cudaFuncSetAttribute(ab_flat, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)ab_smem_bytes));
+    CK(cudaFuncSetAttribute(stream_read_smem, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            RS_SMEM));
     float
-        *o[13]; /* row i's output (the reads have none): rows 0-4 decompress_v's, 5-12 absorb_q's */
-    for (int v = 0; v < 13; v++) CK(cudaMalloc(&o[v], (v < 5 ? n_dv : n_ab) * 4));
+        *o[17]; /* row i's output (the reads have none): rows 0-4 decompress_v's, 5-16 absorb_q's */
+    for (int v = 0; v < 17; v++) CK(cudaMalloc(&o[v], (v < 5 ? n_dv : n_ab) * 4));
     const unsigned sms = (unsigned)prop.multiProcessorCount;
     std::vector<row> rows = {
         {"decompress_v: launcher",
@@ -369,6 +440,36 @@ int main(void) {
          1,
          {},
          0},
+        {"A regs 256 x 128 threads, every load at once",
+         [&] { ab_reg<128, 192><<<256, 128>>>(q_nope, wk, o[13]); },
+         o[13],
+         1,
+         {},
+         0},
+        {"A regs 128 x 256 threads, every load at once",
+         [&] { ab_reg<256, 192><<<128, 256>>>(q_nope, wk, o[14]); },
+         o[14],
+         1,
+         {},
+         0},
+        {"A regs 512 x 64 threads, every load at once",
+         [&] { ab_reg<64, 192><<<512, 64>>>(q_nope, wk, o[15]); },
+         o[15],
+         1,
+         {},
+         0},
+        {"A regs 1024 x 32 threads, every load at once",
+         [&] { ab_reg<32, 192><<<1024, 32>>>(q_nope, wk, o[16]); },
+         o[16],
+         1,
+         {},
+         0},
+        {"read wk_b, 128 x 8 blocks, 24 KB shared memory a block (the largest carveout)",
+         [&] { stream_read_smem<<<128 * 8, 256, RS_SMEM>>>((const float4 *)wk, nwk / 4, g_sink); },
+         NULL,
+         1,
+         {},
+         -1},
         {"read wv_b, 128 x 8 blocks",
          [&] { stream_read<<<128 * 8, 256>>>((const float4 *)wv, nwv / 4, g_sink); },
          NULL,
