@@ -124,7 +124,7 @@ int memra_mla_decompress_v_f32(const float *o_lat, const float *wv_b, float *out
 /* Decode-split twin of memra_mla_absorb_q_f32: each (token, head) block's kv_rank outputs split
  * over `split` blocks. Same codes, plus 40023 split outside 1..=kv_rank (checked after the
  * shape codes). Promise: bytes identical to memra_mla_absorb_q_f32 for every split. The split
- * only shapes the launch; the decode arms of both twins (kernels/mla_dense.cu: absorb_q_cp_f32
+ * only shapes the launch; the decode arms of both twins (kernels/mla_dense.cu: absorb_q_reg_f32
  * at t_q 1 and d_nope 192, decompress_v_flat_f32 at t_q <= 4, kv_rank 512 and d_v >= 128), whose
  * grids already fill the card, launch the same for every split. */
 int memra_mla_absorb_q_split_f32(const float *q_nope, const float *wk_b, float *q_lat, int32_t t_q,

@@ -181,9 +181,9 @@ extern "C" int memra_mla_append_latent_f32(float *cache, const float *c_kv, cons
  *
  * The arms, each with the same bytes (and, but for the decode arms, the same blocks):
  *  - the decode arms (below): decompress_v_flat_f32 (t_q <= 4, kv_rank 512, d_v >= 128), blocks
- *    of 128 flat outputs across heads, and absorb_q_cp_f32 (t_q 1, d_nope 192), every weight
- *    row's cp.async at once; both into 128-byte aligned rings, and neither launch depends on the
- *    split;
+ *    of 128 flat outputs across heads into a 128-byte aligned ring, and absorb_q_reg_f32 (t_q 1,
+ *    d_nope 192), each thread's weight column straight into registers; neither launch depends
+ *    on the split;
  *  - absorb's bulk arm (TT <= 4 with 16-byte alignment: short verify, and decode where the cp arm
  *    does not apply; the default there): one output per thread, the block's weight rows staged by
  *    bulk copies (sm_90) on mbarriers, so no thread spends instructions on copy addresses
@@ -429,7 +429,7 @@ static __global__ void __launch_bounds__(AB_WARPS * 32)
     }
 }
 
-/* absorb, the bulk arm (TT <= 4 with VEC's alignment, but absorb_q_cp_f32's shapes; the
+/* absorb, the bulk arm (TT <= 4 with VEC's alignment, but absorb_q_reg_f32's shapes; the
  * launcher's default there): the same
  * blocks, outputs and chains as absorb_q_f32, with one output column per thread (AB_COLS
  * threads, 8 warps) instead of four per lane (2 warps). ncu at glm5 decode (2026-12-01): the
@@ -788,84 +788,22 @@ template <int KR, int TT> static size_t decompress_flat_smem(void) {
            sizeof(float);
 }
 
-/* absorb at decode, the all-at-once arm (t_q 1, kv_rank % 4 == 0 with a 16-byte aligned wk_b,
- * d_nope DN = 192: glm5; the launcher's default there). Block b = (head b / nb, the AB_COLS
- * columns from c0 = (b % nb) * AB_COLS), one output column a thread, as absorb_q_bulk_f32 (the
- * same chains, so the same bytes). Every thread issues its cp.async share of the block's DN
- * weight rows at once (float4 column tid % 64 of rows tid / 64 + 4 u), one commit group per
- * AB_BULK_ROWS-row chunk, into a ring that holds them all and starts 128-byte aligned; the chain
- * waits chunk by chunk. H200 (thirteenth session, probe_dense_flat, glm5 decode): 10.46 us
- * against the bulk arm's 11.10, bytes identical; the same copies into a ring at a 16-byte offset
- * from 128 ran 11.55 us. At d_nope 256 (glm5_next) the rows take 256 KB, past the shared memory:
- * the bulk arm stays. The split does not change this arm's launch (split-invariant bytes). */
-#define AB_CP_DN 192
-static __host__ __device__ constexpr int ab_cp_ring0(void) { return (AB_CP_DN + 31) & ~31; }
-static size_t absorb_cp_smem(void) {
-    return ((size_t)ab_cp_ring0() + (size_t)AB_CP_DN * AB_COLS) * sizeof(float);
-}
-/* chunk K of the chain, once its group (and every thread's, by the barrier) has landed */
-template <int K>
-static __device__ __forceinline__ void ab_cp_chunk(const float *qs, const float *ring, int tid,
-                                                   float &acc) {
-    constexpr int NCH = AB_CP_DN / AB_BULK_ROWS;
-    mla_cp_async_wait<NCH - 1 - K>();
-    __syncthreads();
-#pragma unroll
-    for (int r = 0; r < AB_BULK_ROWS; r++) {
-        const int d = K * AB_BULK_ROWS + r;
-        acc = __fmaf_rn(qs[d], ring[(size_t)d * AB_COLS + tid], acc);
-    }
-}
-template <int... K>
-static __device__ __forceinline__ void ab_cp_chain(std::integer_sequence<int, K...>,
-                                                   const float *qs, const float *ring, int tid,
-                                                   float &acc) {
-    (ab_cp_chunk<K>(qs, ring, tid, acc), ...);
-}
-static __global__ void __launch_bounds__(AB_COLS)
-    absorb_q_cp_f32(const float *__restrict__ q_nope, const float *__restrict__ wk_b,
-                    float *__restrict__ q_lat, int32_t kv_rank, int32_t nb) {
-    static_assert(AB_CP_DN % AB_BULK_ROWS == 0 && AB_CP_DN <= AB_COLS && AB_COLS == 256,
-                  "whole chunks; the q row one load a thread; 64 float4 columns a row");
-    constexpr int NCH = AB_CP_DN / AB_BULK_ROWS;
-    extern __shared__ __align__(128) float ab_cp_smem[];
-    float *qs = ab_cp_smem, *ring = ab_cp_smem + ab_cp_ring0();
-    const int tid = threadIdx.x, c4 = tid & 63, rp = tid >> 6;
-    const int32_t h = (int32_t)(blockIdx.x / (uint32_t)nb);
-    const int32_t c0 = (int32_t)(blockIdx.x % (uint32_t)nb) * AB_COLS;
-    /* the q_nope row's load first, before the copies (dense_fetch_group's reason) */
-    const float qv = tid < AB_CP_DN ? __ldg(q_nope + (int64_t)h * AB_CP_DN + tid) : 0.0f;
-    const bool cp_on = c0 + 4 * c4 < kv_rank; /* kv_rank % 4 == 0: a float4 is whole or out */
-    const float *src = wk_b + (int64_t)h * AB_CP_DN * kv_rank + c0 + 4 * c4;
-#pragma unroll
-    for (int k = 0; k < NCH; k++) {
-#pragma unroll
-        for (int u = 0; u < AB_BULK_ROWS / 4; u++) {
-            const int d = k * AB_BULK_ROWS + 4 * u + rp;
-            if (cp_on)
-                mla_cp_async16(ring + (size_t)d * AB_COLS + 4 * c4, src + (int64_t)d * kv_rank,
-                               true);
-        }
-        mla_cp_async_commit();
-    }
-    if (tid < AB_CP_DN) qs[tid] = qv; /* visible at chunk 0's barrier */
-    float acc = 0.0f;
-    /* a column past kv_rank computes on rows never copied, and stores nothing */
-    ab_cp_chain(std::make_integer_sequence<int, NCH>(), qs, ring, tid, acc);
-    const int32_t c = c0 + tid;
-    if (c < kv_rank) q_lat[(int64_t)h * kv_rank + c] = acc;
-}
-
 /* absorb at decode, the register arm (t_q 1, d_nope DN = 192: glm5; the launcher's default
  * there, any kv_rank and alignment). Block (h, y) = head h, the AB_REG_NT columns from
  * c0 = y * AB_REG_NT, one column a thread (heads on x: up to 2^31 - 1 of them). Each thread loads
  * its column's DN weights straight into registers, all at once (a warp's loads are 128 contiguous
  * bytes a row), then runs the chain over the q_nope row staged in static shared memory: the same
- * chain as absorb_q_cp_f32 (so the same bytes), with no ring, no copies, no carveout, no per-chunk
- * waits and no block-index division. The loads are volatile asm so that ptxas issues all DN before
- * the chain (with plain loads it interleaved them with the fmas). H200, fourteenth session
- * (probe_dense_flat, glm5 decode, bytes identical): see docs/performance.md. */
-#define AB_REG_NT 128
+ * chain as absorb_q_bulk_f32's (so the same bytes), with no ring, no copies, no large carveout, no
+ * per-chunk waits and no block-index division. The loads are volatile asm so that ptxas issues
+ * all DN before the chain (with plain loads it interleaved them with the fmas). H200, fourteenth
+ * session (probe_dense_flat, glm5 decode, bytes identical): 9.89 / 10.02 us in blocks of 256,
+ * 10.14 / 10.21 in blocks of 128, against 10.53 / 10.66 for the thirteenth session's all-at-once
+ * cp.async arm (absorb_q_cp_f32, which this replaced: a 192 KB ring, 12 block-wide chunk waits),
+ * whose own read needs the largest carveout (a plain read of wk_b 9.22 us, the same read with a
+ * 192 KB-an-SM shared-memory request 9.73). At d_nope 256 (glm5_next) the column takes 256
+ * registers: the bulk arm stays. The split does not change this arm's launch. */
+#define AB_REG_NT 256 /* columns (threads) a block */
+#define AB_REG_DN 192 /* d_nope: glm5 */
 static __device__ __forceinline__ float ab_ld_pinned(const float *p) {
     float v;
     asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
@@ -874,7 +812,7 @@ static __device__ __forceinline__ float ab_ld_pinned(const float *p) {
 static __global__ void __launch_bounds__(AB_REG_NT)
     absorb_q_reg_f32(const float *__restrict__ q_nope, const float *__restrict__ wk_b,
                      float *__restrict__ q_lat, int32_t kv_rank) {
-    constexpr int DN = AB_CP_DN;
+    constexpr int DN = AB_REG_DN;
     __shared__ float qs[DN];
     const int tid = threadIdx.x;
     const int32_t h = (int32_t)blockIdx.x, c = (int32_t)blockIdx.y * AB_REG_NT + tid;
@@ -907,7 +845,7 @@ static void absorb_q_f32_arm(const dense_plan &p, const float *q_nope, const flo
                              int32_t kv_rank, int32_t split, cudaStream_t st) {
     const bool vec = kv_rank % (4 * split) == 0 && ((uintptr_t)wk_b & 15) == 0;
     if constexpr (TT == 1) {
-        if (d_nope == AB_CP_DN) {
+        if (d_nope == AB_REG_DN) {
             const dim3 grid((unsigned)n_head, (unsigned)((kv_rank + AB_REG_NT - 1) / AB_REG_NT));
             absorb_q_reg_f32<<<grid, AB_REG_NT, 0, st>>>(q_nope, wk_b, q_lat, kv_rank);
             return;
@@ -916,7 +854,7 @@ static void absorb_q_f32_arm(const dense_plan &p, const float *q_nope, const flo
     if constexpr (TT <= 4) {
         if (vec) { /* the bulk arm: rows as 16-byte multiples from 16-byte aligned addresses */
             auto bulk = d_nope == 256 ? absorb_q_bulk_f32<TT, 256> : absorb_q_bulk_f32<TT>;
-            if constexpr (TT != 1) /* TT 1 at d_nope 192 took absorb_q_cp_f32 above */
+            if constexpr (TT != 1) /* TT 1 at d_nope 192 took absorb_q_reg_f32 above */
                 if (d_nope == 192) bulk = absorb_q_bulk_f32<TT, 192>;
             bulk<<<(unsigned)p.blocks, AB_COLS, absorb_bulk_smem(d_nope, TT), st>>>(
                 q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, split, p.nb);
@@ -1060,9 +998,6 @@ template <int TT> static cudaError_t dense_set_attrs(void) {
                              cudaFuncAttributeMaxDynamicSharedMemorySize, dv);
     if (e != cudaSuccess) return e;
     if constexpr (TT == 1) {
-        e = cudaFuncSetAttribute(absorb_q_cp_f32, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)absorb_cp_smem());
-        if (e != cudaSuccess) return e;
     }
     if constexpr (TT <= 4) {
         e = cudaFuncSetAttribute(decompress_v_flat_f32<512, TT>,
