@@ -9,7 +9,8 @@ the report's arithmetic, on the CPU.
   - the report's score per file / kernel, equivalents leaving the score, CPU-only mutants not
     counted as survivors, killers and times listed;
   - the GPU checks run the mutated file's own fixture checks (not every suite whole), and a
-    kill or timeout counts only when the same check passes on the unmutated bundle.
+    kill or timeout counts only when the same check passes on the unmutated bundle; with
+    --prime-baselines the sanitizer checks' unmutated runs start with the run, once each.
 """
 import argparse
 import json
@@ -510,6 +511,46 @@ def a_kill_counts_only_when_the_unmutated_bundle_passes_the_check():
         assert u.verdict("slow", ["bin/slow"], {})[0] == "timeout"
         assert u.verdict("broken", ["bin/broken"], {})[0] == "killed"
     finally:
+        mu.run_check = saved
+
+
+@test
+def primed_baselines_start_each_sanitizer_check_once_and_a_kill_waits_on_it():
+    # fourteenth session, call 6: a mutant's racecheck failure at 159 s started its unmutated run
+    # then, which the hard stop cut: primed at the start, the baseline is there when the kill is
+    started, release = [], threading.Event()
+
+    def fake_run_check(bdir, argv, extra, timeout, env):
+        started.append((bdir, tuple(argv)))
+        release.wait(5)
+        return ("survived", 1.0)
+
+    saved = mu.run_check
+    mu.run_check = fake_run_check
+    try:
+        a = argparse.Namespace(timeout=150, sanitizer_timeout=240, stop_at=0)
+        u = mu.Unmutated("/pristine", a, {})
+        rc = ["compute-sanitizer", "--tool", "racecheck", "bin/x", "--filter=*/san_*"]
+        checks = [("x", ["bin/x"], {}), ("racecheck x", rc, {}), ("racecheck x", rc, {}),
+                  ("memcheck y", ["compute-sanitizer", "bin/y"], {})]
+        assert mu.prime_baselines(u, checks) == ["memcheck y", "racecheck x"]
+        for _ in range(100):  # both runs start without any mutant asking
+            if len(started) == 2:
+                break
+            time.sleep(0.02)
+        assert set(started) == {("/pristine", ("compute-sanitizer", "bin/y")),
+                                ("/pristine", tuple(rc))}, started
+        assert u.known("racecheck x") and not u.known("x")  # the value check is not primed
+        got = []
+        t = threading.Thread(target=lambda: got.append(u.verdict("racecheck x", rc, {}, "killed")))
+        t.start()
+        time.sleep(0.1)
+        assert not got  # the kill waits on the primed run ...
+        release.set()
+        t.join(5)
+        assert got == [("survived", 1.0)] and len(started) == 2, (got, started)  # ... not a new one
+    finally:
+        release.set()
         mu.run_check = saved
 
 
