@@ -25,5 +25,15 @@
 #define SEL_SAMPLE_RUN 32
 #define SEL_SAMPLE_EVERY 512
 #define SEL_SAMPLE_QUOTA(n_sel) ((3 * (n_sel) + 31) / 32 + 16)
+/* the sample of a row of n visible pools: its SEL_SAMPLE_RUN-pool segments, SEL_SAMPLE_SEGS(n)
+ * (the last one partial), read whole in groups of SEL_SAMPLE_EVERY / SEL_SAMPLE_RUN, so
+ * SEL_SAMPLE_COUNT_OF(SEL_SAMPLE_SEGS(n)) elements (those past the row not counted); element e
+ * is pool SEL_SAMPLE_POOL(e). Each in its argument's type: the kernel's int64_t row length and
+ * 32-bit unsigned segments and elements (n < 2^31, so a pool < 2^31 + 512), the tests' int64_t. */
+#define SEL_SAMPLE_SEGS(n) (((n) + SEL_SAMPLE_RUN - 1) / SEL_SAMPLE_RUN)
+#define SEL_SAMPLE_COUNT_OF(segs)                                                                  \
+    (((segs) + SEL_SAMPLE_EVERY / SEL_SAMPLE_RUN - 1) / (SEL_SAMPLE_EVERY / SEL_SAMPLE_RUN) *      \
+     SEL_SAMPLE_RUN)
+#define SEL_SAMPLE_POOL(e) (((e) / SEL_SAMPLE_RUN) * SEL_SAMPLE_EVERY + (e) % SEL_SAMPLE_RUN)
 
 #endif /* MLA_KPOOL_SELECT_H */

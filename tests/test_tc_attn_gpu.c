@@ -14,6 +14,8 @@
  *  - tc_attn_gpu/bad_arguments: "tf32" and a bad call: the launcher's code, nothing written.
  *  - tc_attn_gpu/cache_4byte_aligned__{absorbed,gathered}: a cache only 4-byte aligned: the f32
  *    arm's bytes equal the 16-byte aligned cache's, and the tf32 door declines it (no receipt).
+ *  - tc_attn_gpu/q_4byte_aligned__{absorbed,gathered}: q_lat and q_pe only 4-byte aligned: the
+ *    tf32 door engages and its bytes equal those of the same q 16-byte aligned.
  * Geometries: glm5 decode (t_q 1, 64 heads, t_kv 4096: a split walk), glm5 verify (t_q 4 over
  * 1040 rows), glm5_next decode (NoPE, 512 columns), a partial head tile (3 heads), gathered
  * lists (2048 slots with -1 between entries and repeats).
@@ -351,6 +353,62 @@ Test(tc_attn_gpu, cache_4byte_aligned__absorbed, .timeout = 300) {
 Test(tc_attn_gpu, cache_4byte_aligned__gathered, .timeout = 300) {
     GPU_REQUIRE();
     cache_4byte_aligned("cache_4byte_aligned__gathered", &G_GATHER);
+}
+
+/* q_lat and q_pe only 4-byte aligned (one float past a 16-byte boundary), the cache 16-byte
+ * aligned: the tf32 door still engages (its eligibility is the cache's), stages the q tile by
+ * plain loads instead of its 16-byte cp.async (attn_tc_f32, fourteenth session), and its bytes
+ * are those of the same q 16-byte aligned: the staged values, and so the fragments, are the same.
+ * No other test passes the door a misaligned q, so without this one that path runs nowhere. */
+static void q_4byte_aligned(const char *test, const geom *g) {
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, test);
+    tb_set_case(&t, g->name);
+    attn_io io;
+    io_fill(&t, g, &io);
+    io_upload(g, &io);
+    const size_t nl = io.no, np = io.nq * (g->d_rope + 1);
+    float *sl = tb_xmalloc(&t, (nl + 4) * sizeof *sl), *sp = tb_xmalloc(&t, (np + 4) * sizeof *sp);
+    memset(sl, 0, (nl + 4) * sizeof *sl), memset(sp, 0, (np + 4) * sizeof *sp);
+    memcpy(sl + 1, io.q_lat, nl * sizeof *sl), memcpy(sp + 1, io.q_pe, np * sizeof *sp);
+    gpu_buf bsl = gpu_buf_from_host(sl, (nl + 4) * 4), bsp = gpu_buf_from_host(sp, (np + 4) * 4);
+    gpu_buf ml = bsl, mp = bsp; /* views one float in */
+    ml.ptr = (float *)bsl.ptr + 1, mp.ptr = (float *)bsp.ptr + 1;
+    cr_assert(((uintptr_t)io.ql.ptr & 15) == 0 && ((uintptr_t)ml.ptr & 15) == 4 &&
+                  ((uintptr_t)mp.ptr & 15) == 4 && ((uintptr_t)io.ca.ptr & 15) == 0,
+              "the test's layout: q_lat at %p and %p, q_pe at %p", io.ql.ptr, ml.ptr, mp.ptr);
+    const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
+    float *got[2];
+    setenv("MEMRA_MLA_TC_ATTN", "tf32", 1);
+    for (int r = 0; r < 2; r++) { /* q 16-byte aligned, q 4-byte aligned */
+        uint64_t before = mla_tc_attn_dispatches();
+        gpu_buf_poison(&io.o);
+        tb_launched(&t, launch(g, r ? &ml : &io.ql, r ? &mp : &io.qp, &io.ca, &io.ix, &io.o, 1),
+                    r ? "the tf32 door, q 4-byte aligned" : "the tf32 door, q 16-byte aligned");
+        tb_expectf(&t, mla_tc_attn_dispatches() - before == 1,
+                   "run %d: the receipt moved by %llu, expected 1 (the door engages whatever q's "
+                   "alignment)",
+                   r, (unsigned long long)(mla_tc_attn_dispatches() - before));
+        got[r] = tb_output(&t, &io.o, "o_lat", r ? "q misaligned" : "q aligned", 1);
+    }
+    unsetenv("MEMRA_MLA_TC_ATTN");
+    tb_input_untouched(&t, &bsl, sl, "q_lat (4-byte aligned)");
+    tb_input_untouched(&t, &bsp, sp, "q_pe (4-byte aligned)");
+    tb_compare(&t, "o_lat", ST_F32, 3, shape, got[1], "q_misaligned", got[0], "q_aligned",
+               MLA_TOL_EXACT, NULL, TB_BYTES);
+    free(got[0]), free(got[1]), free(sl), free(sp);
+    gpu_buf_free(&bsl), gpu_buf_free(&bsp);
+    io_free(&io);
+}
+
+Test(tc_attn_gpu, q_4byte_aligned__absorbed, .timeout = 300) {
+    GPU_REQUIRE();
+    q_4byte_aligned("q_4byte_aligned__absorbed", &G_VERIFY);
+}
+
+Test(tc_attn_gpu, q_4byte_aligned__gathered, .timeout = 300) {
+    GPU_REQUIRE();
+    q_4byte_aligned("q_4byte_aligned__gathered", &G_GATHER);
 }
 
 Test(tc_attn_gpu, door_off, .timeout = 300) {
