@@ -1005,14 +1005,16 @@ static __global__ void __launch_bounds__(SEL_NT, SEL_MINB)
              * pool 0 and is not counted), so all of them are in flight at once (ncu, eleventh
              * session: with each load under its own bounds branch they were issued one at a time,
              * a round trip each, and the sample took 18% of the kernel's warp samples). */
-            const uint32_t n_seg = (uint32_t)SEL_SAMPLE_SEGS(n_vis),
-                           n_samp = SEL_SAMPLE_COUNT_OF(n_seg);
+            constexpr uint32_t RUN = SEL_SAMPLE_RUN, SEGS = SEL_SAMPLE_EVERY / SEL_SAMPLE_RUN;
+            const uint32_t n_seg = (uint32_t)((n_vis + RUN - 1) / RUN),
+                           n_samp = (n_seg + SEGS - 1) / SEGS * RUN;
             for (uint32_t e0 = 0; e0 < n_samp; e0 += SEL_SAMP_U * blockDim.x) {
                 float x[SEL_SAMP_U];
                 bool ok[SEL_SAMP_U];
 #pragma unroll
                 for (int u = 0; u < SEL_SAMP_U; u++) {
-                    const uint32_t e = e0 + u * blockDim.x + tid, p = SEL_SAMPLE_POOL(e);
+                    const uint32_t e = e0 + u * blockDim.x + tid,
+                                   p = (e / RUN) * SEL_SAMPLE_EVERY + e % RUN;
                     ok[u] = e < n_samp && (int64_t)p < n_vis;
                     x[u] = __ldg(row + (ok[u] ? p : 0u));
                 }

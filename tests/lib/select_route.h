@@ -18,10 +18,14 @@
 /* The sampled route's sample (kernels/mla_kpool_select.h), as the tests build planes against it:
  * element e's pool; whether pool p is in the sample; the sample's element count for n_vis visible
  * pools (elements past the row are not counted); its quota of sample keys for n_sel winners. */
-static inline int64_t select_sample_pool(int64_t e) { return SEL_SAMPLE_POOL(e); }
+static inline int64_t select_sample_pool(int64_t e) {
+    return (e / SEL_SAMPLE_RUN) * SEL_SAMPLE_EVERY + e % SEL_SAMPLE_RUN;
+}
 static inline int select_sampled(int64_t p) { return p % SEL_SAMPLE_EVERY < SEL_SAMPLE_RUN; }
 static inline int64_t select_sample_count(int64_t n_vis) {
-    return SEL_SAMPLE_COUNT_OF(SEL_SAMPLE_SEGS(n_vis));
+    const int64_t segs = SEL_SAMPLE_EVERY / SEL_SAMPLE_RUN,
+                  n_seg = (n_vis + SEL_SAMPLE_RUN - 1) / SEL_SAMPLE_RUN;
+    return (n_seg + segs - 1) / segs * SEL_SAMPLE_RUN;
 }
 static inline int select_sample_quota(int64_t n_sel) { return (int)SEL_SAMPLE_QUOTA(n_sel); }
 
