@@ -1,7 +1,7 @@
 /* bench_read.cuh: what bench_dense.cu and probe_dv_order.cu time with:
  *  - stream_read, the streaming read that the read floor is (bench_dense.cu's read_floor_us):
  *    float4 loads, 4 in flight a thread, grid-stride over n float4 of p; a sum that is never
- *    stored keeps the loads;
+ *    stored keeps the loads (stream_read_sum, its loop, for the probes' variants);
  *  - bench_timed_launches, the launches of one row: warm untimed ones, then reps each after
  *    before() (the L2 flush), CUDA events around fn alone. */
 #ifndef MLA_BENCH_READ_CUH
@@ -13,8 +13,9 @@
 #include <algorithm>
 #include <vector>
 
-static __global__ void __launch_bounds__(256)
-    stream_read(const float4 *__restrict__ p, int64_t n, float *sink) {
+/* The streaming read's loop, the body of stream_read and of the probes' variants of it: this
+ * thread's sum of its float4 of p (never stored; it keeps the loads). */
+static __device__ __forceinline__ float stream_read_sum(const float4 *__restrict__ p, int64_t n) {
     float s = 0.0f;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x * 4;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x * 4 + threadIdx.x; e < n; e += stride) {
@@ -25,6 +26,11 @@ static __global__ void __launch_bounds__(256)
 #pragma unroll
         for (int u = 0; u < 4; u++) s += v[u].x + v[u].y + v[u].z + v[u].w;
     }
+    return s;
+}
+static __global__ void __launch_bounds__(256)
+    stream_read(const float4 *__restrict__ p, int64_t n, float *sink) {
+    const float s = stream_read_sum(p, n);
     if (s == 12345.678f) /* never true: keeps the loads */
         sink[0] = s;
 }
