@@ -292,6 +292,19 @@ ARM_TESTS(glm5_next_decode, G_NEXT)
 ARM_TESTS(partial_heads, G_PARTIAL)
 ARM_TESTS(gathered, G_GATHER)
 
+/* n floats of src on the device one float past the allocation's start (own, 16-byte aligned), so
+ * only 4-byte aligned: the view into *own is returned in *view, and the host image of the whole
+ * allocation (zeros around src) is returned for tb_input_untouched (caller frees both). */
+static float *upload_shifted(tb *t, const float *src, size_t n, gpu_buf *own, gpu_buf *view) {
+    float *host = tb_xmalloc(t, (n + 4) * sizeof *host);
+    memset(host, 0, (n + 4) * sizeof *host);
+    memcpy(host + 1, src, n * sizeof *host);
+    *own = gpu_buf_from_host(host, (n + 4) * 4);
+    *view = *own;
+    view->ptr = (float *)own->ptr + 1;
+    return host;
+}
+
 /* A cache only 4-byte aligned (one float past a 16-byte boundary), a width a multiple of 4: the
  * f32 arm takes its scalar copies (cp.async of 4 bytes), not its float4 ones, and its bytes are
  * those of the same cache 16-byte aligned (the copies differ, the arithmetic does not); the tf32
@@ -308,12 +321,8 @@ static void cache_4byte_aligned(const char *test, const geom *g) {
     io_upload(g, &io);
     const int32_t K = io.K;
     const size_t nc = io.nc;
-    float *shifted = tb_xmalloc(&t, (nc + 4) * sizeof *shifted); /* cache at float 1 */
-    memset(shifted, 0, (nc + 4) * sizeof *shifted);
-    memcpy(shifted + 1, io.cache, nc * sizeof *io.cache);
-    gpu_buf bsh = gpu_buf_from_host(shifted, (nc + 4) * 4);
-    gpu_buf mis = bsh; /* a view one float in */
-    mis.ptr = (float *)bsh.ptr + 1;
+    gpu_buf bsh, mis; /* the cache at float 1 of bsh */
+    float *shifted = upload_shifted(&t, io.cache, nc, &bsh, &mis);
     cr_assert((K & 3) == 0 && ((uintptr_t)io.ca.ptr & 15) == 0 && ((uintptr_t)mis.ptr & 15) == 4,
               "the test's layout: width %d, caches at %p and %p", K, io.ca.ptr, mis.ptr);
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
@@ -368,12 +377,9 @@ static void q_4byte_aligned(const char *test, const geom *g) {
     io_fill(&t, g, &io);
     io_upload(g, &io);
     const size_t nl = io.no, np = io.nq * (g->d_rope + 1);
-    float *sl = tb_xmalloc(&t, (nl + 4) * sizeof *sl), *sp = tb_xmalloc(&t, (np + 4) * sizeof *sp);
-    memset(sl, 0, (nl + 4) * sizeof *sl), memset(sp, 0, (np + 4) * sizeof *sp);
-    memcpy(sl + 1, io.q_lat, nl * sizeof *sl), memcpy(sp + 1, io.q_pe, np * sizeof *sp);
-    gpu_buf bsl = gpu_buf_from_host(sl, (nl + 4) * 4), bsp = gpu_buf_from_host(sp, (np + 4) * 4);
-    gpu_buf ml = bsl, mp = bsp; /* views one float in */
-    ml.ptr = (float *)bsl.ptr + 1, mp.ptr = (float *)bsp.ptr + 1;
+    gpu_buf bsl, ml, bsp, mp; /* q_lat and q_pe at float 1 of bsl, bsp */
+    float *sl = upload_shifted(&t, io.q_lat, nl, &bsl, &ml);
+    float *sp = upload_shifted(&t, io.q_pe, np, &bsp, &mp);
     cr_assert(((uintptr_t)io.ql.ptr & 15) == 0 && ((uintptr_t)ml.ptr & 15) == 4 &&
                   ((uintptr_t)mp.ptr & 15) == 4 && ((uintptr_t)io.ca.ptr & 15) == 0,
               "the test's layout: q_lat at %p and %p, q_pe at %p", io.ql.ptr, ml.ptr, mp.ptr);
