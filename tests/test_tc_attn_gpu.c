@@ -354,15 +354,17 @@ static void cache_4byte_aligned(const char *test, const geom *g) {
     io_free(&io);
 }
 
-Test(tc_attn_gpu, cache_4byte_aligned__absorbed, .timeout = 300) {
-    GPU_REQUIRE();
-    cache_4byte_aligned("cache_4byte_aligned__absorbed", &G_VERIFY);
-}
-
-Test(tc_attn_gpu, cache_4byte_aligned__gathered, .timeout = 300) {
-    GPU_REQUIRE();
-    cache_4byte_aligned("cache_4byte_aligned__gathered", &G_GATHER);
-}
+/* fn's two tests: fn__absorbed at glm5 verify, fn__gathered on the gathered lists */
+#define ALIGNMENT_TESTS(fn)                                                                        \
+    Test(tc_attn_gpu, fn##__absorbed, .timeout = 300) {                                            \
+        GPU_REQUIRE();                                                                             \
+        fn(#fn "__absorbed", &G_VERIFY);                                                           \
+    }                                                                                              \
+    Test(tc_attn_gpu, fn##__gathered, .timeout = 300) {                                            \
+        GPU_REQUIRE();                                                                             \
+        fn(#fn "__gathered", &G_GATHER);                                                           \
+    }
+ALIGNMENT_TESTS(cache_4byte_aligned)
 
 /* q_lat and q_pe only 4-byte aligned (one float past a 16-byte boundary), the cache 16-byte
  * aligned: the tf32 door still engages (its eligibility is the cache's), stages the q tile by
@@ -407,15 +409,7 @@ static void q_4byte_aligned(const char *test, const geom *g) {
     io_free(&io);
 }
 
-Test(tc_attn_gpu, q_4byte_aligned__absorbed, .timeout = 300) {
-    GPU_REQUIRE();
-    q_4byte_aligned("q_4byte_aligned__absorbed", &G_VERIFY);
-}
-
-Test(tc_attn_gpu, q_4byte_aligned__gathered, .timeout = 300) {
-    GPU_REQUIRE();
-    q_4byte_aligned("q_4byte_aligned__gathered", &G_GATHER);
-}
+ALIGNMENT_TESTS(q_4byte_aligned)
 
 Test(tc_attn_gpu, door_off, .timeout = 300) {
     GPU_REQUIRE();
