@@ -28,7 +28,6 @@
 #include <stdint.h>
 
 #include <mutex>
-#include <utility>
 
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_check.h"
