@@ -147,6 +147,27 @@ static __device__ __forceinline__ uint32_t at_tf32(float x) {
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
     return r;
 }
+/* The door's cache elements as TF32 operands, two of one row at a time: at_tf32's (cvt.rna's)
+ * value in the top 19 bits, the low 13 left as the add leaves them. They reach only the mma (the
+ * logits and, written back, P . V), which reads only a TF32 operand's top 19 bits. For sm_90 nvcc
+ * compiles cvt.rna.tf32.f32 to FSETP.NAN, an add of 0x1000 skipped for a NaN, and a mask of the
+ * low 13 bits (the mma is fed the unmasked sum). Here the mask goes (one LOP3 an element), and one
+ * NaN test serves the pair: a NaN in either skips both adds. Checked on the H200 (fifteenth
+ * session, docs/gpu-runs): the add skipped for a NaN agrees with cvt.rna in the top 19 bits for
+ * all 2^32 inputs; and the door's bench rows keep their out_sha256. The pair's test changes a bit
+ * only in a row that holds a NaN, where no output changes: a NaN in a valid row poisons every head
+ * of the block (the oracle's logit for it is NaN for every head), and the NaN element itself keeps
+ * cvt.rna's top bits, so the poison is found as before (a NaN logit, or an infinite one and the
+ * rescan). */
+static __device__ __forceinline__ void at_tf32_hi2(float2 v, uint32_t (&b)[2]) {
+    uint32_t x = __float_as_uint(v.x), y = __float_as_uint(v.y);
+    asm("{\n\t.reg .pred p;\n\tsetp.nan.f32 p, %2, %3;\n\t@!p add.u32 %0, %0, 4096;\n\t"
+        "@!p add.u32 %1, %1, 4096;\n\t}"
+        : "+r"(x), "+r"(y)
+        : "f"(v.x), "f"(v.y));
+    b[0] = x;
+    b[1] = y;
+}
 /* at_tf32 with a NaN kept a NaN (the door's q, converted once a block) */
 static __device__ __forceinline__ uint32_t at_tf32_nan(float x) {
     const uint32_t r = at_tf32(x);
@@ -726,7 +747,13 @@ static __global__ void __launch_bounds__(AT_NT, 1)
 }
 
 /* Block (qh, column block): merges the n_chunks partials of (query, head) qh in ascending chunk
- * order (see the file comment). Flags: 0 empty, 1 non-empty, 2 non-empty with a NaN logit. */
+ * order (see the file comment). Flags: 0 empty, 1 non-empty, 2 non-empty with a NaN logit.
+ * Each thread's column partials are loaded AC_CB chunks at a time into registers, the first
+ * batch before the weights are known and each next one while the previous one is merged, so a
+ * thread has up to 2 AC_CB loads in flight; the merge is the same fmaf chain in ascending chunk
+ * order. ncu (H200, fifteenth session, decode 32K): with the loads inside the chain (8 a thread
+ * in flight) the combine took 11.4 us, latency-bound, against the door's own 22 us at t_kv 8192. */
+#define AC_CB 16 /* the combine's chunks a load batch */
 static __global__ void __launch_bounds__(AC_NT)
     attn_combine_f32(const float *__restrict__ ws_o, const float *__restrict__ ws_ml,
                      float *__restrict__ o_lat, int64_t n_qh, int32_t kv_rank, int32_t n_chunks) {
@@ -734,6 +761,20 @@ static __global__ void __launch_bounds__(AC_NT)
     __shared__ float red_s[AC_NT / 32];
     const int tid = threadIdx.x;
     const int64_t qh = blockIdx.x;
+    const int32_t r = blockIdx.y * AC_NT + tid;
+    const bool col = r < kv_rank;
+    const float *src = ws_o + qh * kv_rank + (col ? r : 0);
+    const int64_t stride = n_qh * kv_rank;
+    /* batch b of this thread's column partials (0 past n_chunks or past kv_rank) */
+    auto load = [&](float(&v)[AC_CB], int32_t b) {
+#pragma unroll
+        for (int j = 0; j < AC_CB; j++) {
+            const int32_t c = b * AC_CB + j;
+            v[j] = (col && c < n_chunks) ? __ldg(src + (int64_t)c * stride) : 0.0f;
+        }
+    };
+    float va[AC_CB], vb[AC_CB];
+    load(va, 0);
 
     float m_loc = -INFINITY;
     int nonempty = 0, poison = 0;
@@ -761,16 +802,28 @@ static __global__ void __launch_bounds__(AC_NT)
         w_s[c] = (live && m_s[c] != -INFINITY) ? expf(m_s[c] - M) : 0.0f;
     __syncthreads();
 
-    const int32_t r = blockIdx.y * AC_NT + tid;
-    if (r >= kv_rank) return;
+    if (!col) return;
     float L = 0.0f, o = 0.0f;
-    const float *src = ws_o + qh * kv_rank + r;
-    const int64_t stride = n_qh * kv_rank;
-#pragma unroll 8
-    for (int32_t c = 0; c < n_chunks; c++) {
-        const float w = w_s[c];
-        L = __fmaf_rn(w, l_s[c], L);
-        o = __fmaf_rn(w, src[(int64_t)c * stride], o);
+    /* batch b into the chain, chunks ascending */
+    auto merge = [&](const float(&v)[AC_CB], int32_t b) {
+#pragma unroll
+        for (int j = 0; j < AC_CB; j++) {
+            const int32_t c = b * AC_CB + j;
+            if (c < n_chunks) {
+                const float w = w_s[c];
+                L = __fmaf_rn(w, l_s[c], L);
+                o = __fmaf_rn(w, v[j], o);
+            }
+        }
+    };
+    const int32_t n_b = (n_chunks + AC_CB - 1) / AC_CB;
+    for (int32_t b = 0; b < n_b; b += 2) {
+        if (b + 1 < n_b) load(vb, b + 1);
+        merge(va, b);
+        if (b + 1 < n_b) {
+            if (b + 2 < n_b) load(va, b + 2);
+            merge(vb, b + 1);
+        }
     }
     float out;
 #if defined(MLA_BITE_GATHER_EMPTY_NAN)
@@ -1017,10 +1070,11 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
                 for (int nt = 0; nt < 4; nt++) {
                     float *kp = bs + nt * 8 * ldk + s * 8;
                     const float2 kv2 = *reinterpret_cast<const float2 *>(kp);
-                    const uint32_t b[2] = {at_tf32(kv2.x), at_tf32(kv2.y)};
-                    /* the c_kv columns back in place as TF32 bits: P . V (step 3, after two
-                     * barriers) reads them converted, so each element is converted once a
-                     * tile, not twice (every element of the tile is one lane's, once) */
+                    uint32_t b[2];
+                    at_tf32_hi2(kv2, b);
+                    /* the c_kv columns back in place as TF32 operands (at_tf32_hi2): P . V (step
+                     * 3, after two barriers) reads them converted, so each element is converted
+                     * once a tile, not twice (every element of the tile is one lane's, once) */
                     if ((ka + s) * 8 < kv_rank)
                         *reinterpret_cast<uint2 *>(kp) = make_uint2(b[0], b[1]);
                     at_mma(sa[0][nt], qf[0][s], b);
@@ -1072,11 +1126,11 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
                 }
             }
 #pragma unroll
-            for (int off = 1; off < 8; off <<= 1) {
+            for (int off = 1; off < 8; off <<= 1)
                 lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, off));
-                nan_here |= __shfl_xor_sync(0xffffffffu, nan_here, off);
-            }
-            poison = poison || nan_here != 0;
+            /* the head's 8 lanes are lanes (lane & 24) .. + 7: one ballot, not 3 shuffles */
+            const uint32_t nan_lanes = __ballot_sync(0xffffffffu, nan_here != 0);
+            poison = poison || ((nan_lanes >> (lane & 24)) & 0xFFu) != 0;
             const float m_new = fmaxf(m_run, lm);
             const bool live = m_new != -INFINITY;
             float alpha = 1.0f;
