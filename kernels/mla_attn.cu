@@ -147,26 +147,18 @@ static __device__ __forceinline__ uint32_t at_tf32(float x) {
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
     return r;
 }
-/* The door's cache elements as TF32 operands, two of one row at a time: at_tf32's (cvt.rna's)
- * value in the top 19 bits, the low 13 left as the add leaves them. They reach only the mma (the
- * logits and, written back, P . V), which reads only a TF32 operand's top 19 bits. For sm_90 nvcc
- * compiles cvt.rna.tf32.f32 to FSETP.NAN, an add of 0x1000 skipped for a NaN, and a mask of the
- * low 13 bits (the mma is fed the unmasked sum). Here the mask goes (one LOP3 an element), and one
- * NaN test serves the pair: a NaN in either skips both adds. Checked on the H200 (fifteenth
- * session, docs/gpu-runs): the add skipped for a NaN agrees with cvt.rna in the top 19 bits for
- * all 2^32 inputs; and the door's bench rows keep their out_sha256. The pair's test changes a bit
- * only in a row that holds a NaN, where no output changes: a NaN in a valid row poisons every head
- * of the block (the oracle's logit for it is NaN for every head), and the NaN element itself keeps
- * cvt.rna's top bits, so the poison is found as before (a NaN logit, or an infinite one and the
- * rescan). */
-static __device__ __forceinline__ void at_tf32_hi2(float2 v, uint32_t (&b)[2]) {
-    uint32_t x = __float_as_uint(v.x), y = __float_as_uint(v.y);
-    asm("{\n\t.reg .pred p;\n\tsetp.nan.f32 p, %2, %3;\n\t@!p add.u32 %0, %0, 4096;\n\t"
-        "@!p add.u32 %1, %1, 4096;\n\t}"
-        : "+r"(x), "+r"(y)
-        : "f"(v.x), "f"(v.y));
-    b[0] = x;
-    b[1] = y;
+/* The door's cache elements as TF32 operands: at_tf32's (cvt.rna's) value in the top 19 bits, the
+ * low 13 left as the add leaves them. They reach only the mma (the logits and, written back,
+ * P . V), which reads only a TF32 operand's top 19 bits. For sm_90 nvcc compiles cvt.rna.tf32.f32
+ * to FSETP.NAN, an add of 0x1000 skipped for a NaN, and a mask of the low 13 bits (and feeds the
+ * mma the unmasked sum); this drops the mask, one LOP3 an element (72 a thread a tile). Checked
+ * on the H200 (fifteenth session, docs/gpu-runs): the top 19 bits agree with cvt.rna's for all
+ * 2^32 inputs, and the door's bench rows keep their out_sha256. (One NaN test for a row's pair of
+ * elements, exact in its outputs, saved 36 FSETP a thread a tile but measured 1% slower at
+ * verify, so each element keeps its own.) */
+static __device__ __forceinline__ uint32_t at_tf32_hi(float x) {
+    const uint32_t u = __float_as_uint(x);
+    return x != x ? u : u + 0x1000u;
 }
 /* at_tf32 with a NaN kept a NaN (the door's q, converted once a block) */
 static __device__ __forceinline__ uint32_t at_tf32_nan(float x) {
@@ -1070,9 +1062,8 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
                 for (int nt = 0; nt < 4; nt++) {
                     float *kp = bs + nt * 8 * ldk + s * 8;
                     const float2 kv2 = *reinterpret_cast<const float2 *>(kp);
-                    uint32_t b[2];
-                    at_tf32_hi2(kv2, b);
-                    /* the c_kv columns back in place as TF32 operands (at_tf32_hi2): P . V (step
+                    const uint32_t b[2] = {at_tf32_hi(kv2.x), at_tf32_hi(kv2.y)};
+                    /* the c_kv columns back in place as TF32 operands (at_tf32_hi): P . V (step
                      * 3, after two barriers) reads them converted, so each element is converted
                      * once a tile, not twice (every element of the tile is one lane's, once) */
                     if ((ka + s) * 8 < kv_rank)
