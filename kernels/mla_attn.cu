@@ -743,8 +743,9 @@ static __global__ void __launch_bounds__(AT_NT, 1)
  * Each thread's column partials are loaded AC_CB chunks at a time into registers, the first
  * batch before the weights are known and each next one while the previous one is merged, so a
  * thread has up to 2 AC_CB loads in flight; the merge is the same fmaf chain in ascending chunk
- * order. ncu (H200, fifteenth session, decode 32K): with the loads inside the chain (8 a thread
- * in flight) the combine took 11.4 us, latency-bound, against the door's own 22 us at t_kv 8192. */
+ * order. ncu (H200, fifteenth session, L2 cold, glm5 decode at t_kv 8192 and 32768, 64 chunks):
+ * with the loads inside the chain (8 a thread in flight) the combine took 11.2-11.8 us,
+ * latency-bound, beside the door's own 22 us at t_kv 8192; with the batches, 6.7-6.8 us. */
 #define AC_CB 16 /* the combine's chunks a load batch */
 static __global__ void __launch_bounds__(AC_NT)
     attn_combine_f32(const float *__restrict__ ws_o, const float *__restrict__ ws_ml,
