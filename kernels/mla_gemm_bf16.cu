@@ -168,9 +168,6 @@ extern "C" int memra_bf16_gemm_sb(const void *w_bf16, const void *x_bf16, void *
 #define GF_B_HALVES (GF_BN * GF_BLD) /* a stage's w tile */
 #define GF_STAGE_BYTES (GF_A_FLOATS * 4 + GF_B_HALVES * 2)
 #define GF_SMEM_BYTES (GF_ST * GF_STAGE_BYTES)
-#define GF_PREFETCH 1 /* each block first asks L2 for its x rows' and w rows' whole k extent */
-#define GF_A_HINT 0   /* the x tile copies with an L2::256B prefetch-size hint */
-#define GF_Y_CS 0     /* y stored evict-first (st.global.cs) */
 static_assert(GF_AU * GF_NT == GF_BM * 8 && GF_BU * GF_NT == GF_BN * 4 && GF_BN == 256,
               "the copy and warp layouts assume whole copies a thread and 4 warp columns");
 
@@ -214,15 +211,8 @@ static __global__ void __launch_bounds__(GF_NT, GF_MINB)
         for (int u = 0; u < GF_AU; u++) {
             const int r = ar + (GF_NT / 8) * u;
             const bool ok = ka && m0 + r < m;
-            float *dst = as + r * GF_ALD + 4 * ac;
-            const float *src = ok ? xb + (int64_t)(m0 + r) * x_rs + k0 + 4 * ac : x;
-            if (GF_A_HINT)
-                asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(
-                                 (unsigned)__cvta_generic_to_shared(dst)),
-                             "l"(src), "r"(ok ? 16 : 0)
-                             : "memory");
-            else
-                mla_cp_async16(dst, src, ok);
+            mla_cp_async16(as + r * GF_ALD + 4 * ac,
+                           ok ? xb + (int64_t)(m0 + r) * x_rs + k0 + 4 * ac : x, ok);
         }
 #pragma unroll
         for (int u = 0; u < GF_BU; u++) {
@@ -232,26 +222,6 @@ static __global__ void __launch_bounds__(GF_NT, GF_MINB)
                            ok);
         }
     };
-
-    if (GF_PREFETCH) {
-        /* one bulk L2 prefetch a row of k elements: x rows (4 k bytes, contiguous) by threads
-         * 0 .. GF_BM - 1, w rows (2 k bytes) by the next GF_BN; the tile copies below then read
-         * L2, and DRAM sees whole-row runs instead of a 128-byte piece of every row per k step */
-        if (tid < GF_BM) {
-            if (m0 + tid < m)
-                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(
-                                 xb + (int64_t)(m0 + tid) * x_rs),
-                             "r"((unsigned)k * 4u)
-                             : "memory");
-        } else if (tid < GF_BM + GF_BN) {
-            const int r = tid - GF_BM;
-            if (n0 + r < n)
-                asm volatile(
-                    "cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(wb + (int64_t)r * k),
-                    "r"((unsigned)k * 2u)
-                    : "memory");
-        }
-    }
 
     float acc[2][8][4];
 #pragma unroll
@@ -317,13 +287,9 @@ static __global__ void __launch_bounds__(GF_NT, GF_MINB)
 #pragma unroll
             for (int nt = 0; nt < 8; nt++) {
                 const int32_t c = n0 + 64 * wn + 8 * nt + 2 * t;
-                if (c < n) {
-                    const float2 v = make_float2(acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1]);
-                    if (GF_Y_CS)
-                        __stcs(reinterpret_cast<float2 *>(yr + c), v);
-                    else
-                        *reinterpret_cast<float2 *>(yr + c) = v;
-                }
+                if (c < n)
+                    *reinterpret_cast<float2 *>(yr + c) =
+                        make_float2(acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1]);
             }
         }
 }
