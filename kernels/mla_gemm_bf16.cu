@@ -145,31 +145,26 @@ extern "C" int memra_bf16_gemm_sb(const void *w_bf16, const void *x_bf16, void *
  * input into a bf16 scratch (a read of 4 bytes and a write of 2 an element) and the GEMM reads
  * the scratch again (2 more); here each element is read once, as f32.
  *
- * Block tile GF_BM x GF_BN (128 x 256) of one batch, 16 warps as 4 (rows) x 4 (columns), each
- * warp 32 x 64: 2 m16 x 8 n8 tiles of mma.sync.m16n8k16 bf16 (f32 accumulate) per k16 step. K in
- * steps of GF_BK = 32 through a GF_ST-stage cp.async ring: the x tile as f32 [128][GF_ALD] (a
- * thread's A fragment is 4 float2 reads a m-tile and k16 step, packed to bf16 pairs by
- * cvt.rn.bf16x2.f32), the w tile as bf16 [256][GF_BLD] (B fragments by ldmatrix.x4, two n-tiles an
- * instruction). Rows past m, columns past n and k steps past k are zero-filled copies (src-size 0),
- * never stored. Covers k % 8 == 0 (w's 16-byte chunks), x 16-byte aligned with x_rs, x_bs multiples
- * of 4, y 8-byte aligned with n, y_rs, y_bs even, w 16-byte aligned, batch and ceil(n / 256) within
+ * Block tile GF_BM x GF_BN (64 x 256) of one batch, 8 warps as 2 (rows) x 4 (columns), each warp
+ * 32 x 64: 2 m16 x 8 n8 tiles of mma.sync.m16n8k16 bf16 (f32 accumulate) per k16 step. K in steps
+ * of GF_BK = 32 through a GF_ST-stage cp.async ring: the x tile as f32 [64][GF_ALD] (a thread's A
+ * fragment is 4 float2 reads a m-tile and k16 step, packed to bf16 pairs by cvt.rn.bf16x2.f32),
+ * the w tile as bf16 [256][GF_BLD] (B fragments by ldmatrix.x4, two n-tiles an instruction).
+ * Rows past m, columns past n and k steps past k are zero-filled copies (src-size 0), never
+ * stored. Covers k % 8 == 0 (w's 16-byte chunks), x 16-byte aligned with x_rs, x_bs multiples of
+ * 4, y 8-byte aligned with n, y_rs, y_bs even, w 16-byte aligned, batch and ceil(n / 256) within
  * grid.z / grid.y; any other layout is declined (the door then takes the cuBLASLt arm). */
-#define GF_BM 128 /* block rows: GF_BM / 32 warp rows */
-#define GF_BN 256 /* block columns: 4 warp columns of 64 */
+#define GF_BM 64
+#define GF_BN 256
 #define GF_BK 32
-#define GF_ST 4                      /* ring stages (4 x 40 KB: one block an SM) */
-#define GF_MINB 1                    /* blocks an SM (__launch_bounds__) */
-#define GF_NT (GF_BM / 32 * 4 * 32)  /* threads a block: 16 warps */
-#define GF_AU (GF_BM * 8 / GF_NT)    /* x tile 16-byte copies a thread a stage */
-#define GF_BU (GF_BN * 4 / GF_NT)    /* w tile 16-byte copies a thread a stage */
+#define GF_ST 3                      /* ring stages (2 blocks an SM) */
+#define GF_NT 256                    /* threads a block */
 #define GF_ALD 40                    /* x tile row stride, floats (LDS.64 clean) */
 #define GF_BLD 40                    /* w tile row stride, bf16 (80-byte rows) */
 #define GF_A_FLOATS (GF_BM * GF_ALD) /* a stage's x tile */
 #define GF_B_HALVES (GF_BN * GF_BLD) /* a stage's w tile */
 #define GF_STAGE_BYTES (GF_A_FLOATS * 4 + GF_B_HALVES * 2)
 #define GF_SMEM_BYTES (GF_ST * GF_STAGE_BYTES)
-static_assert(GF_AU * GF_NT == GF_BM * 8 && GF_BU * GF_NT == GF_BN * 4 && GF_BN == 256,
-              "the copy and warp layouts assume whole copies a thread and 4 warp columns");
 
 static __device__ __forceinline__ uint32_t gf_pack_bf16x2(float2 v) {
     uint32_t d; /* low half: v.x (the lower k), high half: v.y; round to nearest even */
@@ -185,7 +180,7 @@ static __device__ __forceinline__ void gf_mma(float c[4], const uint32_t a[4], u
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-static __global__ void __launch_bounds__(GF_NT, GF_MINB)
+static __global__ void __launch_bounds__(GF_NT, 2)
     bf16_gemm_f32x(const uint16_t *__restrict__ w, const float *__restrict__ x,
                    float *__restrict__ y, int32_t m, int32_t n, int32_t k, int64_t x_rs,
                    int64_t x_bs, int64_t y_rs, int64_t y_bs) {
@@ -199,8 +194,8 @@ static __global__ void __launch_bounds__(GF_NT, GF_MINB)
     const uint16_t *wb = w + (b * n + n0) * (int64_t)k;
     const int32_t nk = (k + GF_BK - 1) / GF_BK;
 
-    /* copy layout: x tile rows tid / 8 + (GF_NT / 8) u (u < GF_AU), 16-byte chunk tid % 8; w
-     * tile rows tid / 4 + (GF_NT / 4) u (u < GF_BU), chunk tid % 4 */
+    /* copy layout: x tile rows tid / 8 + 32 u (u < 2), 16-byte chunk tid % 8; w tile rows
+     * tid / 4 + 64 u (u < 4), chunk tid % 4 */
     const int ar = tid >> 3, ac = tid & 7, br = tid >> 2, bc = tid & 3;
     auto load = [&](int32_t kt) {
         float *as = (float *)(gf_smem + (size_t)(kt % GF_ST) * GF_STAGE_BYTES);
@@ -208,15 +203,15 @@ static __global__ void __launch_bounds__(GF_NT, GF_MINB)
         const int32_t k0 = kt * GF_BK;
         const bool ka = k0 + 4 * ac < k, kb = k0 + 8 * bc < k;
 #pragma unroll
-        for (int u = 0; u < GF_AU; u++) {
-            const int r = ar + (GF_NT / 8) * u;
+        for (int u = 0; u < 2; u++) {
+            const int r = ar + 32 * u;
             const bool ok = ka && m0 + r < m;
             mla_cp_async16(as + r * GF_ALD + 4 * ac,
                            ok ? xb + (int64_t)(m0 + r) * x_rs + k0 + 4 * ac : x, ok);
         }
 #pragma unroll
-        for (int u = 0; u < GF_BU; u++) {
-            const int r = br + (GF_NT / 4) * u;
+        for (int u = 0; u < 4; u++) {
+            const int r = br + 64 * u;
             const bool ok = kb && n0 + r < n;
             mla_cp_async16(bs + r * GF_BLD + 8 * bc, ok ? wb + (int64_t)r * k + k0 + 8 * bc : w,
                            ok);
