@@ -69,58 +69,19 @@ int mla_door_decompress_v_f32(const float *o_lat, const float *wv_b, float *out,
 
 /* ------------------------------------------------------------ tensor-core prefill -------- */
 
-static atomic_uint_fast64_t tc_fused_dispatches;
-static atomic_int tc_announced[2]; /* the first dispatch of each arm prints a line */
-
 int mla_tc_prefill_enabled(void) { return env_is_one("MEMRA_MLA_TC_PREFILL"); }
-
-int mla_tc_prefill_gemm_arm(void) {
-    const char *v = getenv("MEMRA_MLA_TC_PREFILL_GEMM");
-    return v != NULL && strcmp(v, "cublaslt") == 0 ? MLA_TC_PREFILL_ARM_CUBLASLT
-                                                   : MLA_TC_PREFILL_ARM_FUSED;
-}
 
 uint64_t mla_tc_prefill_dispatches(void) { return (uint64_t)atomic_load(&tc_dispatches); }
 
-uint64_t mla_tc_prefill_fused_dispatches(void) {
-    return (uint64_t)atomic_load(&tc_fused_dispatches);
-}
-
-static void tc_announce(const char *kind, int32_t t_q, int32_t n_head, int arm) {
-    atomic_fetch_add(&tc_dispatches, 1);
-    if (arm == MLA_TC_PREFILL_ARM_FUSED) atomic_fetch_add(&tc_fused_dispatches, 1);
-    if (atomic_exchange(&tc_announced[arm == MLA_TC_PREFILL_ARM_FUSED], 1) == 0)
+static void tc_announce(const char *kind, int32_t t_q, int32_t n_head) {
+    if (atomic_fetch_add(&tc_dispatches, 1) == 0)
         fprintf(stderr,
-                "[mla-tc-prefill] engaged %s t=%d heads=%d (bf16 strided-batched GEMM, %s; "
+                "[mla-tc-prefill] engaged %s t=%d heads=%d (bf16 strided-batched GEMM; "
                 "MEMRA_MLA_TC_PREFILL=1)\n",
-                kind, t_q, n_head,
-                arm == MLA_TC_PREFILL_ARM_FUSED ? "fused arm: f32 input converted as read"
-                                                : "cuBLASLt arm: input converted to bf16 first");
+                kind, t_q, n_head);
 }
 
 static int is_decline(int rc) { return rc >= 20000 && rc < 30000; }
-
-/* The door's GEMM, per head h: y[i][h][:] (m = t_q, n) = bf16(x[i][h][:]) (k) . w[h][n][k]^T,
- * f32 out. The fused arm (mla_bf16_gemm_f32x_sb) unless MEMRA_MLA_TC_PREFILL_GEMM=cublaslt or it
- * declines the layout; then the cuBLASLt arm (x converted into x_bf16, memra_bf16_gemm_sb).
- * @return 0 when an arm ran, a 2xxxx decline when neither covers the shape, else the error. */
-static int tc_gemm(const char *kind, const float *x, const uint16_t *w_bf16, float *y,
-                   uint16_t *x_bf16, void *ws, size_t ws_bytes, int32_t t_q, int32_t n_head,
-                   int32_t n, int32_t k, void *stream) {
-    const int64_t x_rs = (int64_t)n_head * k, y_rs = (int64_t)n_head * n;
-    int rc;
-    if (mla_tc_prefill_gemm_arm() == MLA_TC_PREFILL_ARM_FUSED) {
-        rc = mla_bf16_gemm_f32x_sb(w_bf16, x, y, t_q, n, k, x_rs, k, y_rs, n, n_head, stream);
-        if (rc == 0) tc_announce(kind, t_q, n_head, MLA_TC_PREFILL_ARM_FUSED);
-        if (!is_decline(rc)) return rc;
-    }
-    rc = mla_f32_to_bf16(x, x_bf16, (int64_t)t_q * x_rs, stream);
-    if (rc) return rc;
-    rc = memra_bf16_gemm_sb(w_bf16, x_bf16, y, t_q, n, k, x_rs, k, y_rs, n, n_head, 0, ws, ws_bytes,
-                            stream);
-    if (rc == 0) tc_announce(kind, t_q, n_head, MLA_TC_PREFILL_ARM_CUBLASLT);
-    return rc;
-}
 
 int mla_door_tc_absorb_q(const float *q_nope, const float *wk_b, const uint16_t *wk_b_t_bf16,
                          float *q_lat, uint16_t *x_bf16, void *ws, size_t ws_bytes, int32_t t_q,
@@ -128,10 +89,17 @@ int mla_door_tc_absorb_q(const float *q_nope, const float *wk_b, const uint16_t 
     int rc = mla_validate_absorb_q(q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, 1);
     if (rc) return rc;
     if (mla_tc_prefill_enabled() && t_q >= MLA_TC_PREFILL_MIN_TQ && wk_b_t_bf16 && x_bf16) {
-        /* q_lat[i][h][:] (n = kv_rank) = q_nope[i][h][:] (k = d_nope) . wkT[h][kv_rank][d_nope]^T
-         */
-        rc = tc_gemm("absorb_q", q_nope, wk_b_t_bf16, q_lat, x_bf16, ws, ws_bytes, t_q, n_head,
-                     kv_rank, d_nope, stream);
+        rc = mla_f32_to_bf16(q_nope, x_bf16, (int64_t)t_q * n_head * d_nope, stream);
+        if (rc) return rc;
+        /* per head h: q_lat[i][h][:] (m = t_q, n = kv_rank) = q_nope[i][h][:] (k = d_nope)
+         * . wkT[h][kv_rank][d_nope]^T */
+        rc = memra_bf16_gemm_sb(wk_b_t_bf16, x_bf16, q_lat, t_q, kv_rank, d_nope,
+                                (int64_t)n_head * d_nope, d_nope, (int64_t)n_head * kv_rank,
+                                kv_rank, n_head, 0, ws, ws_bytes, stream);
+        if (rc == 0) {
+            tc_announce("absorb_q", t_q, n_head);
+            return 0;
+        }
         if (!is_decline(rc)) return rc;
     }
     return mla_door_absorb_q_f32(q_nope, wk_b, q_lat, t_q, n_head, d_nope, kv_rank, stream);
@@ -143,9 +111,17 @@ int mla_door_tc_decompress_v(const float *o_lat, const float *wv_b, const uint16
     int rc = mla_validate_decompress_v(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, 1);
     if (rc) return rc;
     if (mla_tc_prefill_enabled() && t_q >= MLA_TC_PREFILL_MIN_TQ && wv_b_bf16 && x_bf16) {
-        /* out[i][h][:] (n = d_v) = o_lat[i][h][:] (k = kv_rank) . wv_b[h][d_v][kv_rank]^T */
-        rc = tc_gemm("decompress_v", o_lat, wv_b_bf16, out, x_bf16, ws, ws_bytes, t_q, n_head, d_v,
-                     kv_rank, stream);
+        rc = mla_f32_to_bf16(o_lat, x_bf16, (int64_t)t_q * n_head * kv_rank, stream);
+        if (rc) return rc;
+        /* per head h: out[i][h][:] (m = t_q, n = d_v) = o_lat[i][h][:] (k = kv_rank)
+         * . wv_b[h][d_v][kv_rank]^T */
+        rc = memra_bf16_gemm_sb(wv_b_bf16, x_bf16, out, t_q, d_v, kv_rank,
+                                (int64_t)n_head * kv_rank, kv_rank, (int64_t)n_head * d_v, d_v,
+                                n_head, 0, ws, ws_bytes, stream);
+        if (rc == 0) {
+            tc_announce("decompress_v", t_q, n_head);
+            return 0;
+        }
         if (!is_decline(rc)) return rc;
     }
     return mla_door_decompress_v_f32(o_lat, wv_b, out, t_q, n_head, d_v, kv_rank, stream);

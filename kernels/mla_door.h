@@ -6,10 +6,8 @@
  *    otherwise be block-starved. Pure launch geometry: bytes identical for every split.
  *  - Tensor-core prefill (MEMRA_MLA_TC_PREFILL=1, read per call, default off): at prefill
  *    widths (t_q >= MLA_TC_PREFILL_MIN_TQ) absorb / decompress run as one strided-batched bf16
- *    GEMM per call (one batch per head) instead of the f32 kernels: by default the fused arm
- *    (mla_bf16_gemm_f32x_sb, the f32 input converted as it is read), else or for a layout it
- *    declines the cuBLASLt arm (conversion, then memra_bf16_gemm_sb). NOT bit-exact (class
- *    bf16_gemm); when both arms decline (2xxxx) the f32 path runs.
+ *    GEMM per call (memra_bf16_gemm_sb, one batch per head) instead of the f32 kernels. NOT
+ *    bit-exact (class bf16_gemm); a cuBLASLt decline (2xxxx) falls back to the f32 path.
  *
  * Every door entry validates exactly as the launcher it replaces (same 4xxxx codes, same order),
  * then dispatches. @return 0, 10000 + cudaError_t, 30000 + cublasStatus_t (TC path only), or
@@ -58,29 +56,17 @@ int mla_door_decompress_v_f32(const float *o_lat, const float *wv_b, float *out,
 /* 1 when MEMRA_MLA_TC_PREFILL is exactly "1" (read per call). */
 int mla_tc_prefill_enabled(void);
 
-/* The door's GEMM arm, read per call: MLA_TC_PREFILL_ARM_FUSED (the default:
- * mla_bf16_gemm_f32x_sb, the f32 input converted as it is read) unless MEMRA_MLA_TC_PREFILL_GEMM
- * is exactly "cublaslt" (MLA_TC_PREFILL_ARM_CUBLASLT: the input converted into x_bf16 first, then
- * memra_bf16_gemm_sb). A layout the fused arm declines takes the cuBLASLt arm. Both compute the
- * same products of the same bf16 operands (class bf16_gemm); only the summation order differs. */
-#define MLA_TC_PREFILL_ARM_FUSED 1
-#define MLA_TC_PREFILL_ARM_CUBLASLT 2
-int mla_tc_prefill_gemm_arm(void);
-
-/* Number of TC-path dispatches that ran a GEMM, either arm (declines that fell back are not
- * counted), and of those the fused arm's. The first dispatch of each arm prints one
- * "[mla-tc-prefill] engaged ..." line on stderr naming the arm. */
+/* Number of TC-path dispatches that ran the GEMM (declines that fell back are not counted).
+ * The first prints one "[mla-tc-prefill] engaged ..." line on stderr. */
 uint64_t mla_tc_prefill_dispatches(void);
-uint64_t mla_tc_prefill_fused_dispatches(void);
 
 /* absorb_q through the TC door. Arguments beyond the launcher's:
  *   wk_b_t_bf16  wk_b pre-converted and transposed per head: bf16 [n_head][kv_rank][d_nope]
  *                (mla_bf16_transpose_heads(wk_b, ., n_head, d_nope, kv_rank, stream));
- *   x_bf16       scratch of t_q * n_head * d_nope bf16 elements: the cuBLASLt arm converts
- *                q_nope into it; the fused arm leaves it untouched;
+ *   x_bf16       scratch of t_q * n_head * d_nope bf16 elements (q_nope converted here);
  *   ws, ws_bytes cuBLASLt workspace (ws may be NULL only with ws_bytes == 0).
  * Engages when mla_tc_prefill_enabled(), t_q >= MLA_TC_PREFILL_MIN_TQ and both wk_b_t_bf16 and
- * x_bf16 are non-NULL; otherwise (or when both arms decline, 2xxxx) runs mla_door_absorb_q_f32.
+ * x_bf16 are non-NULL; otherwise (or on a 2xxxx decline) runs mla_door_absorb_q_f32.
  * Validation: mla_validate_absorb_q first (the f32 contract), then the GEMM's own. */
 int mla_door_tc_absorb_q(const float *q_nope, const float *wk_b, const uint16_t *wk_b_t_bf16,
                          float *q_lat, uint16_t *x_bf16, void *ws, size_t ws_bytes, int32_t t_q,
@@ -88,28 +74,11 @@ int mla_door_tc_absorb_q(const float *q_nope, const float *wk_b, const uint16_t 
 
 /* decompress_v through the TC door. Arguments beyond the launcher's:
  *   wv_b_bf16    wv_b converted as is: bf16 [n_head][d_v][kv_rank] (mla_f32_to_bf16);
- *   x_bf16       scratch of t_q * n_head * kv_rank bf16 elements (o_lat, cuBLASLt arm only);
+ *   x_bf16       scratch of t_q * n_head * kv_rank bf16 elements (o_lat converted here);
  *   ws, ws_bytes as above. Engagement and fallback as mla_door_tc_absorb_q. */
 int mla_door_tc_decompress_v(const float *o_lat, const float *wv_b, const uint16_t *wv_b_bf16,
                              float *out, uint16_t *x_bf16, void *ws, size_t ws_bytes, int32_t t_q,
                              int32_t n_head, int32_t d_v, int32_t kv_rank, void *stream);
-
-/* The fused arm's GEMM (kernels/mla_gemm_bf16.cu), per batch b in 0..batch:
- *   y_b[m][n] = bf16(x_b[m][k]) . w_b[n][k]^T, f32 accumulate, x and y f32,
- * x converted round-to-nearest-even as it is read (NaN stays NaN), each element read once.
- * w_bf16, x, y, strides as memra_bf16_gemm_sb (elements of each operand's dtype).
- * mla_bf16_gemm_f32x_covers: 1 when the layout is the kernel's (k % 8 == 0, n even, x and w
- * 16-byte aligned with x_rs, x_bs multiples of 4, y 8-byte aligned with y_rs, y_bs even,
- * batch <= 65535), else 0.
- * @return 0; 40021, 40030, 40024, 40020, 40028 as memra_bf16_gemm_sb (y against w and x);
- *         20000 + CUBLAS_STATUS_NOT_SUPPORTED (20015) for a layout it does not cover (declined:
- *         the caller may fall back); 10000 + cudaError_t. Promise: class bf16_gemm. */
-int mla_bf16_gemm_f32x_covers(const void *w_bf16, const float *x, const float *y, int32_t n,
-                              int32_t k, int64_t x_rs, int64_t x_bs, int64_t y_rs, int64_t y_bs,
-                              int32_t batch);
-int mla_bf16_gemm_f32x_sb(const void *w_bf16, const float *x, float *y, int32_t m, int32_t n,
-                          int32_t k, int64_t x_rs, int64_t x_bs, int64_t y_rs, int64_t y_bs,
-                          int32_t batch, void *stream);
 
 /* bf16 preparation (kernels/mla_gemm_bf16.cu), round-to-nearest-even, NaN kept (quiet):
  * mla_f32_to_bf16: dst[e] = bf16(src[e]) for e < n.

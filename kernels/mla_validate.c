@@ -297,14 +297,15 @@ int mla_validate_kpool_select(const float *score, const int32_t *idx, int32_t t_
     return MLA_OK;
 }
 
-/* The strided-batched GEMM's checks, x and y elements of x_b / y_b bytes (w is bf16). */
-static int validate_gemm_sb(const void *w_bf16, const void *x, const void *y, int32_t m, int32_t n,
-                            int32_t k, int64_t x_rs, int64_t x_bs, int64_t y_rs, int64_t y_bs,
-                            int32_t batch, int x_b, int y_b, const void *ws, size_t ws_bytes) {
+int mla_validate_bf16_gemm_sb(const void *w_bf16, const void *x_bf16, const void *y, int32_t m,
+                              int32_t n, int32_t k, int64_t x_rs, int64_t x_bs, int64_t y_rs,
+                              int64_t y_bs, int32_t batch, int32_t y_is_bf16, const void *ws,
+                              size_t ws_bytes) {
     CHECK(m >= 1, MLA_E_NONPOSITIVE_EXTENT);
     CHECK(n >= 1, MLA_E_NONPOSITIVE_EXTENT);
     CHECK(k >= 1, MLA_E_NONPOSITIVE_EXTENT);
     CHECK(batch >= 1, MLA_E_NONPOSITIVE_EXTENT);
+    CHECK(y_is_bf16 == 0 || y_is_bf16 == 1, MLA_E_BAD_FLAG);
     CHECK(x_rs >= k && y_rs >= n && x_bs >= 0 && y_bs >= 0, MLA_E_GEMM_STRIDE);
     const long long lim = 1LL << 62;
     /* One past the last element each operand touches (each factor < 2^31, strides bounded
@@ -316,28 +317,12 @@ static int validate_gemm_sb(const void *w_bf16, const void *x, const void *y, in
     long long w_end = mul3(batch, n, k);
     CHECK(x_end < lim && y_end < lim && w_end < lim, MLA_E_INDEX_OVERFLOW);
     CHECK(w_bf16 != NULL, MLA_E_NULL_POINTER);
-    CHECK(x != NULL, MLA_E_NULL_POINTER);
+    CHECK(x_bf16 != NULL, MLA_E_NULL_POINTER);
     CHECK(y != NULL, MLA_E_NULL_POINTER);
     CHECK(ws != NULL || ws_bytes == 0, MLA_E_NULL_POINTER);
-    long long y_bytes = mul(y_end, y_b);
-    NO_ALIAS(y, y_bytes, w_bf16, mul(w_end, 2));
-    NO_ALIAS(y, y_bytes, x, mul(x_end, x_b));
-    NO_ALIAS(y, y_bytes, ws, (long long)ws_bytes);
+    long long y_b = mul(y_end, y_is_bf16 ? 2 : 4);
+    NO_ALIAS(y, y_b, w_bf16, mul(w_end, 2));
+    NO_ALIAS(y, y_b, x_bf16, mul(x_end, 2));
+    NO_ALIAS(y, y_b, ws, (long long)ws_bytes);
     return MLA_OK;
-}
-
-int mla_validate_bf16_gemm_sb(const void *w_bf16, const void *x_bf16, const void *y, int32_t m,
-                              int32_t n, int32_t k, int64_t x_rs, int64_t x_bs, int64_t y_rs,
-                              int64_t y_bs, int32_t batch, int32_t y_is_bf16, const void *ws,
-                              size_t ws_bytes) {
-    CHECK(m >= 1 && n >= 1 && k >= 1 && batch >= 1, MLA_E_NONPOSITIVE_EXTENT);
-    CHECK(y_is_bf16 == 0 || y_is_bf16 == 1, MLA_E_BAD_FLAG);
-    return validate_gemm_sb(w_bf16, x_bf16, y, m, n, k, x_rs, x_bs, y_rs, y_bs, batch, 2,
-                            y_is_bf16 ? 2 : 4, ws, ws_bytes);
-}
-
-int mla_validate_bf16_gemm_f32x_sb(const void *w_bf16, const float *x, const float *y, int32_t m,
-                                   int32_t n, int32_t k, int64_t x_rs, int64_t x_bs, int64_t y_rs,
-                                   int64_t y_bs, int32_t batch) {
-    return validate_gemm_sb(w_bf16, x, y, m, n, k, x_rs, x_bs, y_rs, y_bs, batch, 4, 4, NULL, 0);
 }

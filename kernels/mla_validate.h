@@ -49,11 +49,6 @@ int mla_validate_bf16_gemm_sb(const void *w_bf16, const void *x_bf16, const void
                               int32_t n, int32_t k, int64_t x_rs, int64_t x_bs, int64_t y_rs,
                               int64_t y_bs, int32_t batch, int32_t y_is_bf16, const void *ws,
                               size_t ws_bytes);
-/* mla_bf16_gemm_f32x_sb (kernels/mla_door.h): memra_bf16_gemm_sb's checks in its order, with
- * x and y f32 (4-byte elements in the alias checks), no flag and no workspace. */
-int mla_validate_bf16_gemm_f32x_sb(const void *w_bf16, const float *x, const float *y, int32_t m,
-                                   int32_t n, int32_t k, int64_t x_rs, int64_t x_bs, int64_t y_rs,
-                                   int64_t y_bs, int32_t batch);
 
 #ifdef __cplusplus
 }

@@ -1,25 +1,17 @@
 /* test_tc_prefill_gpu.c: the MEMRA_MLA_TC_PREFILL door (kernels/mla_door.h) at the glm5_prefill
- * case (t_q = 128, 64 heads, kv_rank 512, d_nope 192, d_v 256), both of its GEMM arms.
+ * case (t_q = 128, 64 heads, kv_rank 512, d_nope 192, d_v 256).
  *
- *  - tc_prefill_gpu/glm5_prefill__absorb, __decompress (the fused arm, the default) and
- *    __absorb__cublaslt, __decompress__cublaslt (MEMRA_MLA_TC_PREFILL_GEMM=cublaslt): flag "1",
- *    t_q >= MLA_TC_PREFILL_MIN_TQ: the TC counter moves by one a call and the fused counter by
- *    one (fused) or zero (cuBLASLt) (the receipts), every output word is written, guards intact,
- *    inputs unchanged, two runs give identical bytes, and the result is within class bf16_gemm
- *    of the oracle's bf16 reference (oracle_bf16_gemm_sb on the bf16-rounded inputs: the case's
+ *  - tc_prefill_gpu/glm5_prefill__absorb, __decompress: flag "1", t_q >= MLA_TC_PREFILL_MIN_TQ:
+ *    the TC counter moves by one (the receipt), every output word is written, guards intact,
+ *    inputs unchanged, two runs give identical bytes, the door's bf16 conversion of the input is
+ *    oracle_bf16_from_f32's, and the result is within class bf16_gemm of the oracle's bf16
+ *    reference (oracle_bf16_gemm_sb on the bf16-rounded inputs: the case's
  *    {absorb,decompress}_bf16_y_f32) under the per-element bounds mla_tol_bf16_gemm_bounds.
- *    The cuBLASLt arm's bf16 scratch must equal oracle_bf16_from_f32 of the input; the fused arm
- *    must leave the scratch untouched (every word still the poison).
  *  - tc_prefill_gpu/below_threshold__*: flag "1" but t_q = MLA_TC_PREFILL_MIN_TQ - 1 (the first
  *    rows of the case): the door does not engage and the bytes equal the f32 launcher's.
  *  - tc_prefill_gpu/flag_off__*: t_q = 128 with the flag unset: no engagement, f32 bytes.
  *  - tc_prefill_gpu/bf16_prep_matches_host: mla_f32_to_bf16 / mla_bf16_transpose_heads give the
  *    bytes of oracle_bf16_from_f32 (round-to-nearest-even), so the door's inputs are the oracle's.
- *  - tc_prefill_gpu/fused_shapes: the fused arm's GEMM (mla_bf16_gemm_f32x_sb) called directly
- *    on shapes with every edge of its tiles (m, n, k past a tile, dead warps, padded strides, the
- *    door's head-interleaved layout), a NaN and an infinity in x, against oracle_bf16_gemm_sb in
- *    class bf16_gemm, the padding between rows untouched; its declines (20015) and refusals
- *    (4xxxx) write nothing.
  * Everything runs on the GPU testbed (tests/lib/testbed.h). Re-run one:
  *   bazel test //tests:tc_prefill_gpu_test --test_arg=--filter='tc_prefill_gpu/<name>'
  * A failing comparison prints the testbed's report (case glm5_prefill, the worst element
@@ -67,13 +59,11 @@ static void fx_open(tc_fx *f, const char *test_name, const char *case_name) {
  * delta. what: e.g. "door run 1". */
 typedef struct {
     float *out;
-    uint64_t tc_delta, fused_delta;
+    uint64_t tc_delta;
     uint16_t *x_scratch;
-    size_t x_poison_left, x_words; /* the scratch's words still the poison, of all its words */
 } door_result;
 
-/* arm: MLA_TC_PREFILL_ARM_FUSED (MEMRA_MLA_TC_PREFILL_GEMM unset) or _CUBLASLT ("cublaslt"). */
-static door_result run_door(tc_fx *f, int absorb, int32_t t_q, int arm, const char *what) {
+static door_result run_door(tc_fx *f, int absorb, int32_t t_q, const char *what) {
     tb *t = &f->t;
     const mla_geom *g = f->g;
     int32_t H = g->n_head, R = g->kv_rank, hd = absorb ? g->d_nope : g->d_v;
@@ -90,22 +80,14 @@ static door_result run_door(tc_fx *f, int absorb, int32_t t_q, int arm, const ch
     tb_launched(t, rc,
                 absorb ? "bf16 weight preparation (mla_bf16_transpose_heads)"
                        : "bf16 weight preparation (mla_f32_to_bf16)");
-    if (arm == MLA_TC_PREFILL_ARM_CUBLASLT)
-        setenv("MEMRA_MLA_TC_PREFILL_GEMM", "cublaslt", 1);
-    else
-        unsetenv("MEMRA_MLA_TC_PREFILL_GEMM");
-    tb_expectf(t, mla_tc_prefill_gemm_arm() == arm, "%s: mla_tc_prefill_gemm_arm() is %d, want %d",
-               what, mla_tc_prefill_gemm_arm(), arm);
-    uint64_t before = mla_tc_prefill_dispatches(), fused = mla_tc_prefill_fused_dispatches();
+    uint64_t before = mla_tc_prefill_dispatches();
     rc = absorb ? mla_door_tc_absorb_q(bi.ptr, bw.ptr, bwb.ptr, bo.ptr, bx.ptr, bws.ptr, WS_BYTES,
                                        t_q, H, hd, R, NULL)
                 : mla_door_tc_decompress_v(bi.ptr, bw.ptr, bwb.ptr, bo.ptr, bx.ptr, bws.ptr,
                                            WS_BYTES, t_q, H, hd, R, NULL);
-    unsetenv("MEMRA_MLA_TC_PREFILL_GEMM");
     tb_launched(t, rc, absorb ? "mla_door_tc_absorb_q" : "mla_door_tc_decompress_v");
     door_result res;
     res.tc_delta = mla_tc_prefill_dispatches() - before;
-    res.fused_delta = mla_tc_prefill_fused_dispatches() - fused;
     tb_input_untouched(t, &bi, in->data, in_name);
     tb_input_untouched(t, &bw, w->data, w_name);
     tb_expectf(t, gpu_buf_guards_intact(&bwb),
@@ -113,8 +95,6 @@ static door_result run_door(tc_fx *f, int absorb, int32_t t_q, int arm, const ch
                "overwritten",
                what);
     tb_expectf(t, gpu_buf_guards_intact(&bws), "%s wrote outside the cuBLASLt workspace", what);
-    res.x_words = n_in * 2 / 4;
-    res.x_poison_left = gpu_buf_count_poison(&bx);
     res.x_scratch = tb_output(t, &bx, "x_bf16 (scratch)", what, 0);
     res.out = tb_output(t, &bo, absorb ? "q_lat" : "out", what, 1);
     gpu_buf_free(&bi);
@@ -149,7 +129,7 @@ static float *run_f32(tc_fx *f, int absorb, int32_t t_q) {
     return out;
 }
 
-static void engaged(const char *test_name, const char *case_name, int absorb, int arm) {
+static void engaged(const char *test_name, const char *case_name, int absorb) {
     GPU_REQUIRE();
     tc_fx f;
     fx_open(&f, test_name, case_name);
@@ -159,18 +139,13 @@ static void engaged(const char *test_name, const char *case_name, int absorb, in
     int32_t nn = absorb ? R : g->d_v, k = absorb ? g->d_nope : R;
     unsetenv("MEMRA_MLA_DECODE_SPLIT");
     setenv("MEMRA_MLA_TC_PREFILL", "1", 1);
-    const int fused = arm == MLA_TC_PREFILL_ARM_FUSED;
-    door_result a = run_door(&f, absorb, t, arm, "door run 1");
-    door_result b = run_door(&f, absorb, t, arm, "door run 2");
+    door_result a = run_door(&f, absorb, t, "door run 1");
+    door_result b = run_door(&f, absorb, t, "door run 2");
     unsetenv("MEMRA_MLA_TC_PREFILL");
     tb_expectf(tt, a.tc_delta == 1 && b.tc_delta == 1,
                "MEMRA_MLA_TC_PREFILL=1 at t_q %d: the TC counter moved by %llu and %llu, want 1 "
                "each (the GEMM did not run: declined or not engaged)",
                t, (unsigned long long)a.tc_delta, (unsigned long long)b.tc_delta);
-    tb_expectf(tt, a.fused_delta == (uint64_t)fused && b.fused_delta == (uint64_t)fused,
-               "the %s arm at t_q %d: the fused counter moved by %llu and %llu, want %d each",
-               fused ? "fused" : "cuBLASLt", t, (unsigned long long)a.fused_delta,
-               (unsigned long long)b.fused_delta, fused);
     const int64_t shape[3] = {t, H, nn};
     tb_compare(tt, absorb ? "q_lat_run_to_run" : "out_run_to_run", ST_F32, 3, shape, b.out, "run2",
                a.out, "run1", MLA_TOL_EXACT, NULL, 1);
@@ -185,13 +160,8 @@ static void engaged(const char *test_name, const char *case_name, int absorb, in
         tb_failf(tt, 1, "out of host memory");
     uint16_t *x = ops.x, *w = ops.w;
     const int64_t xshape[3] = {t, H, k};
-    if (fused) /* the fused arm converts in registers: its scratch is never written */
-        tb_expectf(tt, a.x_poison_left == a.x_words && b.x_poison_left == b.x_words,
-                   "the fused arm wrote its unused bf16 scratch: %zu and %zu of %zu words changed",
-                   a.x_words - a.x_poison_left, b.x_words - b.x_poison_left, a.x_words);
-    else
-        tb_compare(tt, "x_bf16", ST_BF16, 3, xshape, a.x_scratch, "door_scratch", x,
-                   "oracle_bf16_from_f32", MLA_TOL_EXACT, NULL, 1);
+    tb_compare(tt, "x_bf16", ST_BF16, 3, xshape, a.x_scratch, "door_scratch", x,
+               "oracle_bf16_from_f32", MLA_TOL_EXACT, NULL, 1);
     double *atol = tb_xmalloc(tt, ny * sizeof *atol);
     mla_tol_bf16_gemm_bounds(w, x, NULL, t, nn, k, (int64_t)H * k, k, (int64_t)H * nn, nn, H, 0,
                              atol);
@@ -218,7 +188,7 @@ static void not_engaged(const char *test_name, const char *case_name, int absorb
         setenv("MEMRA_MLA_TC_PREFILL", "1", 1);
     else
         unsetenv("MEMRA_MLA_TC_PREFILL");
-    door_result a = run_door(&f, absorb, t_q, MLA_TC_PREFILL_ARM_FUSED, "door");
+    door_result a = run_door(&f, absorb, t_q, "door");
     unsetenv("MEMRA_MLA_TC_PREFILL");
     tb_expectf(&f.t, a.tc_delta == 0, "flag %s, t_q %d (threshold %d): the TC door engaged",
                flag_on ? "on" : "off", t_q, MLA_TC_PREFILL_MIN_TQ);
@@ -233,19 +203,11 @@ static void not_engaged(const char *test_name, const char *case_name, int absorb
     mla_ctx_free(&f.ctx);
 }
 
-#define FUSED MLA_TC_PREFILL_ARM_FUSED
-#define LT MLA_TC_PREFILL_ARM_CUBLASLT
 Test(tc_prefill_gpu, glm5_prefill__absorb, .timeout = 300) {
-    engaged("glm5_prefill__absorb", "glm5_prefill", 1, FUSED);
+    engaged("glm5_prefill__absorb", "glm5_prefill", 1);
 }
 Test(tc_prefill_gpu, glm5_prefill__decompress, .timeout = 300) {
-    engaged("glm5_prefill__decompress", "glm5_prefill", 0, FUSED);
-}
-Test(tc_prefill_gpu, glm5_prefill__absorb__cublaslt, .timeout = 300) {
-    engaged("glm5_prefill__absorb__cublaslt", "glm5_prefill", 1, LT);
-}
-Test(tc_prefill_gpu, glm5_prefill__decompress__cublaslt, .timeout = 300) {
-    engaged("glm5_prefill__decompress__cublaslt", "glm5_prefill", 0, LT);
+    engaged("glm5_prefill__decompress", "glm5_prefill", 0);
 }
 Test(tc_prefill_gpu, below_threshold__absorb, .timeout = 300) {
     not_engaged("below_threshold__absorb", "glm5_prefill", 1, 1, MLA_TC_PREFILL_MIN_TQ - 1);
@@ -262,16 +224,10 @@ Test(tc_prefill_gpu, flag_off__decompress, .timeout = 300) {
 
 /* The sanitizer tier's cases: the same checks on san_prefill (t_q = t_kv = 64, 2 heads). */
 Test(tc_prefill_gpu, san_prefill__absorb, .timeout = 300) {
-    engaged("san_prefill__absorb", "san_prefill", 1, FUSED);
+    engaged("san_prefill__absorb", "san_prefill", 1);
 }
 Test(tc_prefill_gpu, san_prefill__decompress, .timeout = 300) {
-    engaged("san_prefill__decompress", "san_prefill", 0, FUSED);
-}
-Test(tc_prefill_gpu, san_prefill__absorb__cublaslt, .timeout = 300) {
-    engaged("san_prefill__absorb__cublaslt", "san_prefill", 1, LT);
-}
-Test(tc_prefill_gpu, san_prefill__decompress__cublaslt, .timeout = 300) {
-    engaged("san_prefill__decompress__cublaslt", "san_prefill", 0, LT);
+    engaged("san_prefill__decompress", "san_prefill", 0);
 }
 Test(tc_prefill_gpu, san_below_threshold__absorb, .timeout = 300) {
     not_engaged("san_below_threshold__absorb", "san_prefill", 1, 1, MLA_TC_PREFILL_MIN_TQ - 1);
@@ -335,155 +291,4 @@ Test(tc_prefill_gpu, bf16_prep_matches_host, .timeout = 120) {
     gpu_buf_free(&bs);
     gpu_buf_free(&bd);
     gpu_buf_free(&bt);
-}
-
-/* ------------------------------------------------------------- the fused arm's GEMM ------ */
-
-typedef struct {
-    int32_t m, n, k, batch;
-    int interleaved;      /* 1: the door's layout (row i of batch b at b * k + i * batch * k) */
-    int32_t x_pad, y_pad; /* extra elements at the end of each row (separate layout only) */
-} gf_shape;
-
-/* One direct call of mla_bf16_gemm_f32x_sb on shape s (values from the project's fill, scaled
- * by 2 and 0.5), with an optional NaN at x[0][nan_row][1] and +inf at x[last][0][2]; checks
- * guards, inputs, every y element in class bf16_gemm of oracle_bf16_gemm_sb (NaN where the
- * oracle has NaN) and the row padding of y still the poison. */
-static void gf_run(tb *t, const gf_shape *s, int specials, uint32_t seed) {
-    const int32_t m = s->m, n = s->n, k = s->k, B = s->batch;
-    const int64_t x_rs = s->interleaved ? (int64_t)B * k : k + s->x_pad,
-                  x_bs = s->interleaved ? k : (int64_t)m * x_rs,
-                  y_rs = s->interleaved ? (int64_t)B * n : n + s->y_pad,
-                  y_bs = s->interleaved ? n : (int64_t)m * y_rs;
-    const size_t nx =
-        (size_t)((B - 1) * x_bs + (m - 1) * x_rs + k + (s->interleaved ? 0 : s->x_pad));
-    const size_t ny =
-        (size_t)((B - 1) * y_bs + (m - 1) * y_rs + n + (s->interleaved ? 0 : s->y_pad));
-    const size_t nw = (size_t)B * n * k;
-    float *x = tb_xmalloc(t, nx * 4), *wf = tb_xmalloc(t, nw * 4);
-    mla_fill_host_f32(x, nx, MLA_FILL_REALISTIC, seed, "gf_x", 2.0f);
-    mla_fill_host_f32(wf, nw, MLA_FILL_REALISTIC, seed, "gf_w", 0.5f);
-    const int32_t nan_row = m / 2;
-    if (specials) {
-        x[1 + (size_t)nan_row * x_rs] = NAN;
-        x[2 + (size_t)(B - 1) * x_bs] = INFINITY;
-    }
-    uint16_t *xb = tb_xmalloc(t, nx * 2), *w = tb_xmalloc(t, nw * 2);
-    for (size_t i = 0; i < nx; i++) xb[i] = oracle_bf16_from_f32(x[i]);
-    for (size_t i = 0; i < nw; i++) w[i] = oracle_bf16_from_f32(wf[i]);
-    float *ref = tb_xmalloc(t, ny * 4);
-    double *atol = tb_xmalloc(t, ny * sizeof *atol);
-    oracle_bf16_gemm_sb(w, xb, ref, m, n, k, x_rs, x_bs, y_rs, y_bs, B, 0);
-    mla_tol_bf16_gemm_bounds(w, xb, NULL, m, n, k, x_rs, x_bs, y_rs, y_bs, B, 0, atol);
-
-    gpu_buf bx = gpu_buf_from_host(x, nx * 4), bw = gpu_buf_from_host(w, nw * 2);
-    gpu_buf by = gpu_buf_alloc(ny * 4);
-    char what[160];
-    snprintf(what, sizeof what, "mla_bf16_gemm_f32x_sb m %d n %d k %d batch %d (%s, pads %d/%d)", m,
-             n, k, B, s->interleaved ? "interleaved" : "separate", s->x_pad, s->y_pad);
-    tb_expectf(t,
-               mla_bf16_gemm_f32x_covers(bw.ptr, bx.ptr, by.ptr, n, k, x_rs, x_bs, y_rs, y_bs, B),
-               "%s: not covered", what);
-    tb_launched(
-        t, mla_bf16_gemm_f32x_sb(bw.ptr, bx.ptr, by.ptr, m, n, k, x_rs, x_bs, y_rs, y_bs, B, NULL),
-        what);
-    tb_input_untouched(t, &bx, x, "x");
-    tb_input_untouched(t, &bw, w, "w");
-    float *y = tb_output(t, &by, "y", what, 0);
-    size_t bad = 0, pad_written = 0, worst = 0;
-    for (int32_t b = 0; b < B; b++)
-        for (int32_t i = 0; i < m; i++) {
-            for (int32_t j = 0; j < n; j++) {
-                const size_t e = (size_t)(b * y_bs + i * y_rs + j);
-                const int ok = isnan(ref[e])   ? isnan(y[e])
-                               : isinf(ref[e]) ? y[e] == ref[e]
-                                               : fabs((double)y[e] - ref[e]) <= atol[e];
-                if (!ok && !bad++) worst = e;
-            }
-            if (!s->interleaved)
-                for (int32_t j = n; j < n + s->y_pad; j++) {
-                    uint32_t bits;
-                    memcpy(&bits, &y[(size_t)(b * y_bs + i * y_rs + j)], 4);
-                    pad_written += bits != GPU_POISON_WORD;
-                }
-        }
-    tb_expectf(t, bad == 0,
-               "%s: %zu elements outside class bf16_gemm (or the oracle's NaN / inf); the first at "
-               "flat %zu: got %.9g, oracle %.9g, bound %.3g",
-               what, bad, worst, bad ? y[worst] : 0.0, bad ? ref[worst] : 0.0,
-               bad ? atol[worst] : 0.0);
-    tb_expectf(t, pad_written == 0, "%s: %zu padding words between y's rows were written", what,
-               pad_written);
-    if (specials) {
-        size_t nan_out = 0;
-        for (int32_t j = 0; j < n; j++) nan_out += isnan(y[(size_t)(nan_row * y_rs + j)]) != 0;
-        tb_expectf(t, nan_out == (size_t)n, "%s: the NaN row gave %zu NaN of %d", what, nan_out, n);
-    }
-    gpu_buf_free(&bx);
-    gpu_buf_free(&bw);
-    gpu_buf_free(&by);
-    free(x);
-    free(wf);
-    free(xb);
-    free(w);
-    free(ref);
-    free(atol);
-    free(y);
-}
-
-Test(tc_prefill_gpu, fused_shapes, .timeout = 300) {
-    GPU_REQUIRE();
-    tb t;
-    TB_CRITERION_INIT(&t, TARGET, SUITE, "fused_shapes");
-    /* each edge of the 64 x 256 x 32 tiles: m below / past a tile, n of dead warps (n < 256 - 64),
-     * n one pair into the next column block, k tails of 8 .. 24 past a 32 step, several batches */
-    static const gf_shape shapes[] = {
-        {1, 2, 8, 1, 0, 0, 0},       {63, 254, 40, 3, 0, 4, 2},  {65, 256, 32, 2, 0, 0, 0},
-        {130, 258, 96, 2, 0, 8, 6},  {64, 64, 520, 1, 0, 4, 0},  {7, 6, 16, 5, 0, 12, 10},
-        {129, 512, 192, 3, 1, 0, 0}, {70, 256, 512, 4, 1, 0, 0}, {33, 130, 56, 2, 1, 0, 0},
-    };
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        gf_run(&t, &shapes[i], i % 3 == 1, 0x6F00u + (uint32_t)i);
-
-    /* declines (20015, the caller falls back) and refusals (4xxxx) leave y untouched */
-    const int32_t m = 8, n = 16, k = 32;
-    gpu_buf bx = gpu_buf_alloc((size_t)m * k * 4 + 16), bw = gpu_buf_alloc((size_t)n * k * 2 + 16);
-    gpu_buf by = gpu_buf_alloc((size_t)m * n * 4 + 16);
-    const float *x = bx.ptr;
-    float *y = by.ptr;
-    const void *w = bw.ptr;
-    gpu_buf_poison(&bx); /* the inputs' contents do not matter: nothing may be launched */
-    struct {
-        const char *what;
-        int want, rc;
-    } c[] = {
-        {"k % 8 != 0", 20015,
-         mla_bf16_gemm_f32x_sb(w, x, y, m, n, 12, k, m * k, n, m * n, 1, NULL)},
-        {"odd n", 20015, mla_bf16_gemm_f32x_sb(w, x, y, m, 15, k, k, m * k, n, m * n, 1, NULL)},
-        {"x not 16-byte aligned", 20015,
-         mla_bf16_gemm_f32x_sb(w, x + 1, y, m, n, k, k, m * k, n, m * n, 1, NULL)},
-        {"x_rs not a multiple of 4", 20015,
-         mla_bf16_gemm_f32x_sb(w, x, y, 2, n, k, k + 2, m * k, n, m * n, 1, NULL)},
-        {"y not 8-byte aligned", 20015,
-         mla_bf16_gemm_f32x_sb(w, x, y + 1, m, n, k, k, m * k, n, m * n, 1, NULL)},
-        {"m == 0", MLA_E_NONPOSITIVE_EXTENT,
-         mla_bf16_gemm_f32x_sb(w, x, y, 0, n, k, k, m * k, n, m * n, 1, NULL)},
-        {"x_rs < k", MLA_E_GEMM_STRIDE,
-         mla_bf16_gemm_f32x_sb(w, x, y, m, n, k, k - 8, m * k, n, m * n, 1, NULL)},
-        {"NULL w", MLA_E_NULL_POINTER,
-         mla_bf16_gemm_f32x_sb(NULL, x, y, m, n, k, k, m * k, n, m * n, 1, NULL)},
-        {"y over x", MLA_E_ALIAS,
-         mla_bf16_gemm_f32x_sb(w, x, (float *)x, m, n, k, k, m * k, n, m * n, 1, NULL)},
-    };
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
-        tb_expectf(&t, c[i].rc == c[i].want, "mla_bf16_gemm_f32x_sb, %s: %d, want %d", c[i].what,
-                   c[i].rc, c[i].want);
-    tb_expectf(&t, gpu_sync() == 0, "a declined call left a CUDA error");
-    tb_expectf(&t, gpu_buf_count_poison(&by) == by.bytes / 4,
-               "a declined or refused call wrote y (%zu of %zu words changed)",
-               by.bytes / 4 - gpu_buf_count_poison(&by), by.bytes / 4);
-    tb_expectf(&t, gpu_buf_guards_intact(&by), "a declined call wrote past y");
-    gpu_buf_free(&bx);
-    gpu_buf_free(&bw);
-    gpu_buf_free(&by);
 }

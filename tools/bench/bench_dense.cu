@@ -459,33 +459,20 @@ int main(int argc, char **argv) {
             }
         }
         if (t >= MLA_TC_PREFILL_MIN_TQ) {
-            /* The door's two GEMM arms (kernels/mla_door.h): the fused default ("TC door"), then
-             * the cuBLASLt arm (the input converted to bf16 first) forced by
-             * MEMRA_MLA_TC_PREFILL_GEMM=cublaslt. */
             setenv("MEMRA_MLA_TC_PREFILL", "1", 1);
-            for (int arm = 0; arm < 2; arm++) {
-                if (arm) setenv("MEMRA_MLA_TC_PREFILL_GEMM", "cublaslt", 1);
-                const char *note = arm ? "TC door: cuBLASLt arm" : "TC door";
-                const uint64_t before = mla_tc_prefill_dispatches(),
-                               fused = mla_tc_prefill_fused_dispatches();
-                bench("absorb_q", w.name, note, ab_bytes, ab_flops, q_lat, (int64_t)t * H * R, [&] {
-                    return mla_door_tc_absorb_q(q_nope, wk_b, wk_t_bf16, q_lat, x_bf16, lt_ws,
-                                                lt_ws_bytes, t, H, DN, R, NULL);
-                });
-                bench("decompress_v", w.name, note, dv_bytes, dv_flops, out_v, (int64_t)t * H * DV,
-                      [&] {
-                          return mla_door_tc_decompress_v(o_lat, wv_b, wv_bf16, out_v, x_bf16,
-                                                          lt_ws, lt_ws_bytes, t, H, DV, R, NULL);
-                      });
-                const uint64_t n_all = mla_tc_prefill_dispatches() - before,
-                               n_fused = mla_tc_prefill_fused_dispatches() - fused;
-                printf("receipt: MEMRA_MLA_TC_PREFILL=1 (%s) at %s: %llu TC dispatches, %llu of "
-                       "them the fused arm's\n",
-                       note, w.name, (unsigned long long)n_all, (unsigned long long)n_fused);
-                if (n_all == 0)
-                    fprintf(stderr, "note: TC door declined at %s (fell back to f32)\n", w.name);
-            }
-            unsetenv("MEMRA_MLA_TC_PREFILL_GEMM");
+            uint64_t before = mla_tc_prefill_dispatches();
+            bench("absorb_q", w.name, "TC door", ab_bytes, ab_flops, q_lat, (int64_t)t * H * R,
+                  [&] {
+                      return mla_door_tc_absorb_q(q_nope, wk_b, wk_t_bf16, q_lat, x_bf16, lt_ws,
+                                                  lt_ws_bytes, t, H, DN, R, NULL);
+                  });
+            bench("decompress_v", w.name, "TC door", dv_bytes, dv_flops, out_v, (int64_t)t * H * DV,
+                  [&] {
+                      return mla_door_tc_decompress_v(o_lat, wv_b, wv_bf16, out_v, x_bf16, lt_ws,
+                                                      lt_ws_bytes, t, H, DV, R, NULL);
+                  });
+            if (mla_tc_prefill_dispatches() == before)
+                fprintf(stderr, "note: TC door declined at %s (fell back to f32)\n", w.name);
             unsetenv("MEMRA_MLA_TC_PREFILL");
         }
 
@@ -515,11 +502,9 @@ int main(int argc, char **argv) {
            "timed the same way (after the flush, events), so it carries the launch and one-wave "
            "ramp every kernel pays; %% read floor = read floor / median.\n");
     printf("\nDoor receipts: MEMRA_MLA_DECODE_SPLIT dispatches %llu, MEMRA_MLA_TC_PREFILL "
-           "dispatches %llu, %llu of them the fused arm's (every call of the door arms above, "
-           "warm-up included).\n",
+           "dispatches %llu (every call of the door arms above, warm-up included).\n",
            (unsigned long long)mla_decode_split_dispatches(),
-           (unsigned long long)mla_tc_prefill_dispatches(),
-           (unsigned long long)mla_tc_prefill_fused_dispatches());
+           (unsigned long long)mla_tc_prefill_dispatches());
 
     /* $MLA_BENCH_JSON: the rows for the nightly ledger (tools/bench/bench_json.h) */
     std::vector<bench_json_record> recs;
