@@ -153,6 +153,38 @@ static __global__ void convert_f32_bf16(const float *__restrict__ src, uint16_t 
         dst[e] = bf16_from_f32(src[e]);
 }
 
+/* The same conversion, 8 elements a thread a step: two 16-byte loads (evict-first: the door reads
+ * its f32 input once), one 16-byte store (src and dst 16-byte aligned, n8 = n / 8 groups; the
+ * caller converts the n % 8 tail with the kernel above). H200, sixteenth session (call 4,
+ * bench_dense, three interleaved rounds): the TC prefill door at glm5 prefill went from 41.6-41.9
+ * to 39.7-39.8 us (absorb_q, q_nope 25 MB) and from 51.8-52.3 to 48.1-48.8 us (decompress_v,
+ * o_lat 67 MB) against the scalar kernel's 4-byte loads and 2-byte stores, bytes unchanged. */
+#define CV_U 2
+static __global__ void convert_f32_bf16_v8(const float4 *__restrict__ src, uint4 *__restrict__ dst,
+                                           int64_t n8) {
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; g < n8; g += CV_U * stride) {
+        float4 v[CV_U][2];
+#pragma unroll
+        for (int u = 0; u < CV_U; u++)
+            if (g + u * stride < n8) {
+                v[u][0] = __ldcs(src + 2 * (g + u * stride));
+                v[u][1] = __ldcs(src + 2 * (g + u * stride) + 1);
+            }
+#pragma unroll
+        for (int u = 0; u < CV_U; u++)
+            if (g + u * stride < n8) {
+                const float4 a = v[u][0], b = v[u][1];
+                uint4 o;
+                o.x = (uint32_t)bf16_from_f32(a.x) | (uint32_t)bf16_from_f32(a.y) << 16;
+                o.y = (uint32_t)bf16_from_f32(a.z) | (uint32_t)bf16_from_f32(a.w) << 16;
+                o.z = (uint32_t)bf16_from_f32(b.x) | (uint32_t)bf16_from_f32(b.y) << 16;
+                o.w = (uint32_t)bf16_from_f32(b.z) | (uint32_t)bf16_from_f32(b.w) << 16;
+                dst[g + u * stride] = o;
+            }
+    }
+}
+
 /* dst[b][c][r] = bf16(src[b][r][c]) through a 32 x 33 shared tile (coalesced both ways). */
 static __global__ void transpose_heads_f32_bf16(const float *__restrict__ src,
                                                 uint16_t *__restrict__ dst, int32_t rows,
@@ -174,9 +206,19 @@ static __global__ void transpose_heads_f32_bf16(const float *__restrict__ src,
 }
 
 static void convert_f32_bf16_launch(const float *src, uint16_t *dst, int64_t n, cudaStream_t st) {
-    int64_t blocks = (n + 255) / 256;
+    int64_t head = 0; /* elements converted by the 8-wide kernel */
+    if ((((uintptr_t)src | (uintptr_t)dst) & 15) == 0 && n >= 8) {
+        const int64_t n8 = n / 8;
+        int64_t blocks = (n8 + 255) / 256;
+        if (blocks > 132 * 64) blocks = 132 * 64; /* one pass at glm5 prefill (call 4's best) */
+        convert_f32_bf16_v8<<<(unsigned)blocks, 256, 0, st>>>((const float4 *)src, (uint4 *)dst,
+                                                              n8);
+        head = 8 * n8;
+    }
+    if (head == n) return;
+    int64_t blocks = (n - head + 255) / 256;
     if (blocks > 132 * 32) blocks = 132 * 32;
-    convert_f32_bf16<<<(unsigned)blocks, 256, 0, st>>>(src, dst, n);
+    convert_f32_bf16<<<(unsigned)blocks, 256, 0, st>>>(src + head, dst + head, n - head);
 }
 
 static void transpose_heads_f32_bf16_launch(const float *src, uint16_t *dst, int32_t batch,

@@ -10,7 +10,8 @@
  *  - tc_prefill_gpu/below_threshold__*: flag "1" but t_q = MLA_TC_PREFILL_MIN_TQ - 1 (the first
  *    rows of the case): the door does not engage and the bytes equal the f32 launcher's.
  *  - tc_prefill_gpu/flag_off__*: t_q = 128 with the flag unset: no engagement, f32 bytes.
- *  - tc_prefill_gpu/bf16_prep_matches_host: mla_f32_to_bf16 / mla_bf16_transpose_heads give the
+ *  - tc_prefill_gpu/bf16_prep_matches_host: mla_f32_to_bf16 (its 8-wide kernel, the scalar tail
+ *    and, from an unaligned source, the scalar kernel alone) / mla_bf16_transpose_heads give the
  *    bytes of oracle_bf16_from_f32 (round-to-nearest-even), so the door's inputs are the oracle's.
  * Everything runs on the GPU testbed (tests/lib/testbed.h). Re-run one:
  *   bazel test //tests:tc_prefill_gpu_test --test_arg=--filter='tc_prefill_gpu/<name>'
@@ -258,21 +259,31 @@ Test(tc_prefill_gpu, bf16_prep_matches_host, .timeout = 120) {
     gpu_buf bs = gpu_buf_from_host(src, n * 4), bd = gpu_buf_alloc(n * 2),
             bt = gpu_buf_alloc(n * 2);
     tb_launched(&t, mla_f32_to_bf16(bs.ptr, bd.ptr, (int64_t)n, NULL), "mla_f32_to_bf16");
+    /* n = 105: the 8-wide kernel's 13 groups and the scalar tail; from src + 1 (4-byte aligned
+     * only) the scalar kernel alone */
+    gpu_buf bu = gpu_buf_alloc((n - 1) * 2);
+    tb_launched(&t, mla_f32_to_bf16((const float *)bs.ptr + 1, bu.ptr, (int64_t)n - 1, NULL),
+                "mla_f32_to_bf16 (unaligned source)");
     tb_launched(&t, mla_bf16_transpose_heads(bs.ptr, bt.ptr, B, rows, cols, NULL),
                 "mla_bf16_transpose_heads");
     tb_input_untouched(&t, &bs, src, "src");
     /* guards intact and every output word written */
     uint16_t *d = tb_output(&t, &bd, "bf16", "mla_f32_to_bf16", 1);
     uint16_t *tt = tb_output(&t, &bt, "bf16_transposed", "mla_bf16_transpose_heads", 1);
+    uint16_t *du = tb_output(&t, &bu, "bf16_unaligned", "mla_f32_to_bf16 (unaligned source)", 1);
     for (size_t i = 0; i < n; i++) {
         uint16_t want = oracle_bf16_from_f32(src[i]);
-        int nan_both = (want & 0x7F80u) == 0x7F80u && (want & 0x7Fu) &&
-                       (d[i] & 0x7F80u) == 0x7F80u && (d[i] & 0x7Fu);
         uint32_t bits;
         memcpy(&bits, &src[i], 4);
-        tb_expectf(&t, d[i] == want || nan_both,
-                   "mla_f32_to_bf16[%zu]: f32 0x%08X -> 0x%04X, oracle 0x%04X", i, bits, d[i],
-                   want);
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass && i == 0) continue; /* the unaligned call starts at src[1] */
+            const uint16_t got = pass ? du[i - 1] : d[i];
+            int nan_both = (want & 0x7F80u) == 0x7F80u && (want & 0x7Fu) &&
+                           (got & 0x7F80u) == 0x7F80u && (got & 0x7Fu);
+            tb_expectf(&t, got == want || nan_both,
+                       "mla_f32_to_bf16%s[%zu]: f32 0x%08X -> 0x%04X, oracle 0x%04X",
+                       pass ? " (unaligned source)" : "", i, bits, got, want);
+        }
     }
     for (int32_t b = 0; b < B; b++)
         for (int32_t r = 0; r < rows; r++)
@@ -288,7 +299,9 @@ Test(tc_prefill_gpu, bf16_prep_matches_host, .timeout = 120) {
     free(src);
     free(d);
     free(tt);
+    free(du);
     gpu_buf_free(&bs);
     gpu_buf_free(&bd);
     gpu_buf_free(&bt);
+    gpu_buf_free(&bu);
 }
