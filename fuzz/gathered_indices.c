@@ -10,7 +10,17 @@
  * keyed by the drawn seed. With a device the launch goes through the fuzz testbed
  * (fuzz/fuzz_gpu.h): it also aborts when the launch fails, the kernel writes outside o_lat (guard
  * bands), leaves an o_lat word unwritten (poison) or modifies an input. Without a device the
- * launcher must return the CUDA band. */
+ * launcher must return the CUDA band.
+ *
+ * The MEMRA_MLA_TC_ATTN arms (kernels/mla_door.h: mla_attn_gathered_tc_f32, tf32 and 3xtf32) run
+ * on the same draw, each into its own poisoned o_lat: where the door's coverage rule holds
+ * (kv_rank % 64 == 0, kv_rank <= 512, (kv_rank + d_rope) % 8 == 0, kv_rank + d_rope <=
+ * MLA_TC_ATTN_MAX_WIDTH, a 16-byte aligned cache: about a fifth of the draws) each must launch,
+ * write every word, give +0 for an empty list and stay within class attn of the oracle under
+ * its own walk and arithmetic (mla_attn_tc_walk / mla_attn_tc_arith; mla_attn_walk /
+ * MLA_ATTN_ARITH_3XTF32), as tests/test_tc_attn_gpu.c states them; elsewhere each must return
+ * MLA_TC_ATTN_DECLINED and leave its o_lat untouched. Without a device both return the CUDA band
+ * (their attribute set-up runs before the coverage check). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +30,7 @@
 #include "fuzz/fuzz_gpu.h"
 #include "fuzz/fuzz_helpers.h"
 #include "kernels/mla.h"
+#include "kernels/mla_door.h"
 #include "oracle/mla_oracle.h"
 #include "tests/lib/compare.h"
 #include "tests/lib/mla_fill.h"
@@ -118,21 +129,63 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     check_empty_queries(t, orc, "oracle", n_valid, tq, H, R, zeros);
     tb_compare(t, "o_lat", ST_F32, 3, shape, alt, "oracle (list reordered)", orc, "oracle",
                MLA_TOL_ATTN, atol, 0);
+    static const char *const TC_WHAT[2] = {"attn_gathered TC arm tf32",
+                                           "attn_gathered TC arm 3xtf32"};
     if (fuzz_gpu_enabled()) {
         fuzz_buf *dout = fuzz_out(t, "o_lat", nq * 4, "attn_gathered", 1); /* poisoned */
+        /* the TC arms' outputs: full or untouched, decided after the upload (the alignment) */
+        fuzz_buf *dtc[2] = {fuzz_out(t, "o_lat", nq * 4, TC_WHAT[0], 0),
+                            fuzz_out(t, "o_lat", nq * 4, TC_WHAT[1], 0)};
         fuzz_gpu_upload(t);
         fuzz_launched(t,
                       memra_mla_attn_gathered_f32(dql->dev, dr ? dqp->dev : NULL, dc->dev, di->dev,
                                                   dout->dev, H, R, dr, tq, ns, scale, NULL),
                       "attn_gathered");
+        const int covered = R % 64 == 0 && R <= 512 && (R + dr) % 8 == 0 &&
+                            R + dr <= MLA_TC_ATTN_MAX_WIDTH && ((uintptr_t)dc->dev & 15) == 0;
+        for (int a = 0; a < 2; a++) {
+            const int rc =
+                mla_attn_gathered_tc_f32(dql->dev, dr ? dqp->dev : NULL, dc->dev, di->dev,
+                                         dtc[a]->dev, H, R, dr, tq, ns, scale, a ? 3 : 1, NULL);
+            if (covered)
+                fuzz_launched(t, rc, TC_WHAT[a]);
+            else
+                FUZZ_TB_ASSERT(t, rc == MLA_TC_ATTN_DECLINED,
+                               "%s: an uncovered shape returned %d, want MLA_TC_ATTN_DECLINED (%d)",
+                               TC_WHAT[a], rc, MLA_TC_ATTN_DECLINED);
+        }
         fuzz_gpu_check(t);
         check_empty_queries(t, dout->got, "kernel", n_valid, tq, H, R, zeros);
         tb_compare(t, "o_lat", ST_F32, 3, shape, dout->got, "kernel", orc, "oracle", MLA_TOL_ATTN,
                    katol, 0);
+        mla_attn_arith tf;
+        mla_attn_tc_arith(H, R, dr, tq, ns, &tf.dot_rel, &tf.pv_rel);
+        for (int a = 0; a < 2; a++) {
+            const size_t left = tb_count_poison(dtc[a]->got, nq);
+            if (!covered) {
+                FUZZ_TB_ASSERT(t, left == nq, "%s declined but wrote %zu of o_lat's %zu words",
+                               TC_WHAT[a], nq - left, nq);
+                continue;
+            }
+            FUZZ_TB_ASSERT(t, left == 0, "%s left %zu of o_lat's %zu words unwritten", TC_WHAT[a],
+                           left, nq);
+            double *tatol = fuzz_alloc(t, nq * sizeof *tatol);
+            mla_tol_attn_gathered_bounds_arith(ql, qpe, cache, idx, H, R, dr, tq, ns, scale,
+                                               a ? mla_attn_walk : mla_attn_tc_walk,
+                                               a ? &MLA_ATTN_ARITH_3XTF32 : &tf, tatol);
+            check_empty_queries(t, dtc[a]->got, TC_WHAT[a], n_valid, tq, H, R, zeros);
+            tb_compare(t, "o_lat", ST_F32, 3, shape, dtc[a]->got, TC_WHAT[a], orc, "oracle",
+                       MLA_TOL_ATTN, tatol, 0);
+        }
     } else if (fuzz_no_device()) {
         FUZZ_ASSERT_CUDA_BAND(
             t, memra_mla_attn_gathered_f32(ql, qpe, cache, idx, alt, H, R, dr, tq, ns, scale, NULL),
             "attn_gathered");
+        for (int a = 0; a < 2; a++)
+            FUZZ_ASSERT_CUDA_BAND(t,
+                                  mla_attn_gathered_tc_f32(ql, qpe, cache, idx, alt, H, R, dr, tq,
+                                                           ns, scale, a ? 3 : 1, NULL),
+                                  TC_WHAT[a]);
     }
     return 0;
 }
