@@ -14,11 +14,10 @@
  *
  * The MEMRA_MLA_TC_ATTN arms (kernels/mla_door.h: mla_attn_gathered_tc_f32, tf32 and 3xtf32) run
  * on the same draw, each into its own poisoned o_lat: where the door's coverage rule holds
- * (kv_rank % 64 == 0, kv_rank <= 512, (kv_rank + d_rope) % 8 == 0, kv_rank + d_rope <=
- * MLA_TC_ATTN_MAX_WIDTH, a 16-byte aligned cache: about a fifth of the draws) each must launch,
+ * (tests/lib/tc_attn.h, tc_attn_covers: about a fifth of the draws) each must launch,
  * write every word, give +0 for an empty list and stay within class attn of the oracle under
- * its own walk and arithmetic (mla_attn_tc_walk / mla_attn_tc_arith; mla_attn_walk /
- * MLA_ATTN_ARITH_3XTF32), as tests/test_tc_attn_gpu.c states them; elsewhere each must return
+ * its own walk and arithmetic (tc_attn_walk / tc_attn_arith, the statement the stage files and
+ * tests/test_tc_attn_gpu.c share); elsewhere each must return
  * MLA_TC_ATTN_DECLINED and leave its o_lat untouched. Without a device both return the CUDA band
  * (their attribute set-up runs before the coverage check). */
 #include <math.h>
@@ -34,6 +33,7 @@
 #include "oracle/mla_oracle.h"
 #include "tests/lib/compare.h"
 #include "tests/lib/mla_fill.h"
+#include "tests/lib/tc_attn.h"
 #include "tests/lib/testbed.h"
 
 FUZZ_TARGET_NAME("gathered_indices");
@@ -141,12 +141,11 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
                       memra_mla_attn_gathered_f32(dql->dev, dr ? dqp->dev : NULL, dc->dev, di->dev,
                                                   dout->dev, H, R, dr, tq, ns, scale, NULL),
                       "attn_gathered");
-        const int covered = R % 64 == 0 && R <= 512 && (R + dr) % 8 == 0 &&
-                            R + dr <= MLA_TC_ATTN_MAX_WIDTH && ((uintptr_t)dc->dev & 15) == 0;
+        const int covered = tc_attn_covers(R, dr, dc->dev);
         for (int a = 0; a < 2; a++) {
-            const int rc =
-                mla_attn_gathered_tc_f32(dql->dev, dr ? dqp->dev : NULL, dc->dev, di->dev,
-                                         dtc[a]->dev, H, R, dr, tq, ns, scale, a ? 3 : 1, NULL);
+            const int rc = mla_attn_gathered_tc_f32(dql->dev, dr ? dqp->dev : NULL, dc->dev,
+                                                    di->dev, dtc[a]->dev, H, R, dr, tq, ns, scale,
+                                                    a ? TC_ATTN_3XTF32 : TC_ATTN_TF32, NULL);
             if (covered)
                 fuzz_launched(t, rc, TC_WHAT[a]);
             else
@@ -158,8 +157,6 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         check_empty_queries(t, dout->got, "kernel", n_valid, tq, H, R, zeros);
         tb_compare(t, "o_lat", ST_F32, 3, shape, dout->got, "kernel", orc, "oracle", MLA_TOL_ATTN,
                    katol, 0);
-        mla_attn_arith tf;
-        mla_attn_tc_arith(H, R, dr, tq, ns, &tf.dot_rel, &tf.pv_rel);
         for (int a = 0; a < 2; a++) {
             const size_t left = tb_count_poison(dtc[a]->got, nq);
             if (!covered) {
@@ -170,9 +167,11 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
             FUZZ_TB_ASSERT(t, left == 0, "%s left %zu of o_lat's %zu words unwritten", TC_WHAT[a],
                            left, nq);
             double *tatol = fuzz_alloc(t, nq * sizeof *tatol);
+            const int tc = a ? TC_ATTN_3XTF32 : TC_ATTN_TF32;
+            mla_attn_arith tf;
             mla_tol_attn_gathered_bounds_arith(ql, qpe, cache, idx, H, R, dr, tq, ns, scale,
-                                               a ? mla_attn_walk : mla_attn_tc_walk,
-                                               a ? &MLA_ATTN_ARITH_3XTF32 : &tf, tatol);
+                                               tc_attn_walk(tc),
+                                               tc_attn_arith(tc, H, R, dr, tq, ns, &tf), tatol);
             check_empty_queries(t, dtc[a]->got, TC_WHAT[a], n_valid, tq, H, R, zeros);
             tb_compare(t, "o_lat", ST_F32, 3, shape, dtc[a]->got, TC_WHAT[a], orc, "oracle",
                        MLA_TOL_ATTN, tatol, 0);
@@ -184,7 +183,8 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         for (int a = 0; a < 2; a++)
             FUZZ_ASSERT_CUDA_BAND(t,
                                   mla_attn_gathered_tc_f32(ql, qpe, cache, idx, alt, H, R, dr, tq,
-                                                           ns, scale, a ? 3 : 1, NULL),
+                                                           ns, scale,
+                                                           a ? TC_ATTN_3XTF32 : TC_ATTN_TF32, NULL),
                                   TC_WHAT[a]);
     }
     return 0;

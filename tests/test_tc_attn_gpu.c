@@ -44,6 +44,7 @@
 #include "tests/lib/geometry.h"
 #include "tests/lib/gpu_util.h"
 #include "tests/lib/mla_fill.h"
+#include "tests/lib/tc_attn.h"
 #include "tests/lib/testbed_criterion.h"
 
 #define TARGET "tc_attn_gpu_test"
@@ -169,6 +170,12 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
     const int32_t *idx = io.idx;
     io_upload(g, &io);
     gpu_buf *bql = &io.ql, *bqp = &io.qp, *bca = &io.ca, *bix = &io.ix, *bo = &io.o;
+    /* the case's stated expectation is the shared coverage rule's (tests/lib/tc_attn.h) for a
+     * recognised flag: a case list and a rule that drift apart fail here, not silently */
+    const int flag_on = mode && (!strcmp(mode, "tf32") || !strcmp(mode, "3xtf32"));
+    const int rule = flag_on && tc_attn_covers(g->kv_rank, g->d_rope, bca->ptr);
+    tb_expectf(&t, rule == expect_tc, "case %s states expect_tc %d, the coverage rule says %d",
+               g->name, expect_tc, rule);
     if (mode)
         setenv("MEMRA_MLA_TC_ATTN", mode, 1);
     else
@@ -200,13 +207,12 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
     } else { /* engaged: the oracle within class attn plus the arm's arithmetic */
         float *ref = tb_xmalloc(&t, no * 4);
         double *atol = tb_xmalloc(&t, no * sizeof *atol);
-        /* the arm's stated walk and arithmetic (kernels/mla_door.h for tf32) */
-        const int tf32 = strcmp(mode, "3xtf32") != 0;
+        /* the arm's stated walk and arithmetic (tests/lib/tc_attn.h) */
+        const int tc = strcmp(mode, "3xtf32") != 0 ? TC_ATTN_TF32 : TC_ATTN_3XTF32;
         mla_attn_arith tf;
-        mla_attn_tc_arith(g->n_head, g->kv_rank, g->d_rope, g->t_q,
-                          g->n_slots > 0 ? g->n_slots : g->t_kv, &tf.dot_rel, &tf.pv_rel);
-        const mla_attn_arith *ar = tf32 ? &tf : &MLA_ATTN_ARITH_3XTF32;
-        mla_attn_walk_fn walk = tf32 ? mla_attn_tc_walk : mla_attn_walk;
+        const mla_attn_arith *ar = tc_attn_arith(tc, g->n_head, g->kv_rank, g->d_rope, g->t_q,
+                                                 g->n_slots > 0 ? g->n_slots : g->t_kv, &tf);
+        mla_attn_walk_fn walk = tc_attn_walk(tc);
         const float *qpe = g->d_rope ? q_pe : NULL;
         if (g->n_slots > 0) {
             oracle_attn_gathered_f32(q_lat, qpe, cache, idx, ref, g->n_head, g->kv_rank, g->d_rope,

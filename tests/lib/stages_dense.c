@@ -388,6 +388,7 @@ static void decompress_v_gpu(tb *t, mla_ctx *ctx, int variant) {
 }
 
 static void attn_absorbed_gpu(tb *t, mla_ctx *ctx, int variant) {
+    const int tc = tc_attn_of_variant(variant); /* the arm (tests/lib/tc_attn.h) */
     const mla_geom *g = &ctx->c->geom;
     const mla_tensor *ql = tb_tensor(t, ctx, "q_lat"), *cache = tb_tensor(t, ctx, "cache"),
                      *o = tb_tensor(t, ctx, "o_lat");
@@ -404,15 +405,17 @@ static void attn_absorbed_gpu(tb *t, mla_ctx *ctx, int variant) {
                 memra_mla_attn_absorbed_f32(bq.ptr, qp ? bp.ptr : NULL, bc.ptr, bo.ptr, g->n_head,
                                             g->kv_rank, g->d_rope, g->t_q, g->t_kv, g->scale, NULL);
         } else {
-            setenv("MEMRA_MLA_TC_ATTN", tc_attn_flag(variant), 1);
+            setenv("MEMRA_MLA_TC_ATTN", tc_attn_flag(tc), 1);
             const uint64_t before = mla_tc_attn_dispatches();
             rc = mla_door_attn_absorbed_f32(bq.ptr, qp ? bp.ptr : NULL, bc.ptr, bo.ptr, g->n_head,
                                             g->kv_rank, g->d_rope, g->t_q, g->t_kv, g->scale, NULL);
             unsetenv("MEMRA_MLA_TC_ATTN");
-            tb_expectf(t, mla_tc_attn_dispatches() - before == (uint64_t)tc_attn_covers(g),
+            tb_expectf(t,
+                       mla_tc_attn_dispatches() - before ==
+                           (uint64_t)tc_attn_covers(g->kv_rank, g->d_rope, bc.ptr),
                        "MEMRA_MLA_TC_ATTN=%s: the receipt moved by %llu, expected %d",
-                       tc_attn_flag(variant),
-                       (unsigned long long)(mla_tc_attn_dispatches() - before), tc_attn_covers(g));
+                       tc_attn_flag(tc), (unsigned long long)(mla_tc_attn_dispatches() - before),
+                       tc_attn_covers(g->kv_rank, g->d_rope, bc.ptr));
         }
         tb_launched(t, rc, variant ? "mla_door_attn_absorbed_f32" : "memra_mla_attn_absorbed_f32");
         got[run] = tb_output(t, &bo, "o_lat", run ? "run 2" : "run 1", 1);
@@ -426,9 +429,10 @@ static void attn_absorbed_gpu(tb *t, mla_ctx *ctx, int variant) {
      * mla_attn_tc_walk in kernels/mla_door.h; docs/tolerances.md) and its arithmetic. */
     double *atol = tb_xmalloc(t, o->nbytes / 4 * sizeof *atol);
     mla_attn_arith ar;
-    mla_tol_attn_bounds_arith(ql->data, qp ? qp->data : NULL, cache->data, g->n_head, g->kv_rank,
-                              g->d_rope, g->t_q, g->t_kv, g->scale, tc_attn_walk(variant),
-                              tc_attn_arith(variant, g, g->t_kv, &ar), atol);
+    mla_tol_attn_bounds_arith(
+        ql->data, qp ? qp->data : NULL, cache->data, g->n_head, g->kv_rank, g->d_rope, g->t_q,
+        g->t_kv, g->scale, tc_attn_walk(tc),
+        tc_attn_arith(tc, g->n_head, g->kv_rank, g->d_rope, g->t_q, g->t_kv, &ar), atol);
     tb_against_oracle(t, ctx, o, got[0], variant ? "tc_arm" : "kernel", atol);
     free(atol), free(got[0]), free(got[1]);
     gpu_buf_free(&bq);

@@ -457,6 +457,7 @@ static void select_gpu(tb *t, mla_ctx *ctx, int variant) {
 }
 
 static void attn_gathered_gpu(tb *t, mla_ctx *ctx, int variant) {
+    const int tc = tc_attn_of_variant(variant); /* the arm (tests/lib/tc_attn.h) */
     const mla_geom *g = &ctx->c->geom;
     const mla_tensor *ql = tb_tensor(t, ctx, "q_lat"), *cache = tb_tensor(t, ctx, "cache"),
                      *idx = tb_tensor(t, ctx, gather_list_name(g)),
@@ -474,17 +475,19 @@ static void attn_gathered_gpu(tb *t, mla_ctx *ctx, int variant) {
                                                     g->t_q, g->width, g->scale, NULL),
                         "memra_mla_attn_gathered_f32");
         } else {
-            setenv("MEMRA_MLA_TC_ATTN", tc_attn_flag(variant), 1);
+            setenv("MEMRA_MLA_TC_ATTN", tc_attn_flag(tc), 1);
             const uint64_t before = mla_tc_attn_dispatches();
             int rc = mla_door_attn_gathered_f32(bql.ptr, qp ? bqp.ptr : NULL, bc.ptr, bi.ptr,
                                                 bo.ptr, g->n_head, g->kv_rank, g->d_rope, g->t_q,
                                                 g->width, g->scale, NULL);
             unsetenv("MEMRA_MLA_TC_ATTN");
             tb_launched(t, rc, "mla_door_attn_gathered_f32");
-            tb_expectf(t, mla_tc_attn_dispatches() - before == (uint64_t)tc_attn_covers(g),
+            tb_expectf(t,
+                       mla_tc_attn_dispatches() - before ==
+                           (uint64_t)tc_attn_covers(g->kv_rank, g->d_rope, bc.ptr),
                        "MEMRA_MLA_TC_ATTN=%s: the receipt moved by %llu, expected %d",
-                       tc_attn_flag(variant),
-                       (unsigned long long)(mla_tc_attn_dispatches() - before), tc_attn_covers(g));
+                       tc_attn_flag(tc), (unsigned long long)(mla_tc_attn_dispatches() - before),
+                       tc_attn_covers(g->kv_rank, g->d_rope, bc.ptr));
         }
         run[r] = tb_output(t, &bo, "o_lat_gathered", r ? "run 2" : "run 1", 1);
     }
@@ -496,10 +499,10 @@ static void attn_gathered_gpu(tb *t, mla_ctx *ctx, int variant) {
      * mla_attn_tc_walk in kernels/mla_door.h; docs/tolerances.md) and its arithmetic. */
     double *atol = tb_xmalloc(t, o->nbytes / 4 * sizeof *atol);
     mla_attn_arith ar;
-    mla_tol_attn_gathered_bounds_arith(ql->data, qp ? qp->data : NULL, cache->data, idx->data,
-                                       g->n_head, g->kv_rank, g->d_rope, g->t_q, g->width, g->scale,
-                                       tc_attn_walk(variant),
-                                       tc_attn_arith(variant, g, g->width, &ar), atol);
+    mla_tol_attn_gathered_bounds_arith(
+        ql->data, qp ? qp->data : NULL, cache->data, idx->data, g->n_head, g->kv_rank, g->d_rope,
+        g->t_q, g->width, g->scale, tc_attn_walk(tc),
+        tc_attn_arith(tc, g->n_head, g->kv_rank, g->d_rope, g->t_q, g->width, &ar), atol);
     tb_same_runs(t, o, run[0], run[1]);
     tb_against_oracle(t, ctx, o, run[0], variant ? "tc_arm" : "kernel", atol);
     /* A query whose list has no valid entry gets o_lat = +0.0f (kernels/mla.h), checked in
