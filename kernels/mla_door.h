@@ -149,9 +149,9 @@ int mla_tc_attn_mode(void);
 uint64_t mla_tc_attn_dispatches(void);
 
 /* attn_absorbed / attn_gathered through the door: the launchers' arguments and validation
- * (same codes); the TC arm when mla_tc_attn_mode() and the shape is covered (head tile 32,
- * (kv_rank + d_rope) % 8 == 0, kv_rank % 64 == 0, 16-byte aligned cache; tf32 also
- * kv_rank + d_rope <= MLA_TC_ATTN_MAX_WIDTH), else the launcher. */
+ * (same codes); the TC arm when mla_tc_attn_mode() and the shape is covered (both arms: kv_rank
+ * a multiple of 64 up to 512, so the head tile is 32; (kv_rank + d_rope) % 8 == 0 and
+ * kv_rank + d_rope <= MLA_TC_ATTN_MAX_WIDTH; a 16-byte aligned cache), else the launcher. */
 int mla_door_attn_absorbed_f32(const float *q_lat, const float *q_pe, const float *cache,
                                float *o_lat, int32_t n_head, int32_t kv_rank, int32_t d_rope,
                                int32_t t_q, int32_t t_kv, float scale, void *stream);
