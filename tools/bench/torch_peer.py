@@ -20,6 +20,9 @@ the kernels write [t][h][...], which for decode is the same memory):
   decompress_v   torch.bmm(o_lat^T [h,t,r], wv_b^T [h,r,v])
   attn_absorbed  S = [q_lat | q_pe] [t*h, r+dr] @ cache^T * scale, the causal mask for t > 1,
                  softmax, then S @ cache[:, :r]
+  attn_gathered  per query t: kv = cache[idx[t]] (a negative entry's row masked out), S = [q_lat |
+                 q_pe] [h, r+dr] @ kv^T * scale by torch.bmm over the queries, softmax, then
+                 S @ kv[:, :r]; a query with no valid entry +0 (the kernels' rule)
   kpool_score    per 8 heads: relu(q [t*8, d] @ keys^T * qk_scale), weighted by hw * head_scale
                  and summed over heads; pools past a query's visibility -inf (docs/kpool.md)
   kpool_select   torch.topk(score, select_k), the kept pools sorted, expanded to rows, the tail
@@ -45,6 +48,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # glm5 (tests/lib/geometry.h; //tools/bench:torch_peer_test checks these against the header)
 GLM5 = dict(n_head=64, kv_rank=512, d_rope=64, d_nope=192, d_v=256, scale=0.0625)
+# bench_kpool.cu's gathered attention: glm5 heads, t_q queries each gathering MLA_GLM5_WIDTH slots
+# of GATHER_ROWS cached rows (mla_geom_glm5_kpool(t_q, 65536)), every slot a uniform row
+GATHER = dict(t_q=512, rows=65536, slots=2048)
 T_KV_LONG, T_MAX = 32768, 512  # bench_dense.cu
 LONGCTX = dict(rows=1048576, t_q=512, heads=32, dim=128, pool=4, select_k=512, width=2051,
                always_tail=1, qk_scale=0.08838834764831845, head_scale=0.17677669529663688)
@@ -55,6 +61,10 @@ ATTN_EXTRA = [("decode t_kv 8192", 1, 8192), ("decode t_kv 131072", 1, 131072)]
 
 def longctx_shape(t_q):
     return f"longctx_kpool t_q {t_q}"  # bench_kpool.cu's shape names
+
+
+def gathered_shape(t_q):
+    return f"glm5_kpool t_q {t_q}"
 
 
 # ------------------------------------------------------------------ table ---------------------
@@ -178,6 +188,17 @@ def peer_ops(torch):
         p = torch.softmax(s, -1)
         return (p @ cache[:, :r]).view(t, h, r)
 
+    def gathered(q_lat, q_pe, cache, idx, scale):
+        t, h, r = q_lat.shape
+        valid = idx >= 0  # [t, w]
+        kv = cache[idx.clamp(min=0)]  # [t, w, r + dr]: each query's list, in its order
+        q = torch.cat([q_lat, q_pe], -1) if q_pe is not None else q_lat
+        s = torch.bmm(q, kv.transpose(1, 2)) * scale  # [t, h, w]
+        s = s.masked_fill(~valid.view(t, 1, -1), float("-inf"))
+        p = torch.softmax(s, -1)
+        p = p.masked_fill(~valid.any(-1).view(t, 1, 1), 0.0)  # no valid entry: +0, not NaN
+        return torch.bmm(p, kv[..., :r])
+
     def score(q, keys, hw, qk_scale, head_scale, first_pos, pool, chunk=8):
         t, heads, d = q.shape
         npools = keys.shape[0]
@@ -206,7 +227,8 @@ def peer_ops(torch):
             out[:, k * pool:k * pool + pool - 1] = vals
         return out
 
-    return dict(absorb=absorb, decompress=decompress, attn=attn, score=score, select=select)
+    return dict(absorb=absorb, decompress=decompress, attn=attn, gathered=gathered, score=score,
+                select=select)
 
 
 def self_check(torch, ops, golden_dir):
@@ -245,6 +267,22 @@ def self_check(torch, ops, golden_dir):
                          f"(t_q {t}, {h} heads)")
             if not rep.passed:
                 raise SystemExit(f"torch_peer: self-check failed, nothing timed:\n{rep}")
+    # attn_gathered: a selected list (glm5_kpool_verify's idx) and the edge lists (negative
+    # entries, repeats, empty lists: glm5_kpool_gather_edges' gather_idx)
+    for name in ("glm5_kpool_verify", "glm5_kpool_gather_edges"):
+        case = mg.load_case(name, golden_dir)
+        g, x, o = case.geom, case.inputs, case.outputs
+        dev = lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda()  # noqa: E731
+        lst = x["gather_idx"] if "gather_idx" in x else o["idx"]
+        got = ops["gathered"](dev(x["q_lat"]), dev(x["q_pe"]) if g("d_rope") else None,
+                              dev(x["cache"]), dev(lst.astype(np.int64)),
+                              float(np.float32(g("scale")))).cpu().numpy()
+        n = lst.shape[1] + 1  # any walk over the list's slots: R = D = N + 1
+        rep = case.compare("o_lat_gathered", got, R=n, D=n)
+        lines.append(f"self-check {'PASS' if rep.passed else 'FAIL'}: {rep.name} "
+                     f"(t_q {g('t_q')}, {g('n_head')} heads, {lst.shape[1]} slots)")
+        if not rep.passed:
+            raise SystemExit(f"torch_peer: self-check failed, nothing timed:\n{rep}")
     return lines
 
 
@@ -293,6 +331,19 @@ def measure(torch, reps, quick):
         sc = ops["score"](q, keys, hw, L["qk_scale"], L["head_scale"], fp, L["pool"])
         add("kpool_select", longctx_shape(L["t_q"]), "torch f32",
             lambda: ops["select"](sc, L["select_k"], L["pool"], L["width"], fp, L["always_tail"]))
+        del sc, q, keys, hw
+        G = GATHER
+        cache = rnd(G["rows"], R + DR)
+        q_lat, q_pe = rnd(G["t_q"], H, R), rnd(G["t_q"], H, DR)
+        idx = torch.randint(0, G["rows"], (G["t_q"], G["slots"]), device="cuda", generator=gen,
+                            dtype=torch.int64)
+        for arm, tf32 in arms:
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            for t in (G["t_q"], 1):  # bench_kpool.cu: the t_q 512 chunk, and query 0 alone
+                add("attn_gathered", gathered_shape(t), arm,
+                    lambda t=t: ops["gathered"](q_lat[:t], q_pe[:t], cache, idx[:t],
+                                                GLM5["scale"]))
+        torch.backends.cuda.matmul.allow_tf32 = False
     return rows, timer.gpu, ops
 
 

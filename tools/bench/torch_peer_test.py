@@ -64,7 +64,13 @@ def the_geometry_is_the_c_benchmarks():
     assert f"T_KV_LONG = {tp.T_KV_LONG};" in src and f"T_MAX = {tp.T_MAX};" in src
     assert [w[0] for w in tp.DENSE_WIDTHS] == ["decode", "verify", "prefill"]
     with open(os.path.join(HERE, "bench_kpool.cu")) as f:
-        assert 'shape("longctx_kpool", t_q, "")' in f.read()  # the shape names match
+        src = f.read()
+    assert 'shape("longctx_kpool", t_q, "")' in src  # the shape names match
+    G = tp.GATHER  # the gathered attention's rows: glm5_kpool at t_q 512 (and 1) over 65536 rows
+    assert f"mla_geom_glm5_kpool(t_q, {G['rows']})" in src
+    assert 'shape("glm5_kpool", t_q, "")' in src and 'shape("glm5_kpool", 1, "")' in src
+    assert (G["t_q"], G["slots"]) == (d["MLA_LONGCTX_T_Q"], d["MLA_GLM5_WIDTH"]), G
+    assert d["MLA_GLM5_POOL"] == 1  # so the width is the slots
 
 
 @test
@@ -133,7 +139,19 @@ class T:
         return T(self.a * (x.a if isinstance(x, T) else np.float32(x)))
 
     def __getitem__(self, k):
-        return T(self.a[k])
+        return T(self.a[k.a if isinstance(k, T) else k])
+
+    def __ge__(self, o):
+        return T(self.a >= (o.a if isinstance(o, T) else o))
+
+    def __invert__(self):
+        return T(~self.a)
+
+    def clamp(self, min=None):  # noqa: A002 (torch's keyword)
+        return T(np.maximum(self.a, min))
+
+    def any(self, dim):
+        return T(self.a.any(axis=dim))
 
     def __gt__(self, o):
         return T(self.a > (o.a if isinstance(o, T) else o))
@@ -181,8 +199,9 @@ class FakeTorch:
     @staticmethod
     def softmax(s, dim):
         a = s.a.astype(np.float64)
-        e = np.exp(a - a.max(axis=dim, keepdims=True))
-        return T((e / e.sum(axis=dim, keepdims=True)).astype(np.float32))
+        with np.errstate(invalid="ignore"):  # a row of -inf gives NaN, as torch's does
+            e = np.exp(a - a.max(axis=dim, keepdims=True))
+            return T((e / e.sum(axis=dim, keepdims=True)).astype(np.float32))
 
     @staticmethod
     def arange(n, device=None):
@@ -195,7 +214,8 @@ def the_composites_compute_the_kernels_functions():
     ft = FakeTorch()
     ops = tp.peer_ops(ft)
     lines = tp.self_check(ft, ops, golden)
-    assert len(lines) == 6 and all(ln.startswith("self-check PASS") for ln in lines), lines
+    assert len(lines) == 8 and all(ln.startswith("self-check PASS") for ln in lines), lines
+    assert sum("o_lat_gathered" in ln for ln in lines) == 2, lines
     # a planted wrong composite: attention without its softmax scale
     bad = dict(ops, attn=lambda q_lat, q_pe, cache, scale: ops["attn"](q_lat, q_pe, cache, 1.0))
     try:
@@ -203,6 +223,14 @@ def the_composites_compute_the_kernels_functions():
         raise AssertionError("a wrong attention composite passed the self-check")
     except SystemExit as e:
         assert "self-check failed" in str(e) and "o_lat" in str(e), str(e)[:300]
+    # gathered attention that lets a negative entry count as row 0 (the mask dropped)
+    bad = dict(ops, gathered=lambda q_lat, q_pe, cache, idx, scale: ops["gathered"](
+        q_lat, q_pe, cache, idx.clamp(min=0), scale))
+    try:
+        tp.self_check(ft, bad, golden)
+        raise AssertionError("a gathered composite without the mask passed the self-check")
+    except SystemExit as e:
+        assert "o_lat_gathered" in str(e), str(e)[:300]
     # and one that puts the heads on the wrong axis of wk_b
     bad = dict(ops, absorb=lambda q, w: ft.bmm(q.transpose(0, 1), T(w.a[::-1].copy())))
     try:
