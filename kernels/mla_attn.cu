@@ -217,6 +217,36 @@ static __device__ __forceinline__ void at_store_pair(float *o_lat, float *ws_o, 
 }
 #define AT_TC_MAX_NT 8 /* P . V n-tiles of 8 columns per warp: kv_rank <= 8 warps x 64 */
 
+/* Both tensor-core paths' output fragments through at_store_pair (the 3xTF32 arm's epilogue, and
+ * the door's with one chunk): acc[mt][nt] is the m16n8 accumulator of heads h0 + 16 mt + fg and
+ * + 8 (values 0, 1 and 2, 3), columns c0 + 8 nt + 2 ft and + 1; fin_m / fin_l / fin_p the block's
+ * final max, denominator and poison flag per head of the tile. */
+static __device__ __forceinline__ void
+at_store_frags(float *o_lat, float *ws_o, int32_t n_chunks, int32_t chunk, int64_t n_qh, int64_t i,
+               int32_t n_head, int32_t h0, int32_t kv_rank, int32_t c0, int32_t nnt,
+               const float (&acc)[2][AT_TC_MAX_NT][4], const float *fin_m, const float *fin_l,
+               const float *fin_p, bool nonempty, int fg, int ft) {
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            const int hh = mt * 16 + fg + 8 * half;
+            const int32_t h = h0 + hh;
+            if (h >= n_head) continue;
+            const int64_t qh = i * n_head + h;
+            const float m = fin_m[hh], l = fin_l[hh];
+            const bool nan_out = fin_p[hh] != 0.0f || fabsf(m) == INFINITY;
+#pragma unroll
+            for (int nt = 0; nt < AT_TC_MAX_NT; nt++) {
+                if (nt >= nnt) break;
+                const int32_t r = c0 + nt * 8 + 2 * ft;
+                at_store_pair(o_lat, ws_o, n_chunks, chunk, n_qh, qh, kv_rank, r,
+                              acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1], nonempty, nan_out,
+                              l);
+            }
+        }
+}
+
 /* Row stride (floats) of the shared query / cache tiles: the row padded to whole float4s, plus
  * one float4 when that count is even, so consecutive rows start in different float4 banks. */
 static __host__ __device__ __forceinline__ int32_t at_ld(int32_t width) {
@@ -677,25 +707,9 @@ static __global__ void __launch_bounds__(AT_NT, 1)
     const bool nonempty = __syncthreads_or(any_valid) != 0; /* also orders fin_* */
 
     if constexpr (TC != 0) {
-#pragma unroll
-        for (int mt = 0; mt < HT / 16; mt++)
-#pragma unroll
-            for (int half = 0; half < 2; half++) {
-                const int hh = mt * 16 + fg + 8 * half;
-                const int32_t h = h0 + hh;
-                if (h >= n_head) continue;
-                const int64_t qh = i * n_head + h;
-                const float m = fin_m[hh], l = fin_l[hh];
-                const bool nan_out = fin_p[hh] != 0.0f || fabsf(m) == INFINITY;
-#pragma unroll
-                for (int nt = 0; nt < AT_TC_MAX_NT; nt++) {
-                    if (nt >= tc_nnt) break;
-                    const int32_t r = tc_c0 + nt * 8 + 2 * ft;
-                    at_store_pair(o_lat, ws_o, n_chunks, chunk, n_qh, qh, kv_rank, r,
-                                  acc_tc[mt][nt][2 * half], acc_tc[mt][nt][2 * half + 1], nonempty,
-                                  nan_out, l);
-                }
-            }
+        static_assert(TC == 0 || HT == 32, "the TC paths' head tile (at_tc_eligible)");
+        at_store_frags(o_lat, ws_o, n_chunks, chunk, n_qh, i, n_head, h0, kv_rank, tc_c0, tc_nnt,
+                       acc_tc, fin_m, fin_l, fin_p, nonempty, fg, ft);
     } else if (v_on) {
 #pragma unroll
         for (int hh = 0; hh < C::HV; hh++) {
@@ -1230,24 +1244,8 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
             }
         }
     } else {
-#pragma unroll
-        for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-            for (int half = 0; half < 2; half++) {
-                const int hh = mt * 16 + fg + 8 * half;
-                const int32_t h = h0 + hh;
-                if (h >= n_head) continue;
-                const int64_t qh = i * n_head + h;
-                const float m = fin_m[hh], l = fin_l[hh];
-                const bool nan_out = fin_p[hh] != 0.0f || fabsf(m) == INFINITY;
-#pragma unroll
-                for (int nt = 0; nt < 8; nt++) {
-                    if (nt >= nnt) break;
-                    const int32_t r = vc0 + nt * 8 + 2 * ft;
-                    at_store_pair(o_lat, ws_o, 1, chunk, n_qh, qh, kv_rank, r, o[mt][nt][2 * half],
-                                  o[mt][nt][2 * half + 1], nonempty, nan_out, l);
-                }
-            }
+        at_store_frags(o_lat, ws_o, 1, chunk, n_qh, i, n_head, h0, kv_rank, vc0, nnt, o, fin_m,
+                       fin_l, fin_p, nonempty, fg, ft);
     }
     if (n_chunks > 1 && sq == 0 && h0 + sh < n_head) {
         float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + h0 + sh) * 3;

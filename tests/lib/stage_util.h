@@ -9,6 +9,7 @@
 #include "tests/lib/case.h"
 #include "tests/lib/compare.h"
 #include "tests/lib/tc_attn.h"
+#include "tests/lib/testbed.h"
 
 /* The running case's geometry, inside an oracle half (mla_ctx *ctx in scope). */
 #define G (&ctx->c->geom)
@@ -27,6 +28,16 @@
  * launcher (tests/lib/tc_attn.h states each arm's coverage, walk and arithmetic). */
 static inline int tc_attn_of_variant(int variant) {
     return variant == 1 ? TC_ATTN_3XTF32 : variant == 2 ? TC_ATTN_TF32 : 0;
+}
+/* The door's receipt over one call of arm tc (mla_tc_attn_dispatches() was `before`): one more
+ * where the arm covers the call (tests/lib/tc_attn.h), else none. */
+static inline void tc_attn_expect_receipt(tb *t, int tc, uint64_t before, const mla_geom *g,
+                                          const void *cache) {
+    const int want = tc_attn_covers(g->kv_rank, g->d_rope, cache);
+    const uint64_t moved = mla_tc_attn_dispatches() - before;
+    tb_expectf(t, moved == (uint64_t)want,
+               "MEMRA_MLA_TC_ATTN=%s: the receipt moved by %llu, expected %d", tc_attn_flag(tc),
+               (unsigned long long)moved, want);
 }
 
 #endif /* MLA_TESTS_STAGE_UTIL_H */

@@ -410,12 +410,7 @@ static void attn_absorbed_gpu(tb *t, mla_ctx *ctx, int variant) {
             rc = mla_door_attn_absorbed_f32(bq.ptr, qp ? bp.ptr : NULL, bc.ptr, bo.ptr, g->n_head,
                                             g->kv_rank, g->d_rope, g->t_q, g->t_kv, g->scale, NULL);
             unsetenv("MEMRA_MLA_TC_ATTN");
-            tb_expectf(t,
-                       mla_tc_attn_dispatches() - before ==
-                           (uint64_t)tc_attn_covers(g->kv_rank, g->d_rope, bc.ptr),
-                       "MEMRA_MLA_TC_ATTN=%s: the receipt moved by %llu, expected %d",
-                       tc_attn_flag(tc), (unsigned long long)(mla_tc_attn_dispatches() - before),
-                       tc_attn_covers(g->kv_rank, g->d_rope, bc.ptr));
+            tc_attn_expect_receipt(t, tc, before, g, bc.ptr);
         }
         tb_launched(t, rc, variant ? "mla_door_attn_absorbed_f32" : "memra_mla_attn_absorbed_f32");
         got[run] = tb_output(t, &bo, "o_lat", run ? "run 2" : "run 1", 1);

@@ -482,12 +482,7 @@ static void attn_gathered_gpu(tb *t, mla_ctx *ctx, int variant) {
                                                 g->width, g->scale, NULL);
             unsetenv("MEMRA_MLA_TC_ATTN");
             tb_launched(t, rc, "mla_door_attn_gathered_f32");
-            tb_expectf(t,
-                       mla_tc_attn_dispatches() - before ==
-                           (uint64_t)tc_attn_covers(g->kv_rank, g->d_rope, bc.ptr),
-                       "MEMRA_MLA_TC_ATTN=%s: the receipt moved by %llu, expected %d",
-                       tc_attn_flag(tc), (unsigned long long)(mla_tc_attn_dispatches() - before),
-                       tc_attn_covers(g->kv_rank, g->d_rope, bc.ptr));
+            tc_attn_expect_receipt(t, tc, before, g, bc.ptr);
         }
         run[r] = tb_output(t, &bo, "o_lat_gathered", r ? "run 2" : "run 1", 1);
     }
