@@ -147,9 +147,9 @@ static __device__ __forceinline__ uint32_t at_tf32(float x) {
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
     return r;
 }
-/* The door's cache elements as TF32 operands: at_tf32's (cvt.rna's) value in the top 19 bits, the
- * low 13 left as the add leaves them. They reach only the mma (the logits and, written back,
- * P . V), which reads only a TF32 operand's top 19 bits. For sm_90 nvcc compiles cvt.rna.tf32.f32
+/* The door's cache elements as TF32 operands of the logits: at_tf32's (cvt.rna's) value in the
+ * top 19 bits, the low 13 left as the add leaves them. They reach only the mma, which reads only a
+ * TF32 operand's top 19 bits. For sm_90 nvcc compiles cvt.rna.tf32.f32
  * to FSETP.NAN, an add of 0x1000 skipped for a NaN, and a mask of the low 13 bits (and feeds the
  * mma the unmasked sum); this drops the mask, one LOP3 an element (72 a thread a tile). Checked
  * on the H200 (fifteenth session, docs/gpu-runs): the top 19 bits agree with cvt.rna's for all
@@ -159,6 +159,19 @@ static __device__ __forceinline__ uint32_t at_tf32(float x) {
 static __device__ __forceinline__ uint32_t at_tf32_hi(float x) {
     const uint32_t u = __float_as_uint(x);
     return x != x ? u : u + 0x1000u;
+}
+/* The door's c_kv elements as P . V's B operands: at_tf32_hi without its NaN test, the same top 19
+ * bits for every non-NaN x (a zero-filled slot's 0 included). A NaN there needs no care: a NaN
+ * c_kv element of a valid row makes that row's logit NaN for every head of the tile (NaN times any
+ * q), or infinite where the logits' mma reads a low-payload NaN as an infinity, and the rescan
+ * after the walk then finds the NaN; either way the whole tile is poisoned and its outputs are
+ * NaN whatever P . V accumulated. (Invalid slots are zero-filled, never copied.) Until the
+ * seventeenth session the logits wrote their conversions back into the tile for P . V to read:
+ * 2.3 M of the kernel's 6.1 M shared-memory wavefronts at decode 32K (595 K of them bank
+ * conflicts); converting here instead is one add an element (H200, ncu: 55.9 -> 51.7 us, every
+ * bench row's out_sha256 unchanged). */
+static __device__ __forceinline__ uint32_t at_tf32_v(float x) {
+    return __float_as_uint(x) + 0x1000u;
 }
 /* at_tf32 with a NaN kept a NaN (the door's q, converted once a block) */
 static __device__ __forceinline__ uint32_t at_tf32_nan(float x) {
@@ -859,13 +872,13 @@ static __global__ void __launch_bounds__(AC_NT)
  *    (ldk = 8 mod 32: the B fragments of both products are conflict-free), a row per 8 threads
  *    with the row's address computed once a tile;
  *  - per tile: (1) each warp's partial logits S[32 heads][32 slots] over its k8 steps, one mma
- *    accumulator per 16 x 8 fragment, each c_kv element's TF32 conversion written back for (3);
+ *    accumulator per 16 x 8 fragment (the cache elements converted by at_tf32_hi);
  *    (2) the 8 partials summed in f32 in warp order and scaled,
  *    the online softmax of the f32 arm (tile max over valid non-NaN logits, m' = max(m, tile
  *    max), alpha = expf(m - m'), p = expf(l - m'), the tile sum and l' = fmaf(l, alpha, sum)), by
  *    8 threads per head (4 slots each, butterfly reductions); P stored as TF32; (3) warp w owns
  *    the kv_rank / 8 output columns [w * kv_rank / 8, ...): O *= alpha (f32), then
- *    O += P . V by mma over the tile's 4 k8 steps;
+ *    O += P . V by mma over the tile's 4 k8 steps (V's elements converted by at_tf32_v);
  *  - 3 barriers per tile; the edge semantics (NaN poison, +-inf, empty lists, zero-filled
  *    invalid slots never read) and the partial / final writes are the f32 arm's. */
 #define TCA_NT 256
@@ -1059,7 +1072,7 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
         const int32_t *rt = rows_s + (k % 3) * TCA_JT;
         /* per-thread fragment bases: the logits' B (row fg, this warp's first k8 step, column 2
          * ft) and P . V's B (row ft, this warp's first column + fg) */
-        float *bs = buf + fg * ldk + ka * 8 + 2 * ft;
+        const float *bs = buf + fg * ldk + ka * 8 + 2 * ft;
         const float *bv = buf + ft * ldk + vc0 + fg;
 
         /* 1. this warp's partial logits */
@@ -1075,14 +1088,8 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
                 if (s >= ksw) break;
 #pragma unroll
                 for (int nt = 0; nt < 4; nt++) {
-                    float *kp = bs + nt * 8 * ldk + s * 8;
-                    const float2 kv2 = *reinterpret_cast<const float2 *>(kp);
+                    const float2 kv2 = *reinterpret_cast<const float2 *>(bs + nt * 8 * ldk + s * 8);
                     const uint32_t b[2] = {at_tf32_hi(kv2.x), at_tf32_hi(kv2.y)};
-                    /* the c_kv columns back in place as TF32 operands (at_tf32_hi): P . V (step
-                     * 3, after two barriers) reads them converted, so each element is converted
-                     * once a tile, not twice (every element of the tile is one lane's, once) */
-                    if ((ka + s) * 8 < kv_rank)
-                        *reinterpret_cast<uint2 *>(kp) = make_uint2(b[0], b[1]);
                     at_mma(sa[0][nt], qf[0][s], b);
                     at_mma(sa[1][nt], qf[1][s], b);
                 }
@@ -1187,8 +1194,8 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
 #pragma unroll
             for (int nt = 0; nt < 8; nt++) {
                 if (nt >= nnt) break;
-                const float *bk = bv + kk * 8 * ldk + nt * 8; /* TF32 bits (step 1) */
-                const uint32_t b[2] = {__float_as_uint(bk[0]), __float_as_uint(bk[4 * ldk])};
+                const float *bk = bv + kk * 8 * ldk + nt * 8;
+                const uint32_t b[2] = {at_tf32_v(bk[0]), at_tf32_v(bk[4 * ldk])};
                 at_mma(o[0][nt], a[0], b);
                 at_mma(o[1][nt], a[1], b);
             }
