@@ -720,7 +720,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
     const bool nonempty = __syncthreads_or(any_valid) != 0; /* also orders fin_* */
 
     if constexpr (TC != 0) {
-        static_assert(TC == 0 || HT == 32, "the TC paths' head tile (at_tc_eligible)");
+        static_assert(HT == 32, "the TC paths' head tile (at_tc_eligible)");
         at_store_frags(o_lat, ws_o, n_chunks, chunk, n_qh, i, n_head, h0, kv_rank, tc_c0, tc_nnt,
                        acc_tc, fin_m, fin_l, fin_p, nonempty, fg, ft);
     } else if (v_on) {
