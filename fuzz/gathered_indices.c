@@ -131,6 +131,7 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
                MLA_TOL_ATTN, atol, 0);
     static const char *const TC_WHAT[2] = {"attn_gathered TC arm tf32",
                                            "attn_gathered TC arm 3xtf32"};
+    static const int TC_ARM[2] = {TC_ATTN_TF32, TC_ATTN_3XTF32}; /* tests/lib/tc_attn.h */
     if (fuzz_gpu_enabled()) {
         fuzz_buf *dout = fuzz_out(t, "o_lat", nq * 4, "attn_gathered", 1); /* poisoned */
         /* the TC arms' outputs: full or untouched, decided after the upload (the alignment) */
@@ -143,9 +144,9 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
                       "attn_gathered");
         const int covered = tc_attn_covers(R, dr, dc->dev);
         for (int a = 0; a < 2; a++) {
-            const int rc = mla_attn_gathered_tc_f32(dql->dev, dr ? dqp->dev : NULL, dc->dev,
-                                                    di->dev, dtc[a]->dev, H, R, dr, tq, ns, scale,
-                                                    a ? TC_ATTN_3XTF32 : TC_ATTN_TF32, NULL);
+            const int rc =
+                mla_attn_gathered_tc_f32(dql->dev, dr ? dqp->dev : NULL, dc->dev, di->dev,
+                                         dtc[a]->dev, H, R, dr, tq, ns, scale, TC_ARM[a], NULL);
             if (covered)
                 fuzz_launched(t, rc, TC_WHAT[a]);
             else
@@ -167,7 +168,7 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
             FUZZ_TB_ASSERT(t, left == 0, "%s left %zu of o_lat's %zu words unwritten", TC_WHAT[a],
                            left, nq);
             double *tatol = fuzz_alloc(t, nq * sizeof *tatol);
-            const int tc = a ? TC_ATTN_3XTF32 : TC_ATTN_TF32;
+            const int tc = TC_ARM[a];
             mla_attn_arith tf;
             mla_tol_attn_gathered_bounds_arith(ql, qpe, cache, idx, H, R, dr, tq, ns, scale,
                                                tc_attn_walk(tc),
@@ -183,8 +184,7 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         for (int a = 0; a < 2; a++)
             FUZZ_ASSERT_CUDA_BAND(t,
                                   mla_attn_gathered_tc_f32(ql, qpe, cache, idx, alt, H, R, dr, tq,
-                                                           ns, scale,
-                                                           a ? TC_ATTN_3XTF32 : TC_ATTN_TF32, NULL),
+                                                           ns, scale, TC_ARM[a], NULL),
                                   TC_WHAT[a]);
     }
     return 0;

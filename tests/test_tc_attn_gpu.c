@@ -172,8 +172,11 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
     gpu_buf *bql = &io.ql, *bqp = &io.qp, *bca = &io.ca, *bix = &io.ix, *bo = &io.o;
     /* the case's stated expectation is the shared coverage rule's (tests/lib/tc_attn.h) for a
      * recognised flag: a case list and a rule that drift apart fail here, not silently */
-    const int flag_on = mode && (!strcmp(mode, "tf32") || !strcmp(mode, "3xtf32"));
-    const int rule = flag_on && tc_attn_covers(g->kv_rank, g->d_rope, bca->ptr);
+    const int tc = !mode                                         ? 0
+                   : !strcmp(mode, tc_attn_flag(TC_ATTN_TF32))   ? TC_ATTN_TF32
+                   : !strcmp(mode, tc_attn_flag(TC_ATTN_3XTF32)) ? TC_ATTN_3XTF32
+                                                                 : 0; /* the flag's arm, or none */
+    const int rule = tc != 0 && tc_attn_covers(g->kv_rank, g->d_rope, bca->ptr);
     tb_expectf(&t, rule == expect_tc, "case %s states expect_tc %d, the coverage rule says %d",
                g->name, expect_tc, rule);
     if (mode)
@@ -208,7 +211,6 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
         float *ref = tb_xmalloc(&t, no * 4);
         double *atol = tb_xmalloc(&t, no * sizeof *atol);
         /* the arm's stated walk and arithmetic (tests/lib/tc_attn.h) */
-        const int tc = strcmp(mode, "3xtf32") != 0 ? TC_ATTN_TF32 : TC_ATTN_3XTF32;
         mla_attn_arith tf;
         const mla_attn_arith *ar = tc_attn_arith(tc, g->n_head, g->kv_rank, g->d_rope, g->t_q,
                                                  g->n_slots > 0 ? g->n_slots : g->t_kv, &tf);
