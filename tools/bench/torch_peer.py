@@ -239,11 +239,19 @@ def self_check(torch, ops, golden_dir):
     import numpy as np
     import mla_golden as mg
     lines = []
+
+    def dev(a):
+        return torch.from_numpy(np.ascontiguousarray(a)).cuda()
+
+    def verdict(rep, what):  # one line a check; a failure stops here, before any timing
+        lines.append(f"self-check {'PASS' if rep.passed else 'FAIL'}: {rep.name} ({what})")
+        if not rep.passed:
+            raise SystemExit(f"torch_peer: self-check failed, nothing timed:\n{rep}")
+
     torch.backends.cuda.matmul.allow_tf32 = False
     for name in ("glm5_decode", "glm5_verify"):
         case = mg.load_case(name, golden_dir)
         g, x, o = case.geom, case.inputs, case.outputs
-        dev = lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda()  # noqa: E731
         t, h = g("t_q"), g("n_head")
 
         def dot_bound(spec, u, v, n):  # an f32 dot of n terms in any order: gamma(n+1) sum |u v|
@@ -263,26 +271,19 @@ def self_check(torch, ops, golden_dir):
                             dev(x["cache"]), float(np.float32(g("scale")))).cpu().numpy()
         rep_a = case.compare("o_lat", o_lat, R=n, D=n)
         for rep in (rep_q, rep_o, rep_a):
-            lines.append(f"self-check {'PASS' if rep.passed else 'FAIL'}: {rep.name} "
-                         f"(t_q {t}, {h} heads)")
-            if not rep.passed:
-                raise SystemExit(f"torch_peer: self-check failed, nothing timed:\n{rep}")
+            verdict(rep, f"t_q {t}, {h} heads")
     # attn_gathered: a selected list (glm5_kpool_verify's idx) and the edge lists (negative
     # entries, repeats, empty lists: glm5_kpool_gather_edges' gather_idx)
     for name in ("glm5_kpool_verify", "glm5_kpool_gather_edges"):
         case = mg.load_case(name, golden_dir)
         g, x, o = case.geom, case.inputs, case.outputs
-        dev = lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda()  # noqa: E731
         lst = x["gather_idx"] if "gather_idx" in x else o["idx"]
         got = ops["gathered"](dev(x["q_lat"]), dev(x["q_pe"]) if g("d_rope") else None,
                               dev(x["cache"]), dev(lst.astype(np.int64)),
                               float(np.float32(g("scale")))).cpu().numpy()
         n = lst.shape[1] + 1  # any walk over the list's slots: R = D = N + 1
-        rep = case.compare("o_lat_gathered", got, R=n, D=n)
-        lines.append(f"self-check {'PASS' if rep.passed else 'FAIL'}: {rep.name} "
-                     f"(t_q {g('t_q')}, {g('n_head')} heads, {lst.shape[1]} slots)")
-        if not rep.passed:
-            raise SystemExit(f"torch_peer: self-check failed, nothing timed:\n{rep}")
+        verdict(case.compare("o_lat_gathered", got, R=n, D=n),
+                f"t_q {g('t_q')}, {g('n_head')} heads, {lst.shape[1]} slots")
     return lines
 
 
