@@ -767,13 +767,18 @@ static __global__ void __launch_bounds__(AT_NT, 1)
 
 /* Block (qh, column block): merges the n_chunks partials of (query, head) qh in ascending chunk
  * order (see the file comment). Flags: 0 empty, 1 non-empty, 2 non-empty with a NaN logit.
- * Each thread's column partials are loaded AC_CB chunks at a time into registers, the first
- * batch before the weights are known and each next one while the previous one is merged, so a
- * thread has up to 2 AC_CB loads in flight; the merge is the same fmaf chain in ascending chunk
- * order. ncu (H200, fifteenth session, L2 cold, glm5 decode at t_kv 8192 and 32768, 64 chunks):
- * with the loads inside the chain (8 a thread in flight) the combine took 11.2-11.8 us,
- * latency-bound, beside the door's own 22 us at t_kv 8192; with the batches, 6.7-6.8 us. */
-#define AC_CB 16 /* the combine's chunks a load batch */
+ * Each thread's column partials are loaded CB chunks at a time into registers, the first two
+ * batches before the weights are known and each next one as soon as the batch two before it is
+ * merged, so a thread has up to 2 CB loads in flight; the merge is the same fmaf chain in
+ * ascending chunk order. ncu (H200, fifteenth session, L2 cold, glm5 decode at t_kv 8192 and
+ * 32768, 64 chunks): with the loads inside the chain (8 a thread in flight) the combine took
+ * 11.2-11.8 us, latency-bound, beside the door's own 22 us at t_kv 8192; with batches of 16, the
+ * second issued after the weights, 6.7-6.8 us. Eighteenth session (H200, L2 as the walk left it,
+ * decode 32K): 64 chunks all in flight (CB 32) 5.76 -> 5.06 us, the door's bench row 60.7 -> 59.7
+ * us with every out_sha256 unchanged; but CB 32 at verify (16 chunks, 1,024 blocks) measured
+ * 193.7 -> 196.8 us: 96 registers a thread against CB 16's 64 (ptxas) leave 5 blocks an SM against
+ * 8, two waves instead of one. So CB is 16 up to 32 chunks (all in flight either way). */
+template <int CB>
 static __global__ void __launch_bounds__(AC_NT)
     attn_combine_f32(const float *__restrict__ ws_o, const float *__restrict__ ws_ml,
                      float *__restrict__ o_lat, int64_t n_qh, int32_t kv_rank, int32_t n_chunks) {
@@ -786,15 +791,16 @@ static __global__ void __launch_bounds__(AC_NT)
     const float *src = ws_o + qh * kv_rank + (col ? r : 0);
     const int64_t stride = n_qh * kv_rank;
     /* batch b of this thread's column partials (0 past n_chunks or past kv_rank) */
-    auto load = [&](float(&v)[AC_CB], int32_t b) {
+    auto load = [&](float(&v)[CB], int32_t b) {
 #pragma unroll
-        for (int j = 0; j < AC_CB; j++) {
-            const int32_t c = b * AC_CB + j;
+        for (int j = 0; j < CB; j++) {
+            const int32_t c = b * CB + j;
             v[j] = (col && c < n_chunks) ? __ldg(src + (int64_t)c * stride) : 0.0f;
         }
     };
-    float va[AC_CB], vb[AC_CB];
+    float va[CB], vb[CB];
     load(va, 0);
+    load(vb, 1);
 
     float m_loc = -INFINITY;
     int nonempty = 0, poison = 0;
@@ -825,10 +831,10 @@ static __global__ void __launch_bounds__(AC_NT)
     if (!col) return;
     float L = 0.0f, o = 0.0f;
     /* batch b into the chain, chunks ascending */
-    auto merge = [&](const float(&v)[AC_CB], int32_t b) {
+    auto merge = [&](const float(&v)[CB], int32_t b) {
 #pragma unroll
-        for (int j = 0; j < AC_CB; j++) {
-            const int32_t c = b * AC_CB + j;
+        for (int j = 0; j < CB; j++) {
+            const int32_t c = b * CB + j;
             if (c < n_chunks) {
                 const float w = w_s[c];
                 L = __fmaf_rn(w, l_s[c], L);
@@ -836,13 +842,13 @@ static __global__ void __launch_bounds__(AC_NT)
             }
         }
     };
-    const int32_t n_b = (n_chunks + AC_CB - 1) / AC_CB;
+    const int32_t n_b = (n_chunks + CB - 1) / CB;
     for (int32_t b = 0; b < n_b; b += 2) {
-        if (b + 1 < n_b) load(vb, b + 1);
         merge(va, b);
+        if (b + 2 < n_b) load(va, b + 2);
         if (b + 1 < n_b) {
-            if (b + 2 < n_b) load(va, b + 2);
             merge(vb, b + 1);
+            if (b + 3 < n_b) load(vb, b + 3);
         }
     }
     float out;
@@ -1411,8 +1417,8 @@ static int at_ensure_ws_pool(cudaMemPool_t *pool) {
 static void attn_combine_f32_launch(const at_launch_plan &p, const float *ws, float *o_lat,
                                     int32_t kv_rank, cudaStream_t st) {
     dim3 grid((unsigned)p.n_qh, (unsigned)((kv_rank + AC_NT - 1) / AC_NT));
-    attn_combine_f32<<<grid, AC_NT, 0, st>>>(ws, ws + p.o_floats, o_lat, p.n_qh, kv_rank,
-                                             p.n_chunks);
+    auto kern = p.n_chunks > 32 ? attn_combine_f32<32> : attn_combine_f32<16>;
+    kern<<<grid, AC_NT, 0, st>>>(ws, ws + p.o_floats, o_lat, p.n_qh, kv_rank, p.n_chunks);
 }
 
 /* What both entries do once validated and opted in (file comment). */
