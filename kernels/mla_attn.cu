@@ -775,9 +775,10 @@ static __global__ void __launch_bounds__(AT_NT, 1)
  * 11.2-11.8 us, latency-bound, beside the door's own 22 us at t_kv 8192; with batches of 16, the
  * second issued after the weights, 6.7-6.8 us. Eighteenth session (H200, L2 as the walk left it,
  * decode 32K): 64 chunks all in flight (CB 32) 5.76 -> 5.06 us, the door's bench row 60.7 -> 59.7
- * us with every out_sha256 unchanged; but CB 32 at verify (16 chunks, 1,024 blocks) measured
- * 193.7 -> 196.8 us: 96 registers a thread against CB 16's 64 (ptxas) leave 5 blocks an SM against
- * 8, two waves instead of one. So CB is 16 up to 32 chunks (all in flight either way). */
+ * us with every out_sha256 unchanged; but CB 32 at verify (16 chunks, 1,024 blocks) took the
+ * door's bench row from 193.7 to 196.8 us: 96 registers a thread against CB 16's 64 (ptxas) leave 5
+ * blocks an SM against 8, two waves instead of one. So CB is 16 up to 32 chunks (all in flight
+ * either way). */
 template <int CB>
 static __global__ void __launch_bounds__(AC_NT)
     attn_combine_f32(const float *__restrict__ ws_o, const float *__restrict__ ws_ml,
