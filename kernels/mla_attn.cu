@@ -192,23 +192,17 @@ static __device__ __forceinline__ void at_mma(float c[4], const uint32_t a[4],
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-/* c += a . b for one m16n8k8 fragment set (a: A's 4 elements, b: B's 2), in TC passes. */
-template <int TC>
-static __device__ __forceinline__ void at_mma_tc(float c[4], const float a[4], const float b[2]) {
-    uint32_t ah[4], bh[2];
-#pragma unroll
-    for (int x = 0; x < 4; x++) ah[x] = at_tf32(a[x]);
-    bh[0] = at_tf32(b[0]), bh[1] = at_tf32(b[1]);
-    if constexpr (TC == 3) {
-        uint32_t al[4], bl[2];
-#pragma unroll
-        for (int x = 0; x < 4; x++) al[x] = at_tf32(a[x] - __uint_as_float(ah[x]));
-        bl[0] = at_tf32(b[0] - __uint_as_float(bh[0]));
-        bl[1] = at_tf32(b[1] - __uint_as_float(bh[1]));
-        at_mma(c, al, bh);
-        at_mma(c, ah, bl);
-    }
-    at_mma(c, ah, bh);
+/* The 3xTF32 arm's split of x into TF32 operands hi + lo (docs/tolerances.md, "The 3xTF32 arm
+ * as rebuilt"): hi is x with its low 13 bits cleared (x truncated to TF32, one LOP), lo = x - hi,
+ * exact in f32 (x's low 13 bits), which the mma reads truncated to its own top 19 bits. So
+ * |x - hi| < 2^-10 |x| and |x - hi - lo| < 2^-20 |x| for normal-range remainders, and the three
+ * products hi hi + hi lo + lo hi are within 48u of x y. An infinity splits into (inf, NaN) and a
+ * NaN into (NaN or inf, NaN): the logit is then not finite and takes the f32 rare path. Two
+ * instructions an element, against seven for the round-to-nearest split (cvt.rna twice and a
+ * subtraction), which q's elements paid again every tile. */
+static __device__ __forceinline__ void at_split_tf32(float x, uint32_t &hi, uint32_t &lo) {
+    hi = __float_as_uint(x) & 0xFFFFE000u;
+    lo = __float_as_uint(__fsub_rn(x, __uint_as_float(hi)));
 }
 
 /* One lane's output pair, columns r and r + 1 of row qh (a tensor-core fragment's two values):
@@ -230,8 +224,8 @@ static __device__ __forceinline__ void at_store_pair(float *o_lat, float *ws_o, 
 }
 #define AT_TC_MAX_NT 8 /* P . V n-tiles of 8 columns per warp: kv_rank <= 8 warps x 64 */
 
-/* Both tensor-core paths' output fragments through at_store_pair (the 3xTF32 arm's epilogue, and
- * the door's with one chunk): acc[mt][nt] is the m16n8 accumulator of heads h0 + 16 mt + fg and
+/* The door's output fragments through at_store_pair (with one chunk): acc[mt][nt] is the m16n8
+ * accumulator of heads h0 + 16 mt + fg and
  * + 8 (values 0, 1 and 2, 3), columns c0 + 8 nt + 2 ft and + 1; fin_m / fin_l / fin_p the block's
  * final max, denominator and poison flag per head of the tile. */
 static __device__ __forceinline__ void
@@ -265,6 +259,19 @@ at_store_frags(float *o_lat, float *ws_o, int32_t n_chunks, int32_t chunk, int64
 static __host__ __device__ __forceinline__ int32_t at_ld(int32_t width) {
     int32_t wpad = (width + 3) & ~3;
     return ((wpad >> 2) & 1) ? wpad : wpad + 4;
+}
+
+/* Row stride of the tensor-core arms' query and cache tiles: the width rounded up to 8, then to
+ * 8 mod 32 (8-byte fragment loads of 16 lanes over 4 rows: conflict-free). */
+static __host__ __device__ constexpr int32_t tca_ldk(int32_t width) {
+    int32_t l = (width + 7) & ~7;
+    while ((l & 31) != 8) l += 8;
+    return l;
+}
+
+/* attn_walk_f32's row stride for arm TC: at_ld for the f32 arm, tca_ldk for the 3xTF32 arm. */
+static __host__ __device__ __forceinline__ int32_t at_ld_arm(int32_t width, int tc) {
+    return tc ? tca_ldk(width) : at_ld(width);
 }
 
 /* Shared-memory floats (the int32 row ring included), in kernel order. */
@@ -326,7 +333,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int32_t width = kv_rank + d_rope;
     const int32_t wpad = (width + 3) & ~3, wp4 = wpad >> 2;
-    const int32_t ld = at_ld(width);
+    const int32_t ld = at_ld_arm(width, TC);
 
     float *qs = smem;                              /* [HT][ld] */
     float *ks = qs + (size_t)HT * ld;              /* [2][JT][ld] */
@@ -426,19 +433,8 @@ static __global__ void __launch_bounds__(AT_NT, 1)
     float acc[C::HV][4];
 #pragma unroll
     for (int hh = 0; hh < C::HV; hh++) acc[hh][0] = acc[hh][1] = acc[hh][2] = acc[hh][3] = 0.0f;
-    /* TC arms: fragment lane coordinates, and O[HT heads][this warp's kv_rank / 8 columns] as
-     * m16n8 accumulators (kv_rank % 64 == 0: the door's eligibility) */
+    /* the 3xTF32 arm's logit fragments: lane coordinates */
     const int fg = lane >> 2, ft = lane & 3;
-    const int32_t tc_cols = kv_rank / AT_NW, tc_nnt = tc_cols / 8, tc_c0 = warp * tc_cols;
-    float acc_tc[TC ? HT / 16 : 1][TC ? AT_TC_MAX_NT : 1][4];
-    if constexpr (TC != 0) {
-#pragma unroll
-        for (int mt = 0; mt < HT / 16; mt++)
-#pragma unroll
-            for (int nt = 0; nt < AT_TC_MAX_NT; nt++)
-                acc_tc[mt][nt][0] = acc_tc[mt][nt][1] = acc_tc[mt][nt][2] = acc_tc[mt][nt][3] =
-                    0.0f;
-    }
     float m_run = -INFINITY, l_run = 0.0f; /* head sh's running stats (same in every row group) */
     bool poison = false;                   /* head sh saw a NaN logit on a valid row */
     bool any_valid = false;                /* this thread saw a valid slot */
@@ -487,10 +483,16 @@ static __global__ void __launch_bounds__(AT_NT, 1)
 
         /* 1. partial logits of this warp's k-slice */
         if constexpr (TC != 0) {
-            /* S[16 rows][HT heads] = K tile (A, 16 x 8) . Q^T (B, 8 x 8 heads), this warp's
-             * k8 steps; a fresh accumulator per 16 columns (docs/tolerances.md, 3xTF32), the
-             * chunk sums added in f32 RN */
+            /* S[16 rows][HT heads] = K tile (A, 16 x 8) . Q^T (B, 8 x 8 heads), this warp's k8
+             * steps, three mma a fragment (lo hi, hi lo, hi hi: at_split_tf32); a fresh
+             * accumulator per 16 columns (2 k8 steps), the chunk sums added in f32 RN
+             * (docs/tolerances.md). Within a k8 step the k index t maps to column 2t and t + 4 to
+             * 2t + 1, the same permutation for both operands (the step's 8 products are the
+             * same), so each fragment pair is one 8-byte load; ld = 8 mod 32 (tca_ldk) keeps
+             * them conflict-free. */
             const int32_t nks = width >> 3, ka = warp * nks / AT_NW, kb = (warp + 1) * nks / AT_NW;
+            const float *ab = buf + (size_t)fg * ld + 2 * ft;
+            const float *bb = qs + (size_t)fg * ld + 2 * ft;
             float tot[HT / 8][4];
 #pragma unroll
             for (int n = 0; n < HT / 8; n++) tot[n][0] = tot[n][1] = tot[n][2] = tot[n][3] = 0.0f;
@@ -498,15 +500,26 @@ static __global__ void __launch_bounds__(AT_NT, 1)
                 float ch[HT / 8][4];
 #pragma unroll
                 for (int n = 0; n < HT / 8; n++) ch[n][0] = ch[n][1] = ch[n][2] = ch[n][3] = 0.0f;
-                for (int32_t kk = k0; kk < k0 + 2 && kk < kb; kk++) {
-                    const int32_t c = kk * 8 + ft;
-                    const float a[4] = {buf[fg * ld + c], buf[(fg + 8) * ld + c],
-                                        buf[fg * ld + c + 4], buf[(fg + 8) * ld + c + 4]};
+#pragma unroll
+                for (int32_t kk = k0; kk < k0 + 2; kk++) {
+                    if (kk >= kb) break;
+                    const float2 r0 = *reinterpret_cast<const float2 *>(ab + kk * 8);
+                    const float2 r1 = *reinterpret_cast<const float2 *>(ab + 8 * ld + kk * 8);
+                    uint32_t ah[4], al[4];
+                    at_split_tf32(r0.x, ah[0], al[0]); /* (row fg, k ft): column 2 ft */
+                    at_split_tf32(r1.x, ah[1], al[1]); /* (row fg + 8, k ft) */
+                    at_split_tf32(r0.y, ah[2], al[2]); /* (row fg, k ft + 4): column 2 ft + 1 */
+                    at_split_tf32(r1.y, ah[3], al[3]); /* (row fg + 8, k ft + 4) */
 #pragma unroll
                     for (int n = 0; n < HT / 8; n++) {
-                        const float b[2] = {qs[(size_t)(n * 8 + fg) * ld + c],
-                                            qs[(size_t)(n * 8 + fg) * ld + c + 4]};
-                        at_mma_tc<TC>(ch[n], a, b);
+                        const float2 qv =
+                            *reinterpret_cast<const float2 *>(bb + (size_t)n * 8 * ld + kk * 8);
+                        uint32_t bh[2], bl[2];
+                        at_split_tf32(qv.x, bh[0], bl[0]); /* (k ft, head n 8 + fg) */
+                        at_split_tf32(qv.y, bh[1], bl[1]); /* (k ft + 4, head n 8 + fg) */
+                        at_mma(ch[n], al, bh);
+                        at_mma(ch[n], ah, bl);
+                        at_mma(ch[n], ah, bh);
                     }
                 }
 #pragma unroll
@@ -648,36 +661,8 @@ static __global__ void __launch_bounds__(AT_NT, 1)
             l_run = __fmaf_rn(l_run, alpha, ls);
         }
 
-        /* 3. O = fmaf(O, alpha, P . c_kv) */
-        if constexpr (TC != 0) {
-            /* O[HT heads][cols] += P^T (A: heads x 16 rows) . V (B: 16 rows x 8 cols): a fresh
-             * accumulator per row tile (2 k8 steps), merged with one fmaf as in the f32 arm */
-#pragma unroll
-            for (int mt = 0; mt < HT / 16; mt++) {
-                const int hm = mt * 16 + fg;
-                const float al0 = alpha_s[hm], al1 = alpha_s[hm + 8];
-#pragma unroll
-                for (int nt = 0; nt < AT_TC_MAX_NT; nt++) {
-                    if (nt >= tc_nnt) break;
-                    const int32_t col = tc_c0 + nt * 8 + fg;
-                    float tl[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-                    for (int kk = 0; kk < JT / 8; kk++) {
-                        const int j = kk * 8 + ft;
-                        const float a[4] = {ps[j * C::HTP + hm], ps[j * C::HTP + hm + 8],
-                                            ps[(j + 4) * C::HTP + hm],
-                                            ps[(j + 4) * C::HTP + hm + 8]};
-                        const float b[2] = {buf[(size_t)j * ld + col],
-                                            buf[(size_t)(j + 4) * ld + col]};
-                        at_mma_tc<TC>(tl, a, b);
-                    }
-                    acc_tc[mt][nt][0] = __fmaf_rn(acc_tc[mt][nt][0], al0, tl[0]);
-                    acc_tc[mt][nt][1] = __fmaf_rn(acc_tc[mt][nt][1], al0, tl[1]);
-                    acc_tc[mt][nt][2] = __fmaf_rn(acc_tc[mt][nt][2], al1, tl[2]);
-                    acc_tc[mt][nt][3] = __fmaf_rn(acc_tc[mt][nt][3], al1, tl[3]);
-                }
-            }
-        } else if (v_on) {
+        /* 3. O = fmaf(O, alpha, P . c_kv) (every arm of this kernel: f32 fmaf chains) */
+        if (v_on) {
             float ta[C::HV][4];
 #pragma unroll
             for (int hh = 0; hh < C::HV; hh++) ta[hh][0] = ta[hh][1] = ta[hh][2] = ta[hh][3] = 0.0f;
@@ -719,11 +704,8 @@ static __global__ void __launch_bounds__(AT_NT, 1)
     }
     const bool nonempty = __syncthreads_or(any_valid) != 0; /* also orders fin_* */
 
-    if constexpr (TC != 0) {
-        static_assert(HT == 32, "the TC paths' head tile (at_tc_eligible)");
-        at_store_frags(o_lat, ws_o, n_chunks, chunk, n_qh, i, n_head, h0, kv_rank, tc_c0, tc_nnt,
-                       acc_tc, fin_m, fin_l, fin_p, nonempty, fg, ft);
-    } else if (v_on) {
+    static_assert(TC == 0 || HT == 32, "the 3xTF32 arm's head tile (at_tc_eligible)");
+    if (v_on) {
 #pragma unroll
         for (int hh = 0; hh < C::HV; hh++) {
             const int32_t h = h0 + hv0 + hh;
@@ -894,13 +876,6 @@ static __global__ void __launch_bounds__(AC_NT)
 #define TCA_SPL 40                          /* partial-logit row stride (8 mod 32, even) */
 #define TCA_PL 36                           /* P row stride (4 mod 32, 16-byte rows) */
 static_assert(TCA_JT == 32 && TCA_NT == 256, "the tf32 arm's thread layouts assume these");
-
-/* Row stride of the cache tiles: the width rounded up to 8, then to 8 mod 32. */
-static __host__ __device__ constexpr int32_t tca_ldk(int32_t width) {
-    int32_t l = (width + 7) & ~7;
-    while ((l & 31) != 8) l += 8;
-    return l;
-}
 
 static size_t tca_smem_bytes(int32_t width) {
     const size_t f = 2 * (size_t)TCA_JT * tca_ldk(width)    /* ks [2][32][ldk] */
@@ -1311,10 +1286,11 @@ template <int HT, class Walk> static cudaError_t at_set_attrs(void) {
     e = cudaFuncSetAttribute(attn_walk_f32<HT, Walk, false>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     if (e != cudaSuccess || HT != 32) return e;
-    /* the tensor-core arms (HT 32, float4 rows only): 3xTF32 in the f32 arm's kernel, tf32 its own
-     */
+    /* the tensor-core arms (HT 32, float4 rows only): 3xTF32 in the f32 arm's kernel (its own row
+     * stride), tf32 its own */
     e = cudaFuncSetAttribute(attn_walk_f32<32, Walk, true, 3>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)at_smem_bytes<32>(at_ld_arm(max_w, 3)));
     if (e != cudaSuccess) return e;
     const int tcb = (int)tca_smem_bytes(MLA_TC_ATTN_MAX_WIDTH);
     e = cudaFuncSetAttribute(attn_tc_f32<Walk, 0, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1380,7 +1356,8 @@ static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, co
     auto kern = tc == 3 ? attn_walk_f32<32, Walk, true, 3>
                 : ht32  ? (vec ? attn_walk_f32<32, Walk, true> : attn_walk_f32<32, Walk, false>)
                         : (vec ? attn_walk_f32<8, Walk, true> : attn_walk_f32<8, Walk, false>);
-    const size_t smem = ht32 ? at_smem_bytes<32>(at_ld(width)) : at_smem_bytes<8>(at_ld(width));
+    const int32_t ld = at_ld_arm(width, tc);
+    const size_t smem = ht32 ? at_smem_bytes<32>(ld) : at_smem_bytes<8>(ld);
     kern<<<blocks, AT_NT, smem, st>>>(q_lat, q_pe, cache, walk, o_lat, ws, ws_ml, n_head, kv_rank,
                                       d_rope, t_q, scale, p.n_hg, p.chunk_slots, p.n_chunks);
 }

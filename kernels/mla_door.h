@@ -93,9 +93,10 @@ int mla_bf16_transpose_heads(const float *src, uint16_t *dst, int32_t batch, int
 
 /* MEMRA_MLA_TC_ATTN, read per call, default off (kernels/mla_attn.cu; docs/performance.md;
  * docs/tolerances.md). The outputs are NOT the f32 arm's bytes.
- *  - "3xtf32": the f32 arm's walk (tiles of 16, its softmax and combine) with the two dot-product
- *    steps as 3xTF32 mma.sync, a fresh accumulator per 16 logit columns and per row tile; bound:
- *    class attn under mla_attn_walk plus MLA_ATTN_ARITH_3XTF32's terms.
+ *  - "3xtf32": the f32 arm (tiles of 16, its softmax, its P . V fmaf chains and its combine) with
+ *    the logits as 3xTF32 mma.sync (x = hi + lo, hi truncated to TF32, lo = x - hi), a fresh
+ *    accumulator per 16 logit columns; bound: class attn under mla_attn_walk plus
+ *    MLA_ATTN_ARITH_3XTF32's logit term (P . V adds none).
  *  - "tf32" (the door arm): its own kernel (attn_tc_f32, 2026-12-01 fourth session): per block a
  *    query's 32-head tile with its q in TF32 registers, row tiles of MLA_TC_ATTN_TILE = 32 slots
  *    double-buffered with cp.async, the logits as single-pass TF32 mma.sync (each warp one

@@ -16,6 +16,9 @@
  *    arm's bytes equal the 16-byte aligned cache's, and the tf32 door declines it (no receipt).
  *  - tc_attn_gpu/q_4byte_aligned__{absorbed,gathered}: q_lat and q_pe only 4-byte aligned: the
  *    tf32 door engages and its bytes equal those of the same q 16-byte aligned.
+ *  - tc_attn_gpu/integer_identity__3xtf32_{decode,verify,gathered}: q and cache in halves (every
+ *    logit exact in both arms): the 3xtf32 arm's bytes are the f32 launcher's (it is the f32 arm
+ *    with its logits on the tensor cores).
  * Geometries: glm5 decode (t_q 1, 64 heads, t_kv 4096: a split walk), glm5 verify (t_q 4 over
  * 1040 rows), glm5_next decode (NoPE, 512 columns), a partial head tile (3 heads), gathered
  * lists (2048 slots with -1 between entries and repeats).
@@ -438,4 +441,59 @@ Test(tc_attn_gpu, bad_arguments, .timeout = 120) {
     unsetenv("MEMRA_MLA_TC_ATTN");
     cr_expect(door != 0 && door == plain, "door %d, launcher %d", door, plain);
     cr_expect(mla_tc_attn_dispatches() == before);
+}
+
+/* The 3xtf32 arm is the f32 arm with its logits on the tensor cores (kernels/mla_attn.cu,
+ * attn_walk_f32<..., 3>): the same tiles, softmax, P . V fmaf chains and combine. So where every
+ * logit is exact in both arms, the outputs are the f32 launcher's bytes. q and cache in halves
+ * (-1, -0.5, 0, 0.5, 1; K = 576: every partial sum a multiple of 1/4 below 2^10) make each product,
+ * each mma accumulation (the exact sum; model (H) truncates only bits below the largest term's last
+ * bit, and there are none) and each f32 chunk and warp sum exact, whatever the order; the split's
+ * low parts are 0. A difference in anything after the logits (the softmax, P . V, the split walk's
+ * partials and the combine) fails here by bytes, which the oracle bound cannot see. */
+static void integer_identity(const char *test, const geom *g) {
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, test);
+    tb_set_case(&t, g->name);
+    attn_io io;
+    io_fill(&t, g, &io);
+    float *v[3] = {io.q_lat, io.q_pe, io.cache};
+    const size_t n[3] = {io.no, io.nq * (g->d_rope + 1), io.nc};
+    for (int a = 0; a < 3; a++)
+        for (size_t e = 0; e < n[a]; e++)
+            v[a][e] = 0.5f * fminf(2.0f, fmaxf(-2.0f, rintf(2.0f * v[a][e])));
+    io_upload(g, &io);
+    cr_assert(tc_attn_covers(g->kv_rank, g->d_rope, io.ca.ptr), "the case is one the arm covers");
+    const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
+    float *got[2];
+    for (int r = 0; r < 2; r++) { /* the 3xtf32 door, the f32 launcher */
+        uint64_t before = mla_tc_attn_dispatches();
+        if (r == 0) setenv("MEMRA_MLA_TC_ATTN", "3xtf32", 1);
+        gpu_buf_poison(&io.o);
+        tb_launched(&t, launch(g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, r == 0),
+                    r ? "the f32 launcher" : "the MEMRA_MLA_TC_ATTN=3xtf32 door");
+        unsetenv("MEMRA_MLA_TC_ATTN");
+        tb_expectf(&t, mla_tc_attn_dispatches() - before == (uint64_t)(r == 0),
+                   "run %d: the receipt moved by %llu", r,
+                   (unsigned long long)(mla_tc_attn_dispatches() - before));
+        got[r] = tb_output(&t, &io.o, "o_lat", r ? "f32" : "3xtf32", 1);
+    }
+    tb_input_untouched(&t, &io.ca, io.cache, "cache");
+    tb_compare(&t, "o_lat", ST_F32, 3, shape, got[0], "door_3xtf32", got[1], "f32_launcher",
+               MLA_TOL_EXACT, NULL, TB_BYTES);
+    free(got[0]), free(got[1]);
+    io_free(&io);
+}
+
+Test(tc_attn_gpu, integer_identity__3xtf32_decode, .timeout = 300) {
+    GPU_REQUIRE();
+    integer_identity("integer_identity__3xtf32_decode", &G_DECODE);
+}
+Test(tc_attn_gpu, integer_identity__3xtf32_verify, .timeout = 300) {
+    GPU_REQUIRE();
+    integer_identity("integer_identity__3xtf32_verify", &G_VERIFY);
+}
+Test(tc_attn_gpu, integer_identity__3xtf32_gathered, .timeout = 300) {
+    GPU_REQUIRE();
+    integer_identity("integer_identity__3xtf32_gathered", &G_GATHER);
 }

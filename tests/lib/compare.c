@@ -231,10 +231,10 @@ static double gamma_n(double n) { return n * U_F32 / (1.0 - n * U_F32); }
 
 /* The tensor-core attention arms' arithmetic (docs/tolerances.md, under the accumulator model
  * (H): eps_m = 18u per mma.sync k8 instruction; //tests:tf32_mma_model_gpu_test measures it).
- * 3xTF32: 12u per product for the split plus 6 instructions x 18u per 16-column logit chunk and
- * per 16-row P . V tile. TF32: 2^-10 + 2^-22 per product (both operands rounded to 11 bits)
- * plus 2 instructions x 18u. */
-const mla_attn_arith MLA_ATTN_ARITH_3XTF32 = {120 * 0x1p-24, 120 * 0x1p-24};
+ * 3xTF32 (the nineteenth session's arm: the logits only; P . V is the f32 arm's fmaf chains):
+ * 48u per product for the truncated split plus 6 instructions x 18u per 16-column logit chunk,
+ * and nothing on P . V. The tf32 door's terms depend on the shape (mla_attn_tc_arith). */
+const mla_attn_arith MLA_ATTN_ARITH_3XTF32 = {156 * 0x1p-24, 0.0};
 
 void mla_tol_rope_bounds(const float *x_in, size_t n, double *atol) {
     for (size_t i = 0; i + 1 < n; i += 2) {

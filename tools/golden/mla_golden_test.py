@@ -251,6 +251,33 @@ class TensorCoreSplit(unittest.TestCase):
         rel = np.abs(got - X * Y) / np.abs(X * Y)
         self.assertLessEqual(rel.max(), 12 * 2.0 ** -24)
 
+    def test_3xtf32_truncated_split_drops_at_most_48u(self):
+        """docs/tolerances.md (the 3xTF32 arm as rebuilt, nineteenth session): x_hi = x with its
+        low 13 bits cleared, r = x - x_hi exact in f32, x_lo = r as the mma reads it (its low 13
+        bits ignored, i.e. truncated), and x_hi y_hi + x_hi y_lo + x_lo y_hi within 48u of x y
+        (10^6 random pairs over 2^+-20 magnitudes, where every remainder is a normal number, in
+        double). Truncation is looser than the round-to-nearest split: the largest loss must
+        exceed 12u, or the test would not tell the two apart."""
+        rng = np.random.default_rng(2)
+
+        def trunc(v):  # clear the low 13 bits
+            b = v.astype(np.float32).view(np.uint32) & np.uint32(0xFFFFE000)
+            return b.view(np.float32)
+
+        n = 10 ** 6
+        x = (rng.uniform(-1, 1, n) * 2.0 ** rng.integers(-20, 20, n)).astype(np.float32)
+        y = (rng.uniform(-1, 1, n) * 2.0 ** rng.integers(-20, 20, n)).astype(np.float32)
+        xh, yh = trunc(x), trunc(y)
+        rx, ry = (x - xh).astype(np.float32), (y - yh).astype(np.float32)
+        self.assertTrue(np.all(rx.astype(np.float64) == x.astype(np.float64) - xh))  # exact
+        self.assertTrue(np.all(ry.astype(np.float64) == y.astype(np.float64) - yh))
+        xl, yl = trunc(rx), trunc(ry)
+        X, Y = x.astype(np.float64), y.astype(np.float64)
+        got = xh.astype(np.float64) * yh + xh.astype(np.float64) * yl + xl.astype(np.float64) * yh
+        rel = np.abs(got - X * Y) / np.abs(X * Y)
+        self.assertLessEqual(rel.max(), 48 * 2.0 ** -24)
+        self.assertGreater(rel.max(), 12 * 2.0 ** -24)
+
 
 class Bounds(unittest.TestCase):
     def test_rope_formula(self):
