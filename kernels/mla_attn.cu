@@ -484,14 +484,12 @@ static __global__ void __launch_bounds__(AT_NT, 1)
         /* 1. partial logits of this warp's k-slice */
         if constexpr (TC != 0) {
             /* S[16 rows][HT heads] = K tile (A, 16 x 8) . Q^T (B, 8 x 8 heads), this warp's k8
-             * steps, three mma a fragment (lo hi, hi lo, hi hi: at_split_tf32); per 16 columns (2
-             * k8 steps) two fresh accumulators, the small passes' and hi hi's, added to the
-             * running sum in f32 RN, small first (docs/tolerances.md). One accumulator for all
-             * three passes measured 163.2 us at decode 32K (ncu, nineteenth session), with 25% of
-             * the samples waiting on its chain of 6 dependent mma. Within a k8 step the k index t
-             * maps to column 2t and t + 4 to 2t + 1, the same permutation for both operands (the
-             * step's 8 products are the same), so each fragment pair is one 8-byte load; ld = 8 mod
-             * 32 (tca_ldk) keeps them conflict-free. */
+             * steps, three mma a fragment (lo hi, hi lo, hi hi: at_split_tf32); a fresh
+             * accumulator per 16 columns (2 k8 steps), the chunk sums added in f32 RN
+             * (docs/tolerances.md). Within a k8 step the k index t maps to column 2t and t + 4 to
+             * 2t + 1, the same permutation for both operands (the step's 8 products are the
+             * same), so each fragment pair is one 8-byte load; ld = 8 mod 32 (tca_ldk) keeps
+             * them conflict-free. */
             const int32_t nks = width >> 3, ka = warp * nks / AT_NW, kb = (warp + 1) * nks / AT_NW;
             const float *ab = buf + (size_t)fg * ld + 2 * ft;
             const float *bb = qs + (size_t)fg * ld + 2 * ft;
@@ -499,11 +497,9 @@ static __global__ void __launch_bounds__(AT_NT, 1)
 #pragma unroll
             for (int n = 0; n < HT / 8; n++) tot[n][0] = tot[n][1] = tot[n][2] = tot[n][3] = 0.0f;
             for (int32_t k0 = ka; k0 < kb; k0 += 2) {
-                float ch[HT / 8][4], cs[HT / 8][4]; /* hi hi; lo hi + hi lo */
+                float ch[HT / 8][4];
 #pragma unroll
-                for (int n = 0; n < HT / 8; n++)
-#pragma unroll
-                    for (int x = 0; x < 4; x++) ch[n][x] = cs[n][x] = 0.0f;
+                for (int n = 0; n < HT / 8; n++) ch[n][0] = ch[n][1] = ch[n][2] = ch[n][3] = 0.0f;
 #pragma unroll
                 for (int32_t kk = k0; kk < k0 + 2; kk++) {
                     if (kk >= kb) break;
@@ -521,16 +517,15 @@ static __global__ void __launch_bounds__(AT_NT, 1)
                         uint32_t bh[2], bl[2];
                         at_split_tf32(qv.x, bh[0], bl[0]); /* (k ft, head n 8 + fg) */
                         at_split_tf32(qv.y, bh[1], bl[1]); /* (k ft + 4, head n 8 + fg) */
-                        at_mma(cs[n], al, bh);
-                        at_mma(cs[n], ah, bl);
+                        at_mma(ch[n], al, bh);
+                        at_mma(ch[n], ah, bl);
                         at_mma(ch[n], ah, bh);
                     }
                 }
 #pragma unroll
                 for (int n = 0; n < HT / 8; n++)
 #pragma unroll
-                    for (int x = 0; x < 4; x++)
-                        tot[n][x] = __fadd_rn(__fadd_rn(tot[n][x], cs[n][x]), ch[n][x]);
+                    for (int x = 0; x < 4; x++) tot[n][x] = __fadd_rn(tot[n][x], ch[n][x]);
             }
             float *spw = sp + (size_t)warp * JT * C::HTP;
 #pragma unroll

@@ -232,11 +232,9 @@ static double gamma_n(double n) { return n * U_F32 / (1.0 - n * U_F32); }
 /* The tensor-core attention arms' arithmetic (docs/tolerances.md, under the accumulator model
  * (H): eps_m = 18u per mma.sync k8 instruction; //tests:tf32_mma_model_gpu_test measures it).
  * 3xTF32 (the nineteenth session's arm: the logits only; P . V is the f32 arm's fmaf chains):
- * 48u per product for the truncated split; per 16-column logit chunk, 2 instructions x 18u
- * in the hi hi accumulator and 4 x 18u of the small passes' (at most 2^-9 of the chunk's
- * sum |q c|: under 1u); nothing on P . V. The tf32 door's terms depend on the shape
- * (mla_attn_tc_arith). */
-const mla_attn_arith MLA_ATTN_ARITH_3XTF32 = {85 * 0x1p-24, 0.0};
+ * 48u per product for the truncated split plus 6 instructions x 18u per 16-column logit chunk,
+ * and nothing on P . V. The tf32 door's terms depend on the shape (mla_attn_tc_arith). */
+const mla_attn_arith MLA_ATTN_ARITH_3XTF32 = {156 * 0x1p-24, 0.0};
 
 void mla_tol_rope_bounds(const float *x_in, size_t n, double *atol) {
     for (size_t i = 0; i + 1 < n; i += 2) {
