@@ -126,9 +126,11 @@ static_assert(at_cfg<32>::MAX_RANK == 512,
               "(mla_attn_chunk_slots): restate it there");
 
 /* ---- tensor-core arms (the MEMRA_MLA_TC_ATTN door, kernels/mla_door.h; docs/performance.md) ----
- * TC = 1: single-pass TF32 operands; TC = 3: 3xTF32 (x = hi + lo, hi = tf32(x), lo = tf32(x - hi);
- * hi*lo + lo*hi + hi*hi, the small terms first). One mma.sync.m16n8k8 (f32 accumulate) per pass.
- * Only the two dot-product steps change; the walk, tiles, softmax and combine are the f32 arm's.
+ * TC = 1: single-pass TF32 operands (attn_tc_f32, its own kernel); TC = 3: the f32 arm with its
+ * logits as 3xTF32 (x = hi + lo, at_split_tf32; lo*hi + hi*lo + hi*hi, the small terms first, one
+ * mma.sync.m16n8k8 with f32 accumulate a pass). Only the logits change; the walk, tiles, softmax,
+ * P . V and combine are the f32 arm's (nineteenth session: before, P . V was 3xTF32 too, and the
+ * arm ran 213.7 us at decode 32K against the f32 arm's 179.6; now 171.1).
  *
  * Special values. cvt.rna.tf32.f32 rounds and clears the low 13 bits, and it clears them for a NaN
  * too (H200 2026-12-01, eighth session: 0x7F800001 -> 0x7F800000, an infinity; 0x7FC00000 stays a
