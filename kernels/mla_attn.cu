@@ -207,34 +207,17 @@ static __device__ __forceinline__ void at_split_tf32(float x, uint32_t &hi, uint
     lo = __float_as_uint(__fsub_rn(x, __uint_as_float(hi)));
 }
 
-/* One lane's output pair, columns r and r + 1 of row qh (a tensor-core fragment's two values):
- * with one chunk the final o_lat (+0 for an empty row, NaN for a poisoned or infinite-max one,
- * else v / l); with several, the chunk's unnormalised partial in ws_o. */
-static __device__ __forceinline__ void at_store_pair(float *o_lat, float *ws_o, int32_t n_chunks,
-                                                     int32_t chunk, int64_t n_qh, int64_t qh,
-                                                     int32_t kv_rank, int32_t r, float v0, float v1,
-                                                     bool nonempty, bool nan_out, float l) {
-    if (n_chunks == 1) {
-        float *dst = o_lat + qh * kv_rank + r;
-        dst[0] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(v0, l);
-        dst[1] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(v1, l);
-    } else {
-        float *dst = ws_o + ((int64_t)chunk * n_qh + qh) * kv_rank + r;
-        dst[0] = v0;
-        dst[1] = v1;
-    }
-}
 #define AT_TC_MAX_NT 8 /* P . V n-tiles of 8 columns per warp: kv_rank <= 8 warps x 64 */
 
-/* The door's output fragments through at_store_pair (with one chunk): acc[mt][nt] is the m16n8
- * accumulator of heads h0 + 16 mt + fg and
- * + 8 (values 0, 1 and 2, 3), columns c0 + 8 nt + 2 ft and + 1; fin_m / fin_l / fin_p the block's
- * final max, denominator and poison flag per head of the tile. */
+/* The door's final o_lat with one chunk, from its output fragments: acc[mt][nt] is the m16n8
+ * accumulator of heads h0 + 16 mt + fg and + 8 (values 0, 1 and 2, 3), columns c0 + 8 nt + 2 ft
+ * and + 1; fin_m / fin_l / fin_p the block's final max, denominator and poison flag per head of
+ * the tile. Each lane writes its pairs: +0 for an empty row, NaN for a poisoned or infinite-max
+ * one, else v / l. */
 static __device__ __forceinline__ void
-at_store_frags(float *o_lat, float *ws_o, int32_t n_chunks, int32_t chunk, int64_t n_qh, int64_t i,
-               int32_t n_head, int32_t h0, int32_t kv_rank, int32_t c0, int32_t nnt,
-               const float (&acc)[2][AT_TC_MAX_NT][4], const float *fin_m, const float *fin_l,
-               const float *fin_p, bool nonempty, int fg, int ft) {
+at_store_frags(float *o_lat, int64_t i, int32_t n_head, int32_t h0, int32_t kv_rank, int32_t c0,
+               int32_t nnt, const float (&acc)[2][AT_TC_MAX_NT][4], const float *fin_m,
+               const float *fin_l, const float *fin_p, bool nonempty, int fg, int ft) {
 #pragma unroll
     for (int mt = 0; mt < 2; mt++)
 #pragma unroll
@@ -249,9 +232,10 @@ at_store_frags(float *o_lat, float *ws_o, int32_t n_chunks, int32_t chunk, int64
             for (int nt = 0; nt < AT_TC_MAX_NT; nt++) {
                 if (nt >= nnt) break;
                 const int32_t r = c0 + nt * 8 + 2 * ft;
-                at_store_pair(o_lat, ws_o, n_chunks, chunk, n_qh, qh, kv_rank, r,
-                              acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1], nonempty, nan_out,
-                              l);
+                float *dst = o_lat + qh * kv_rank + r;
+                const float v0 = acc[mt][nt][2 * half], v1 = acc[mt][nt][2 * half + 1];
+                dst[0] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(v0, l);
+                dst[1] = !nonempty ? 0.0f : nan_out ? NAN : __fdiv_rn(v1, l);
             }
         }
 }
@@ -1235,8 +1219,8 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
             }
         }
     } else {
-        at_store_frags(o_lat, ws_o, 1, chunk, n_qh, i, n_head, h0, kv_rank, vc0, nnt, o, fin_m,
-                       fin_l, fin_p, nonempty, fg, ft);
+        at_store_frags(o_lat, i, n_head, h0, kv_rank, vc0, nnt, o, fin_m, fin_l, fin_p, nonempty,
+                       fg, ft);
     }
     if (n_chunks > 1 && sq == 0 && h0 + sh < n_head) {
         float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + h0 + sh) * 3;
