@@ -19,6 +19,13 @@
  *  - tc_attn_gpu/integer_identity__3xtf32_{decode,verify,gathered}: q and cache in halves (every
  *    logit exact in both arms): the 3xtf32 arm's bytes are the f32 launcher's (it is the f32 arm
  *    with its logits on the tensor cores).
+ *  - tc_attn_gpu/operand_rounding__tf32_{decode,verify,next,gathered}: the tf32 door's bytes are
+ *    the same for x and rna(x) (q, q_pe and the cache rounded to TF32 on the host), and differ
+ *    for trunc(x): its operand conversions round to nearest.
+ *  - tc_attn_gpu/weight_rounding__tf32_{absorbed,gathered}: exact logits over one tile: the
+ *    door's output is the prediction from the weights rounded to nearest, within its
+ *    accumulation; truncated weights would fail most outputs (checked).
+ *    The door's class cannot tell truncation from rounding (twentieth session); these two can.
  * Geometries: glm5 decode (t_q 1, 64 heads, t_kv 4096: a split walk), glm5 verify (t_q 4 over
  * 1040 rows), glm5_next decode (NoPE, 512 columns), a partial head tile (3 heads), gathered
  * lists (2048 slots with -1 between entries and repeats).
@@ -496,4 +503,263 @@ Test(tc_attn_gpu, integer_identity__3xtf32_verify, .timeout = 300) {
 Test(tc_attn_gpu, integer_identity__3xtf32_gathered, .timeout = 300) {
     GPU_REQUIRE();
     integer_identity("integer_identity__3xtf32_gathered", &G_GATHER);
+}
+
+/* ---- the tf32 door's roundings: tests that tell round-to-nearest from truncation ----------------
+ * The door's class (docs/tolerances.md, "The tf32 door arm as rebuilt") charges every operand a
+ * 2^-11 relative rounding, which is what truncating one operand of a product costs on average: so
+ * a door whose conversions truncate (the mma reads a TF32 operand's top 19 bits, so feeding it the
+ * raw f32 bits truncates) stays inside the class on every fixture. The H200 showed it (twentieth
+ * session, call 1: cache elements fed raw in both products passed all 191 dense and 154 k-pool
+ * golden cases). These two tests see it. */
+
+/* cvt.rna.tf32.f32's value for a finite x (the nearest TF32 value, ties away from zero: the low 13
+ * bits rounded half up on the magnitude), and truncation's */
+static float tf32_rna(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    u = (u + 0x1000u) & 0xFFFFE000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+static float tf32_trunc(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    u &= 0xFFFFE000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+/* The door reads q, and the cache in both products, only through cvt.rna (kernels/mla_attn.cu:
+ * at_tf32_nan, at_tf32_hi, at_tf32_v; the scale multiplies the summed logits, after the mma). So on
+ * finite inputs its bytes are the same for x and for rna(x) taken on the host. A door that
+ * truncated any of the three, or rounded another way, gives other bytes for the two. The control:
+ * the same door on trunc(x) must give bytes other than x's, else these inputs could not tell the
+ * roundings apart (with truncation the door's bytes would be trunc(x)'s instead). */
+static void operand_rounding(const char *test, const geom *g) {
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, test);
+    tb_set_case(&t, g->name);
+    attn_io io;
+    io_fill(&t, g, &io);
+    float *src[3] = {io.q_lat, io.q_pe, io.cache};
+    const size_t n[3] = {io.no, io.nq * (g->d_rope + 1), io.nc};
+    const char *nm[3] = {"q_lat", "q_pe", "cache"};
+    float *orig[3];
+    for (int a = 0; a < 3; a++) {
+        orig[a] = tb_xmalloc(&t, n[a] * 4);
+        memcpy(orig[a], src[a], n[a] * 4);
+    }
+    io_upload(g, &io);
+    cr_assert(tc_attn_covers(g->kv_rank, g->d_rope, io.ca.ptr), "the case is one the arm covers");
+    const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
+    float *got[3]; /* x, rna(x), trunc(x) */
+    setenv("MEMRA_MLA_TC_ATTN", "tf32", 1);
+    for (int r = 0; r < 3; r++) {
+        for (int a = 0; a < 3; a++) {
+            size_t changed = 0;
+            for (size_t e = 0; e < n[a]; e++) {
+                const float x = orig[a][e];
+                src[a][e] = r == 0 ? x : r == 1 ? tf32_rna(x) : tf32_trunc(x);
+                changed += memcmp(&src[a][e], &x, 4) != 0;
+            }
+            /* the inputs must carry bits below TF32's, or the test could not fail */
+            if (r) {
+                tb_expectf(&t, changed * 2 > n[a], "%s: only %zu of %zu elements change", nm[a],
+                           changed, n[a]);
+            }
+        }
+        gpu_buf_upload(&io.ql, io.q_lat, io.no * 4);
+        gpu_buf_upload(&io.qp, io.q_pe, n[1] * 4);
+        gpu_buf_upload(&io.ca, io.cache, io.nc * 4);
+        uint64_t before = mla_tc_attn_dispatches();
+        gpu_buf_poison(&io.o);
+        tb_launched(&t, launch(g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1),
+                    "the MEMRA_MLA_TC_ATTN=tf32 door");
+        tb_expectf(&t, mla_tc_attn_dispatches() - before == 1,
+                   "input %d: the receipt moved by %llu", r,
+                   (unsigned long long)(mla_tc_attn_dispatches() - before));
+        got[r] = tb_output(&t, &io.o, "o_lat", r == 0 ? "x" : r == 1 ? "rna(x)" : "trunc(x)", 1);
+    }
+    unsetenv("MEMRA_MLA_TC_ATTN");
+    tb_compare(&t, "o_lat", ST_F32, 3, shape, got[0], "door(x)", got[1], "door(rna(x))",
+               MLA_TOL_EXACT, NULL, TB_BYTES);
+    size_t differ = 0;
+    for (size_t e = 0; e < io.no; e++) differ += memcmp(&got[0][e], &got[2][e], 4) != 0;
+    tb_expectf(&t, differ * 4 > io.no,
+               "the control: door(trunc(x)) differs from door(x) in only %zu of %zu outputs (a "
+               "truncating door gives door(x) == door(trunc(x)))",
+               differ, io.no);
+    cr_log_info("%s: door(x) == door(rna(x)) checked; door(trunc(x)) differs in %zu of %zu", test,
+                differ, io.no);
+    for (int a = 0; a < 3; a++) free(orig[a]);
+    free(got[0]), free(got[1]), free(got[2]);
+    io_free(&io);
+}
+
+Test(tc_attn_gpu, operand_rounding__tf32_decode, .timeout = 300) {
+    GPU_REQUIRE();
+    operand_rounding("operand_rounding__tf32_decode", &G_DECODE);
+}
+Test(tc_attn_gpu, operand_rounding__tf32_verify, .timeout = 300) {
+    GPU_REQUIRE();
+    operand_rounding("operand_rounding__tf32_verify", &G_VERIFY);
+}
+Test(tc_attn_gpu, operand_rounding__tf32_next, .timeout = 300) {
+    GPU_REQUIRE();
+    operand_rounding("operand_rounding__tf32_next", &G_NEXT);
+}
+Test(tc_attn_gpu, operand_rounding__tf32_gathered, .timeout = 300) {
+    GPU_REQUIRE();
+    operand_rounding("operand_rounding__tf32_gathered", &G_GATHER);
+}
+
+/* The door's softmax weights reach P . V as cvt.rna(p) (at_tf32 into the P tile), its denominator
+ * keeps the f32 weights. With every logit exact (q and cache in halves, as integer_identity: each
+ * dot is exact in f32, and the logit is the f32 product scale * dot, which the host forms the same
+ * way) and every walk one tile of at most 32 slots (one chunk), the door's output is predictable
+ * to within its accumulation: per query and head, with m the largest logit and p_j =
+ * exp(fl(s_j - m)) (the kernel's expf is within 2 ulp of it), P_j = rna(p_j) is the host's
+ * unless p_j lies within 5u of a TF32 rounding boundary (then the head is ambiguous and gets the
+ * loose bound 2^-9 S_c / l, counted), and
+ *     o_c = sum_j P_j v_jc / sum_j p_j    within    (72u S_c + 38u |O_c|) / l,
+ * S_c = sum_j P_j |v_jc|. 72u: the tile's 4 mma instructions over P . V, each within 18u of
+ * |C| + sum |products| under model (H) (the products are exact: 11 x 2 significant bits). 38u:
+ * the f32 denominator (depth-6 sums, 6u, and expf's 2 ulp, 4u), the final division or combine
+ * (a few u), with room. A door that truncated P (or rounded it otherwise) moves o_c by about
+ * one TF32 ulp (2^-11 .. 2^-10 relative) of every rounded-up weight: some hundred times the bound.
+ * The host computes what truncation would give and requires that most outputs would fail, so the
+ * test's power is checked with it. */
+static void weight_rounding(const char *test, const geom *g) {
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, test);
+    tb_set_case(&t, g->name);
+    attn_io io;
+    io_fill(&t, g, &io);
+    float *v[3] = {io.q_lat, io.q_pe, io.cache};
+    const size_t n[3] = {io.no, io.nq * (g->d_rope + 1), io.nc};
+    for (int a = 0; a < 3; a++)
+        for (size_t e = 0; e < n[a]; e++)
+            v[a][e] = 0.5f * fminf(2.0f, fmaxf(-2.0f, rintf(2.0f * v[a][e])));
+    io_upload(g, &io);
+    cr_assert(tc_attn_covers(g->kv_rank, g->d_rope, io.ca.ptr), "the case is one the arm covers");
+    const int32_t K = io.K, R = g->kv_rank, W = g->n_slots > 0 ? g->n_slots : g->t_kv;
+    cr_assert(W <= 32, "one tile a walk");
+    const double u = 0x1p-24;
+    double *ref = tb_xmalloc(&t, io.no * sizeof *ref), *atol = tb_xmalloc(&t, io.no * sizeof *atol);
+    float *reff = tb_xmalloc(&t, io.no * 4);
+    double *o_tr = tb_xmalloc(&t, io.no * sizeof *o_tr);
+    int32_t rows[32];
+    double P[32], Pt[32], p[32];
+    size_t ambiguous = 0, up = 0, weights = 0;
+    for (int32_t i = 0; i < g->t_q; i++) {
+        int32_t nr = 0;
+        if (g->n_slots > 0) {
+            for (int32_t e = 0; e < g->n_slots; e++)
+                if (io.idx[(size_t)i * g->n_slots + e] >= 0)
+                    rows[nr++] = io.idx[(size_t)i * g->n_slots + e];
+        } else {
+            for (int32_t r = 0; r < g->t_kv - g->t_q + i + 1; r++) rows[nr++] = r;
+        }
+        cr_assert(nr > 1, "query %d sees %d rows", i, nr);
+        for (int32_t h = 0; h < g->n_head; h++) {
+            const size_t qh = (size_t)i * g->n_head + h;
+            float s[32], m = -INFINITY;
+            for (int32_t j = 0; j < nr; j++) {
+                const float *c = io.cache + (size_t)rows[j] * K;
+                double d = 0.0;
+                for (int32_t x = 0; x < R; x++) d += (double)io.q_lat[qh * R + x] * c[x];
+                for (int32_t x = 0; x < g->d_rope; x++)
+                    d += (double)io.q_pe[qh * g->d_rope + x] * c[R + x];
+                const float df = (float)d; /* exact: multiples of 1/4 below 2^10 */
+                s[j] = g->scale * df;
+                m = fmaxf(m, s[j]);
+            }
+            double l = 0.0;
+            int amb = 0;
+            for (int32_t j = 0; j < nr; j++) {
+                const float dj = s[j] - m;
+                p[j] = exp((double)dj);
+                const float lo = tf32_rna((float)(p[j] * (1.0 - 5.0 * u)));
+                const float hi = tf32_rna((float)(p[j] * (1.0 + 5.0 * u)));
+                amb |= lo != hi;
+                P[j] = lo;
+                Pt[j] = tf32_trunc((float)p[j]);
+                up += P[j] > p[j] * (1.0 + 5.0 * u);
+                weights++;
+                l += p[j];
+            }
+            ambiguous += amb;
+            for (int32_t c = 0; c < R; c++) {
+                double O = 0.0, S = 0.0, Ot = 0.0;
+                for (int32_t j = 0; j < nr; j++) {
+                    const double vc = io.cache[(size_t)rows[j] * K + c];
+                    O += P[j] * vc, S += P[j] * fabs(vc), Ot += Pt[j] * vc;
+                }
+                const size_t e = qh * R + c;
+                ref[e] = O / l, o_tr[e] = Ot / l;
+                reff[e] = (float)ref[e];
+                atol[e] = amb ? 0x1p-9 * S / l : 1.01 * (72.0 * u * S + 38.0 * u * fabs(O)) / l;
+                /* the reference is rounded to f32 for the comparator: half an ulp more */
+                atol[e] += 0.5 * u * 2.0 * fabs(ref[e]);
+            }
+        }
+    }
+    size_t trunc_fails = 0;
+    for (size_t e = 0; e < io.no; e++) trunc_fails += fabs(o_tr[e] - reff[e]) > atol[e];
+    tb_expectf(&t, up * 4 > weights, "only %zu of %zu weights round up", up, weights);
+    tb_expectf(&t, ambiguous * 8 < io.nq, "%zu of %zu heads ambiguous", ambiguous, io.nq);
+    tb_expectf(&t, trunc_fails * 2 > io.no,
+               "the control: truncated weights would fail only %zu of %zu outputs", trunc_fails,
+               io.no);
+    setenv("MEMRA_MLA_TC_ATTN", "tf32", 1);
+    uint64_t before = mla_tc_attn_dispatches();
+    gpu_buf_poison(&io.o);
+    tb_launched(&t, launch(g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1),
+                "the MEMRA_MLA_TC_ATTN=tf32 door");
+    unsetenv("MEMRA_MLA_TC_ATTN");
+    tb_expectf(&t, mla_tc_attn_dispatches() - before == 1, "the receipt moved by %llu",
+               (unsigned long long)(mla_tc_attn_dispatches() - before));
+    float *got = tb_output(&t, &io.o, "o_lat", "tf32 door", 1);
+    const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
+    tb_compare(&t, "o_lat", ST_F32, 3, shape, got, "door_tf32", reff, "rna_weights_prediction",
+               MLA_TOL_ATTN, atol, 0);
+    cr_log_info("%s: %zu weights, %zu rounded up, %zu of %zu heads ambiguous; truncated weights "
+                "would fail %zu of %zu outputs",
+                test, weights, up, ambiguous, io.nq, trunc_fails, io.no);
+    free(got), free(ref), free(atol), free(reff), free(o_tr);
+    io_free(&io);
+}
+
+static const geom G_ONE_TILE = {"glm5 heads, t_q 2 over 32 rows (one tile a walk)",
+                                64,
+                                512,
+                                64,
+                                2,
+                                32,
+                                0,
+                                MLA_GLM5_SCALE,
+                                0,
+                                0,
+                                0u,
+                                0.0f};
+static const geom G_ONE_TILE_GATHER = {"glm5 heads, t_q 2, 32 gathered slots of 64 rows",
+                                       64,
+                                       512,
+                                       64,
+                                       2,
+                                       64,
+                                       32,
+                                       MLA_GLM5_SCALE,
+                                       0,
+                                       0,
+                                       0u,
+                                       0.0f};
+Test(tc_attn_gpu, weight_rounding__tf32_absorbed, .timeout = 300) {
+    GPU_REQUIRE();
+    weight_rounding("weight_rounding__tf32_absorbed", &G_ONE_TILE);
+}
+Test(tc_attn_gpu, weight_rounding__tf32_gathered, .timeout = 300) {
+    GPU_REQUIRE();
+    weight_rounding("weight_rounding__tf32_gathered", &G_ONE_TILE_GATHER);
 }

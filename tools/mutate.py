@@ -26,6 +26,8 @@ The operators (how kernel code goes wrong; each mutant changes one place):
   TIE     a tie-break flipped: < <-> > on a line that orders equal keys by index ("tie")
   NANZ    a NaN or +-0 special case removed: `x != x` -> `0`, isnan(x) -> 0, -0.0f -> 0.0f,
           copysignf(a, b) -> (a)
+  CVT     a round-to-nearest TF32 operand conversion dropped: at_tf32*(x) -> __float_as_uint(x),
+          the raw f32 bits, which the mma reads truncated to TF32
 Comments, strings and preprocessor lines are never mutated. Equivalent survivors (no behaviour
 change) are listed with a reason in tools/mutation_equivalent.txt (key: file, operator, the
 original line's text) and leave the score.
@@ -45,7 +47,8 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OPERATORS = ["REL", "OFF1", "FMA", "RND", "SYNC", "MINMAX", "GUARD", "STRIDE", "TIE", "NANZ"]
+OPERATORS = ["REL", "OFF1", "FMA", "RND", "SYNC", "MINMAX", "GUARD", "STRIDE", "TIE", "NANZ",
+             "CVT"]
 EQUIV_FILE = os.path.join(ROOT, "tools", "mutation_equivalent.txt")
 # On a GPU host ROOT is the bundle (tools/mutate.py beside run-gpu-tier.sh): the kernel sources
 # are relink/src/kernels (docs/relink.md).
@@ -295,6 +298,14 @@ def gen_ops(text, mask):
         end, parts = _args3(mask, m.end() - 1)
         if parts and len(parts) == 2:
             yield "NANZ", m.start(), end, "(" + text[parts[0][0]:parts[0][1]].strip() + ")"
+    # CVT: a call of a TF32 conversion helper (not its definition, whose name follows its type)
+    for m in re.finditer(r"\bat_tf32(_hi|_v|_nan)?\s*\(", mask):
+        if re.search(r"\buint32_t\s+$", mask[max(0, m.start() - 16):m.start()]):
+            continue
+        end, parts = _args3(mask, m.end() - 1)
+        if parts and len(parts) == 1:
+            yield "CVT", m.start(), end, ("__float_as_uint(" +
+                                          text[parts[0][0]:parts[0][1]].strip() + ")")
 
 
 def mutants_of(path, rel):

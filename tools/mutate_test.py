@@ -41,9 +41,16 @@ static __global__ void __launch_bounds__(256, 2) walk(const float *x, float *y, 
         float v = fminf(s[threadIdx.x], 3.0f);
         if (v != v) v = 0.0f; /* NaN special case */
         if (i < n) y[i] = __fadd_rn(v, -0.0f);
+        if (i < n) y[i] = __uint_as_float(at_tf32(v));
     }
 }
 } // namespace
+
+static __device__ __forceinline__ uint32_t at_tf32(float x) {
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
 
 static __device__ bool key_less(int a, int b, int ia, int ib) {
     return a < b || (a == b && ia < ib); /* ties: lower index first */
@@ -103,12 +110,17 @@ def every_operator_yields_its_planted_mutant():
         ("TIE", "ia < ib", "ia > ib"),
         ("NANZ", "if (v != v)", "if (0)"),
         ("NANZ", "__fadd_rn(v, -0.0f)", "__fadd_rn(v, 0.0f)"),
+        ("CVT", "__uint_as_float(at_tf32(v))", "__uint_as_float(__float_as_uint(v))"),
     ]
     for op, before, after in want:
         assert find(ms, op, before, after), (op, before, after,
                                              [(m["operator"], m["after"]) for m in ms
                                               if m["operator"] == op])
     assert {m["operator"] for m in ms} == set(mu.OPERATORS)
+    # a conversion helper's definition is not a call: only the call site mutates
+    assert [m["after"].strip() for m in ms if m["operator"] == "CVT"] == [
+        "if (i < n) y[i] = __uint_as_float(__float_as_uint(v));"], [
+        m for m in ms if m["operator"] == "CVT"]
 
 
 @test
