@@ -724,9 +724,12 @@ static void weight_rounding(const char *test, const geom *g) {
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
     tb_compare(&t, "o_lat", ST_F32, 3, shape, got, "door_tf32", reff, "rna_weights_prediction",
                MLA_TOL_ATTN, atol, 0);
-    cr_log_info("%s: %zu weights, %zu rounded up, %zu of %zu heads ambiguous; truncated weights "
-                "would fail %zu of %zu outputs",
-                test, weights, up, ambiguous, io.nq, trunc_fails, io.no);
+    double worst = 0.0; /* the door's largest error as a share of its bound */
+    for (size_t e = 0; e < io.no; e++)
+        if (atol[e] > 0.0) worst = fmax(worst, fabs((double)got[e] - reff[e]) / atol[e]);
+    cr_log_info("%s: %zu weights, %zu rounded up, %zu of %zu heads ambiguous; the door's largest "
+                "error %.3f of its bound; truncated weights would fail %zu of %zu outputs",
+                test, weights, up, ambiguous, io.nq, worst, trunc_fails, io.no);
     free(got), free(ref), free(atol), free(reff), free(o_tr);
     io_free(&io);
 }

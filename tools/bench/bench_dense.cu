@@ -429,6 +429,12 @@ int main(int argc, char **argv) {
             bench("absorb_q", w.name, note, ab_bytes, ab_flops, q_lat, (int64_t)t * H * R,
                   [&] { return mla_door_absorb_q_f32(q_nope, wk_b, q_lat, t, H, DN, R, NULL); });
         }
+        /* decompress_v's input is the fill, not the previous shape's last attention output
+         * (until the twenty-first session o_lat held whichever arm ran last, so the verify and
+         * prefill rows' bytes moved with any attention change) */
+        fill_f32<<<1024, 256>>>(o_lat, (int64_t)T_MAX * H * R, BENCH_SEED,
+                                mla_fill_name_hash("o_lat"), 1.0f);
+        CK(cudaGetLastError());
         double dv_bytes = f4 * ((double)H * DV * R + (double)t * H * R + (double)t * H * DV);
         double dv_flops = 2.0 * t * H * DV * R;
         bench("decompress_v", w.name, "split off", dv_bytes, dv_flops, out_v, (int64_t)t * H * DV,
