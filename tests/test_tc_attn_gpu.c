@@ -131,6 +131,15 @@ static void io_fill(tb *t, const geom *g, attn_io *io) {
     io->idx = g->n_slots > 0 ? gather_list(t, g) : NULL;
 }
 
+/* q and cache in halves (-1, -0.5, 0, 0.5, 1): every product and partial sum of a logit exact */
+static void io_halves(const geom *g, attn_io *io) {
+    float *v[3] = {io->q_lat, io->q_pe, io->cache};
+    const size_t n[3] = {io->no, io->nq * (g->d_rope + 1), io->nc};
+    for (int a = 0; a < 3; a++)
+        for (size_t e = 0; e < n[a]; e++)
+            v[a][e] = 0.5f * fminf(2.0f, fmaxf(-2.0f, rintf(2.0f * v[a][e])));
+}
+
 static void io_upload(const geom *g, attn_io *io) {
     io->ql = gpu_buf_from_host(io->q_lat, io->no * 4);
     io->qp = gpu_buf_from_host(io->q_pe, io->nq * (g->d_rope + 1) * 4);
@@ -450,6 +459,13 @@ Test(tc_attn_gpu, bad_arguments, .timeout = 120) {
     cr_expect(mla_tc_attn_dispatches() == before);
 }
 
+/* A test of fn on one geometry G: tc_attn_gpu/<fn>__<suffix> */
+#define GEOM_TEST(fn, suffix, G)                                                                   \
+    Test(tc_attn_gpu, fn##__##suffix, .timeout = 300) {                                            \
+        GPU_REQUIRE();                                                                             \
+        fn(#fn "__" #suffix, &G);                                                                  \
+    }
+
 /* The 3xtf32 arm is the f32 arm with its logits on the tensor cores (kernels/mla_attn.cu,
  * attn_walk_f32<..., 3>): the same tiles, softmax, P . V fmaf chains and combine. So where every
  * logit is exact in both arms, the outputs are the f32 launcher's bytes. q and cache in halves
@@ -464,11 +480,7 @@ static void integer_identity(const char *test, const geom *g) {
     tb_set_case(&t, g->name);
     attn_io io;
     io_fill(&t, g, &io);
-    float *v[3] = {io.q_lat, io.q_pe, io.cache};
-    const size_t n[3] = {io.no, io.nq * (g->d_rope + 1), io.nc};
-    for (int a = 0; a < 3; a++)
-        for (size_t e = 0; e < n[a]; e++)
-            v[a][e] = 0.5f * fminf(2.0f, fmaxf(-2.0f, rintf(2.0f * v[a][e])));
+    io_halves(g, &io);
     io_upload(g, &io);
     cr_assert(tc_attn_covers(g->kv_rank, g->d_rope, io.ca.ptr), "the case is one the arm covers");
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
@@ -492,18 +504,9 @@ static void integer_identity(const char *test, const geom *g) {
     io_free(&io);
 }
 
-Test(tc_attn_gpu, integer_identity__3xtf32_decode, .timeout = 300) {
-    GPU_REQUIRE();
-    integer_identity("integer_identity__3xtf32_decode", &G_DECODE);
-}
-Test(tc_attn_gpu, integer_identity__3xtf32_verify, .timeout = 300) {
-    GPU_REQUIRE();
-    integer_identity("integer_identity__3xtf32_verify", &G_VERIFY);
-}
-Test(tc_attn_gpu, integer_identity__3xtf32_gathered, .timeout = 300) {
-    GPU_REQUIRE();
-    integer_identity("integer_identity__3xtf32_gathered", &G_GATHER);
-}
+GEOM_TEST(integer_identity, 3xtf32_decode, G_DECODE)
+GEOM_TEST(integer_identity, 3xtf32_verify, G_VERIFY)
+GEOM_TEST(integer_identity, 3xtf32_gathered, G_GATHER)
 
 /* ---- the tf32 door's roundings: tests that tell round-to-nearest from truncation ----------------
  * The door's class (docs/tolerances.md, "The tf32 door arm as rebuilt") charges every operand a
@@ -597,22 +600,10 @@ static void operand_rounding(const char *test, const geom *g) {
     io_free(&io);
 }
 
-Test(tc_attn_gpu, operand_rounding__tf32_decode, .timeout = 300) {
-    GPU_REQUIRE();
-    operand_rounding("operand_rounding__tf32_decode", &G_DECODE);
-}
-Test(tc_attn_gpu, operand_rounding__tf32_verify, .timeout = 300) {
-    GPU_REQUIRE();
-    operand_rounding("operand_rounding__tf32_verify", &G_VERIFY);
-}
-Test(tc_attn_gpu, operand_rounding__tf32_next, .timeout = 300) {
-    GPU_REQUIRE();
-    operand_rounding("operand_rounding__tf32_next", &G_NEXT);
-}
-Test(tc_attn_gpu, operand_rounding__tf32_gathered, .timeout = 300) {
-    GPU_REQUIRE();
-    operand_rounding("operand_rounding__tf32_gathered", &G_GATHER);
-}
+GEOM_TEST(operand_rounding, tf32_decode, G_DECODE)
+GEOM_TEST(operand_rounding, tf32_verify, G_VERIFY)
+GEOM_TEST(operand_rounding, tf32_next, G_NEXT)
+GEOM_TEST(operand_rounding, tf32_gathered, G_GATHER)
 
 /* The door's softmax weights reach P . V as cvt.rna(p) (at_tf32 into the P tile), its denominator
  * keeps the f32 weights. With every logit exact (q and cache in halves, as integer_identity: each
@@ -636,11 +627,7 @@ static void weight_rounding(const char *test, const geom *g) {
     tb_set_case(&t, g->name);
     attn_io io;
     io_fill(&t, g, &io);
-    float *v[3] = {io.q_lat, io.q_pe, io.cache};
-    const size_t n[3] = {io.no, io.nq * (g->d_rope + 1), io.nc};
-    for (int a = 0; a < 3; a++)
-        for (size_t e = 0; e < n[a]; e++)
-            v[a][e] = 0.5f * fminf(2.0f, fmaxf(-2.0f, rintf(2.0f * v[a][e])));
+    io_halves(g, &io);
     io_upload(g, &io);
     cr_assert(tc_attn_covers(g->kv_rank, g->d_rope, io.ca.ptr), "the case is one the arm covers");
     const int32_t K = io.K, R = g->kv_rank, W = g->n_slots > 0 ? g->n_slots : g->t_kv;
@@ -758,11 +745,5 @@ static const geom G_ONE_TILE_GATHER = {"glm5 heads, t_q 2, 32 gathered slots of 
                                        0,
                                        0u,
                                        0.0f};
-Test(tc_attn_gpu, weight_rounding__tf32_absorbed, .timeout = 300) {
-    GPU_REQUIRE();
-    weight_rounding("weight_rounding__tf32_absorbed", &G_ONE_TILE);
-}
-Test(tc_attn_gpu, weight_rounding__tf32_gathered, .timeout = 300) {
-    GPU_REQUIRE();
-    weight_rounding("weight_rounding__tf32_gathered", &G_ONE_TILE_GATHER);
-}
+GEOM_TEST(weight_rounding, tf32_absorbed, G_ONE_TILE)
+GEOM_TEST(weight_rounding, tf32_gathered, G_ONE_TILE_GATHER)
