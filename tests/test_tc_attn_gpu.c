@@ -111,6 +111,21 @@ static int launch(const geom *g, const gpu_buf *ql, const gpu_buf *qp, const gpu
                                              g->d_rope, g->t_q, g->t_kv, g->scale, NULL);
 }
 
+/* One launch of g into *o (poisoned first): the door (door 1, under whatever MEMRA_MLA_TC_ATTN
+ * holds) or the f32 launcher (0), on the given buffers. The tensor-core receipt must move by
+ * expect; what names the run in the messages. Returns o's host copy (every word written). */
+static float *launch_checked(tb *t, const geom *g, const gpu_buf *ql, const gpu_buf *qp,
+                             const gpu_buf *ca, const gpu_buf *ix, gpu_buf *o, int door,
+                             uint64_t expect, const char *what) {
+    const uint64_t before = mla_tc_attn_dispatches();
+    gpu_buf_poison(o);
+    tb_launched(t, launch(g, ql, qp, ca, ix, o, door), what);
+    const uint64_t moved = mla_tc_attn_dispatches() - before;
+    tb_expectf(t, moved == expect, "%s: the tensor-core receipt moved by %llu, expected %llu", what,
+               (unsigned long long)moved, (unsigned long long)expect);
+    return tb_output(t, o, "o_lat", what, 1);
+}
+
 /* A test's inputs: the host tensors of g (filled; a test may change them before io_upload), their
  * device copies, and the output buffer. */
 typedef struct {
@@ -131,19 +146,29 @@ static void io_fill(tb *t, const geom *g, attn_io *io) {
     io->idx = g->n_slots > 0 ? gather_list(t, g) : NULL;
 }
 
+/* The host inputs q_lat, q_pe and cache and their element counts (q_pe's as io_fill allocates) */
+static void io_views(const geom *g, attn_io *io, float *v[3], size_t n[3]) {
+    v[0] = io->q_lat, v[1] = io->q_pe, v[2] = io->cache;
+    n[0] = io->no, n[1] = io->nq * (g->d_rope + 1), n[2] = io->nc;
+}
+
 /* q and cache in halves (-1, -0.5, 0, 0.5, 1): every product and partial sum of a logit exact */
 static void io_halves(const geom *g, attn_io *io) {
-    float *v[3] = {io->q_lat, io->q_pe, io->cache};
-    const size_t n[3] = {io->no, io->nq * (g->d_rope + 1), io->nc};
+    float *v[3];
+    size_t n[3];
+    io_views(g, io, v, n);
     for (int a = 0; a < 3; a++)
         for (size_t e = 0; e < n[a]; e++)
             v[a][e] = 0.5f * fminf(2.0f, fmaxf(-2.0f, rintf(2.0f * v[a][e])));
 }
 
 static void io_upload(const geom *g, attn_io *io) {
-    io->ql = gpu_buf_from_host(io->q_lat, io->no * 4);
-    io->qp = gpu_buf_from_host(io->q_pe, io->nq * (g->d_rope + 1) * 4);
-    io->ca = gpu_buf_from_host(io->cache, io->nc * 4);
+    float *v[3];
+    size_t n[3];
+    io_views(g, io, v, n);
+    io->ql = gpu_buf_from_host(v[0], n[0] * 4);
+    io->qp = gpu_buf_from_host(v[1], n[1] * 4);
+    io->ca = gpu_buf_from_host(v[2], n[2] * 4);
     io->ix = gpu_buf_from_host(io->idx ? (void *)io->idx : (void *)io->q_lat,
                                io->idx ? (size_t)g->t_q * g->n_slots * 4 : 4);
     io->o = gpu_buf_alloc(io->no * 4);
@@ -204,14 +229,10 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
         unsetenv("MEMRA_MLA_TC_ATTN");
     float *got[2];
     for (int r = 0; r < 2; r++) {
-        uint64_t before = mla_tc_attn_dispatches();
-        gpu_buf_poison(bo);
-        tb_launched(&t, launch(g, bql, bqp, bca, bix, bo, 1), "the MEMRA_MLA_TC_ATTN door");
-        tb_expectf(&t, mla_tc_attn_dispatches() - before == (uint64_t)expect_tc,
-                   "receipt moved by %llu, expected %d (flag %s)",
-                   (unsigned long long)(mla_tc_attn_dispatches() - before), expect_tc,
-                   mode ? mode : "unset");
-        got[r] = tb_output(&t, bo, "o_lat", r ? "door run 2" : "door run 1", 1);
+        char what[80];
+        snprintf(what, sizeof what, "the MEMRA_MLA_TC_ATTN door (flag %s), run %d",
+                 mode ? mode : "unset", r + 1);
+        got[r] = launch_checked(&t, g, bql, bqp, bca, bix, bo, 1, (uint64_t)expect_tc, what);
     }
     unsetenv("MEMRA_MLA_TC_ATTN");
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
@@ -220,9 +241,7 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
     tb_input_untouched(&t, bca, cache, "cache");
     tb_input_untouched(&t, bql, q_lat, "q_lat");
     if (!expect_tc) { /* not engaged: the f32 launcher's bytes */
-        gpu_buf_poison(bo);
-        tb_launched(&t, launch(g, bql, bqp, bca, bix, bo, 0), "the f32 launcher");
-        float *f32 = tb_output(&t, bo, "o_lat", "the f32 launcher", 1);
+        float *f32 = launch_checked(&t, g, bql, bqp, bca, bix, bo, 0, 0, "the f32 launcher");
         tb_compare(&t, "o_lat", ST_F32, 3, shape, got[0], "door", f32, "f32_launcher",
                    MLA_TOL_EXACT, NULL, TB_BYTES);
         free(f32);
@@ -355,21 +374,13 @@ static void cache_4byte_aligned(const char *test, const geom *g) {
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
     float *got[3];
     for (int r = 0; r < 3; r++) { /* f32 aligned, f32 misaligned, the tf32 door misaligned */
-        uint64_t before = mla_tc_attn_dispatches();
         if (r == 2) setenv("MEMRA_MLA_TC_ATTN", "tf32", 1);
-        gpu_buf_poison(&io.o);
-        tb_launched(&t, launch(g, &io.ql, &io.qp, r ? &mis : &io.ca, &io.ix, &io.o, r == 2),
-                    r == 0   ? "the f32 launcher, 16-byte aligned cache"
-                    : r == 1 ? "the f32 launcher, 4-byte aligned cache"
-                             : "the MEMRA_MLA_TC_ATTN=tf32 door, 4-byte aligned cache");
+        /* no receipt in any run: the door declines a misaligned cache */
+        got[r] = launch_checked(&t, g, &io.ql, &io.qp, r ? &mis : &io.ca, &io.ix, &io.o, r == 2, 0,
+                                r == 0   ? "the f32 launcher, 16-byte aligned cache"
+                                : r == 1 ? "the f32 launcher, 4-byte aligned cache"
+                                         : "the MEMRA_MLA_TC_ATTN=tf32 door, 4-byte aligned cache");
         unsetenv("MEMRA_MLA_TC_ATTN");
-        tb_expectf(&t, mla_tc_attn_dispatches() == before,
-                   "run %d: the tensor-core receipt moved on a misaligned cache", r);
-        got[r] = tb_output(&t, &io.o, "o_lat",
-                           r == 0   ? "aligned"
-                           : r == 1 ? "misaligned"
-                                    : "door",
-                           1);
     }
     tb_input_untouched(&t, &bsh, shifted, "cache (4-byte aligned)");
     tb_compare(&t, "o_lat", ST_F32, 3, shape, got[1], "misaligned", got[0], "aligned",
@@ -415,17 +426,10 @@ static void q_4byte_aligned(const char *test, const geom *g) {
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
     float *got[2];
     setenv("MEMRA_MLA_TC_ATTN", "tf32", 1);
-    for (int r = 0; r < 2; r++) { /* q 16-byte aligned, q 4-byte aligned */
-        uint64_t before = mla_tc_attn_dispatches();
-        gpu_buf_poison(&io.o);
-        tb_launched(&t, launch(g, r ? &ml : &io.ql, r ? &mp : &io.qp, &io.ca, &io.ix, &io.o, 1),
-                    r ? "the tf32 door, q 4-byte aligned" : "the tf32 door, q 16-byte aligned");
-        tb_expectf(&t, mla_tc_attn_dispatches() - before == 1,
-                   "run %d: the receipt moved by %llu, expected 1 (the door engages whatever q's "
-                   "alignment)",
-                   r, (unsigned long long)(mla_tc_attn_dispatches() - before));
-        got[r] = tb_output(&t, &io.o, "o_lat", r ? "q misaligned" : "q aligned", 1);
-    }
+    for (int r = 0; r < 2; r++) /* q 16-byte aligned, q 4-byte aligned: the door engages both */
+        got[r] = launch_checked(
+            &t, g, r ? &ml : &io.ql, r ? &mp : &io.qp, &io.ca, &io.ix, &io.o, 1, 1,
+            r ? "the tf32 door, q 4-byte aligned" : "the tf32 door, q 16-byte aligned");
     unsetenv("MEMRA_MLA_TC_ATTN");
     tb_input_untouched(&t, &bsl, sl, "q_lat (4-byte aligned)");
     tb_input_untouched(&t, &bsp, sp, "q_pe (4-byte aligned)");
@@ -486,16 +490,11 @@ static void integer_identity(const char *test, const geom *g) {
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
     float *got[2];
     for (int r = 0; r < 2; r++) { /* the 3xtf32 door, the f32 launcher */
-        uint64_t before = mla_tc_attn_dispatches();
         if (r == 0) setenv("MEMRA_MLA_TC_ATTN", "3xtf32", 1);
-        gpu_buf_poison(&io.o);
-        tb_launched(&t, launch(g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, r == 0),
-                    r ? "the f32 launcher" : "the MEMRA_MLA_TC_ATTN=3xtf32 door");
+        got[r] =
+            launch_checked(&t, g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, r == 0, (uint64_t)(r == 0),
+                           r ? "the f32 launcher" : "the MEMRA_MLA_TC_ATTN=3xtf32 door");
         unsetenv("MEMRA_MLA_TC_ATTN");
-        tb_expectf(&t, mla_tc_attn_dispatches() - before == (uint64_t)(r == 0),
-                   "run %d: the receipt moved by %llu", r,
-                   (unsigned long long)(mla_tc_attn_dispatches() - before));
-        got[r] = tb_output(&t, &io.o, "o_lat", r ? "f32" : "3xtf32", 1);
     }
     tb_input_untouched(&t, &io.ca, io.cache, "cache");
     tb_compare(&t, "o_lat", ST_F32, 3, shape, got[0], "door_3xtf32", got[1], "f32_launcher",
@@ -545,8 +544,9 @@ static void operand_rounding(const char *test, const geom *g) {
     tb_set_case(&t, g->name);
     attn_io io;
     io_fill(&t, g, &io);
-    float *src[3] = {io.q_lat, io.q_pe, io.cache};
-    const size_t n[3] = {io.no, io.nq * (g->d_rope + 1), io.nc};
+    float *src[3];
+    size_t n[3];
+    io_views(g, &io, src, n);
     const char *nm[3] = {"q_lat", "q_pe", "cache"};
     float *orig[3];
     for (int a = 0; a < 3; a++) {
@@ -572,17 +572,13 @@ static void operand_rounding(const char *test, const geom *g) {
                            changed, n[a]);
             }
         }
-        gpu_buf_upload(&io.ql, io.q_lat, io.no * 4);
-        gpu_buf_upload(&io.qp, io.q_pe, n[1] * 4);
-        gpu_buf_upload(&io.ca, io.cache, io.nc * 4);
-        uint64_t before = mla_tc_attn_dispatches();
-        gpu_buf_poison(&io.o);
-        tb_launched(&t, launch(g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1),
-                    "the MEMRA_MLA_TC_ATTN=tf32 door");
-        tb_expectf(&t, mla_tc_attn_dispatches() - before == 1,
-                   "input %d: the receipt moved by %llu", r,
-                   (unsigned long long)(mla_tc_attn_dispatches() - before));
-        got[r] = tb_output(&t, &io.o, "o_lat", r == 0 ? "x" : r == 1 ? "rna(x)" : "trunc(x)", 1);
+        gpu_buf_upload(&io.ql, src[0], n[0] * 4);
+        gpu_buf_upload(&io.qp, src[1], n[1] * 4);
+        gpu_buf_upload(&io.ca, src[2], n[2] * 4);
+        got[r] = launch_checked(&t, g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1, 1,
+                                r == 0   ? "the tf32 door on x"
+                                : r == 1 ? "the tf32 door on rna(x)"
+                                         : "the tf32 door on trunc(x)");
     }
     unsetenv("MEMRA_MLA_TC_ATTN");
     tb_compare(&t, "o_lat", ST_F32, 3, shape, got[0], "door(x)", got[1], "door(rna(x))",
@@ -633,7 +629,7 @@ static void weight_rounding(const char *test, const geom *g) {
     const int32_t K = io.K, R = g->kv_rank, W = g->n_slots > 0 ? g->n_slots : g->t_kv;
     cr_assert(W <= 32, "one tile a walk");
     const double u = 0x1p-24;
-    double *ref = tb_xmalloc(&t, io.no * sizeof *ref), *atol = tb_xmalloc(&t, io.no * sizeof *atol);
+    double *atol = tb_xmalloc(&t, io.no * sizeof *atol);
     float *reff = tb_xmalloc(&t, io.no * 4);
     double *o_tr = tb_xmalloc(&t, io.no * sizeof *o_tr);
     int32_t rows[32];
@@ -684,11 +680,12 @@ static void weight_rounding(const char *test, const geom *g) {
                     O += P[j] * vc, S += P[j] * fabs(vc), Ot += Pt[j] * vc;
                 }
                 const size_t e = qh * R + c;
-                ref[e] = O / l, o_tr[e] = Ot / l;
-                reff[e] = (float)ref[e];
+                const double ref = O / l;
+                o_tr[e] = Ot / l;
+                reff[e] = (float)ref;
                 atol[e] = amb ? 0x1p-9 * S / l : 1.01 * (72.0 * u * S + 38.0 * u * fabs(O)) / l;
-                /* the reference is rounded to f32 for the comparator: half an ulp more */
-                atol[e] += 0.5 * u * 2.0 * fabs(ref[e]);
+                /* the reference is rounded to f32 for the comparator: half an ulp, u |ref|, more */
+                atol[e] += u * fabs(ref);
             }
         }
     }
@@ -700,14 +697,9 @@ static void weight_rounding(const char *test, const geom *g) {
                "the control: truncated weights would fail only %zu of %zu outputs", trunc_fails,
                io.no);
     setenv("MEMRA_MLA_TC_ATTN", "tf32", 1);
-    uint64_t before = mla_tc_attn_dispatches();
-    gpu_buf_poison(&io.o);
-    tb_launched(&t, launch(g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1),
-                "the MEMRA_MLA_TC_ATTN=tf32 door");
+    float *got = launch_checked(&t, g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1, 1,
+                                "the MEMRA_MLA_TC_ATTN=tf32 door");
     unsetenv("MEMRA_MLA_TC_ATTN");
-    tb_expectf(&t, mla_tc_attn_dispatches() - before == 1, "the receipt moved by %llu",
-               (unsigned long long)(mla_tc_attn_dispatches() - before));
-    float *got = tb_output(&t, &io.o, "o_lat", "tf32 door", 1);
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
     tb_compare(&t, "o_lat", ST_F32, 3, shape, got, "door_tf32", reff, "rna_weights_prediction",
                MLA_TOL_ATTN, atol, 0);
@@ -717,7 +709,7 @@ static void weight_rounding(const char *test, const geom *g) {
     cr_log_info("%s: %zu weights, %zu rounded up, %zu of %zu heads ambiguous; the door's largest "
                 "error %.3f of its bound; truncated weights would fail %zu of %zu outputs",
                 test, weights, up, ambiguous, io.nq, worst, trunc_fails, io.no);
-    free(got), free(ref), free(atol), free(reff), free(o_tr);
+    free(got), free(atol), free(reff), free(o_tr);
     io_free(&io);
 }
 
