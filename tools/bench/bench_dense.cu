@@ -184,11 +184,16 @@ static __global__ void fill_f32(float *p, int64_t n, uint32_t seed, uint32_t nam
 }
 
 /* A device tensor of n floats, filled with elements 0..n-1 of `name`. */
+/* p[0, n) = the fill of the tensor called name (the same values wherever it is refilled) */
+static void fill_dev(float *p, int64_t n, const char *name, float scale) {
+    fill_f32<<<1024, 256>>>(p, n, BENCH_SEED, mla_fill_name_hash(name), scale);
+    CK(cudaGetLastError());
+}
+
 static float *dev_f32(const char *name, int64_t n, float scale) {
     float *p = NULL;
     CK(cudaMalloc(&p, (size_t)n * sizeof(float)));
-    fill_f32<<<1024, 256>>>(p, n, BENCH_SEED, mla_fill_name_hash(name), scale);
-    CK(cudaGetLastError());
+    fill_dev(p, n, name, scale);
     return p;
 }
 
@@ -432,9 +437,7 @@ int main(int argc, char **argv) {
         /* decompress_v's input is the fill, not the previous shape's last attention output
          * (until the twenty-first session o_lat held whichever arm ran last, so the verify and
          * prefill rows' bytes moved with any attention change) */
-        fill_f32<<<1024, 256>>>(o_lat, (int64_t)T_MAX * H * R, BENCH_SEED,
-                                mla_fill_name_hash("o_lat"), 1.0f);
-        CK(cudaGetLastError());
+        fill_dev(o_lat, (int64_t)T_MAX * H * R, "o_lat", 1.0f);
         double dv_bytes = f4 * ((double)H * DV * R + (double)t * H * R + (double)t * H * DV);
         double dv_flops = 2.0 * t * H * DV * R;
         bench("decompress_v", w.name, "split off", dv_bytes, dv_flops, out_v, (int64_t)t * H * DV,
