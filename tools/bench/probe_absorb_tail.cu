@@ -18,7 +18,7 @@
  *                     shared memory (NS - 1 barriers): the same chain, the same bytes, and only
  *                     the last part's fmas after its own loads;
  *   read wk_b         the streaming read of the same bytes (bench_dense's read floor).
- * Each row is the median of 30 launches after an L2 flush, the median of 3 interleaved rounds.
+ * Each row is the median of 30 launches after an L2 flush, the median of 5 interleaved rounds.
  * Without a GPU it exits 77. */
 #include "kernels/mla.h"
 #include "tests/lib/geometry.h"
@@ -54,8 +54,13 @@ static __global__ void __launch_bounds__(NC *NS)
     const int tid = threadIdx.x, part = tid / NC, cl = tid % NC;
     const int h = blockIdx.x / NBH, c = (blockIdx.x % NBH) * NC + cl;
     const float *wc = w + ((size_t)h * DN + (size_t)part * DP) * R + c;
-    float qv = 0.0f;
-    if (QFIRST && MODE != 2 && tid < DN) qv = ld_pinned(q_nope + (size_t)h * DN + tid);
+    constexpr int QV = (DN + NT - 1) / NT; /* q_nope elements a thread */
+    float qv[QV];
+#pragma unroll
+    for (int u = 0; u < QV; u++)
+        qv[u] = QFIRST && MODE != 2 && tid + u * NT < DN
+                    ? ld_pinned(q_nope + (size_t)h * DN + tid + u * NT)
+                    : 0.0f;
     float wr[DP];
 #pragma unroll
     for (int d = 0; d < DP; d++) wr[d] = ld_pinned(wc + (size_t)d * R);
@@ -67,7 +72,9 @@ static __global__ void __launch_bounds__(NC *NS)
         return;
     }
     if (QFIRST) {
-        if (tid < DN) qs[tid] = qv;
+#pragma unroll
+        for (int u = 0; u < QV; u++)
+            if (tid + u * NT < DN) qs[tid + u * NT] = qv[u];
     } else {
         for (int d = tid; d < DN; d += NT) qs[d] = __ldg(q_nope + (size_t)h * DN + d);
     }
@@ -110,9 +117,9 @@ struct row {
     std::vector<double> t;
 };
 
-template <int NC, int NS, bool QFIRST, int MODE> static void launch(const float *q, const float *w,
-                                                                    float *o) {
-    ab_tail<NC, NS, QFIRST, MODE><<<H * (R / NC), NC * NS>>>(q, w, o);
+template <int NC, int NS, bool QFIRST, int MODE>
+static void launch(const float *q, const float *w, float *o) {
+    ab_tail<NC, NS, QFIRST, MODE><<<H *(R / NC), NC * NS>>>(q, w, o);
 }
 
 int main(void) {
@@ -144,14 +151,18 @@ int main(void) {
     add("R 256 x 1, loads only (timing only)", launch<256, 1, false, 2>, -2);
     add("R split 256 x 2, q first", launch<256, 2, true, 0>, 0);
     add("R split 128 x 2, q first", launch<128, 2, true, 0>, 0);
+    add("R split 128 x 2, q after", launch<128, 2, false, 0>, 0);
+    add("R split 64 x 2, q first", launch<64, 2, true, 0>, 0);
+    add("R split 64 x 3, q first", launch<64, 3, true, 0>, 0);
+    add("R split 128 x 3, q first", launch<128, 3, true, 0>, 0);
+    add("R split 64 x 4, q first", launch<64, 4, true, 0>, 0);
+    add("R split 32 x 4, q first", launch<32, 4, true, 0>, 0);
     add("R split 128 x 4, q first", launch<128, 4, true, 0>, 0);
     add("R split 256 x 4, q first", launch<256, 4, true, 0>, 0);
     add("R split 128 x 4, q first, no chain (timing only)", launch<128, 4, true, 1>, -2);
     add("R split 128 x 4, loads only (timing only)", launch<128, 4, false, 2>, -2);
     rows.push_back({"read wk_b, 128 x 8 blocks",
-                    [=] {
-                        stream_read<<<128 * 8, 256>>>((const float4 *)wk, in.nwk / 4, g_sink);
-                    },
+                    [=] { stream_read<<<128 * 8, 256>>>((const float4 *)wk, in.nwk / 4, g_sink); },
                     NULL,
                     -1,
                     {}});
@@ -164,7 +175,7 @@ int main(void) {
                     -1,
                     {}});
     double t_empty = 1e30;
-    for (int rep = 0; rep < 3; rep++) { /* interleaved, so drift hits every row alike */
+    for (int rep = 0; rep < 5; rep++) { /* interleaved, so drift hits every row alike */
         for (auto &r : rows) r.t.push_back(median_us(r.fn));
         t_empty = std::min(t_empty, median_us([&] { empty_kernel<<<132, 256>>>(g_sink); }));
     }
@@ -183,14 +194,14 @@ int main(void) {
         return v[v.size() / 2];
     };
     printf("probe_absorb_tail on %s (%d SMs): glm5 decode absorb_q; medians of 30 launches after "
-           "an L2 flush, the median of 3 interleaved rounds (min / max of the rounds beside); "
+           "an L2 flush, the median of 5 interleaved rounds (min / max of the rounds beside); "
            "empty kernel %.2f us\n\n",
            prop.name, prop.multiProcessorCount, t_empty);
     printf("| row | us | rounds | bytes == launcher |\n| --- | ---: | --- | --- |\n");
     for (auto &r : rows) {
         const auto mm = std::minmax_element(r.t.begin(), r.t.end());
         printf("| %s | %.2f | %.2f-%.2f | %s |\n", r.name, med(r.t), *mm.first, *mm.second,
-               !r.out        ? "(a read)"
+               !r.out         ? "(a read)"
                : r.same == -1 ? "(the reference)"
                : r.same == -2 ? "(timing only)"
                : r.same       ? "yes"
