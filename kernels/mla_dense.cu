@@ -181,8 +181,8 @@ extern "C" int memra_mla_append_latent_f32(float *cache, const float *c_kv, cons
  * The arms, each with the same bytes (and, but for the decode arms, the same blocks):
  *  - the decode arms (below): decompress_v_flat_f32 (t_q <= 4, kv_rank 512, d_v >= 128), blocks
  *    of 128 flat outputs across heads into a 128-byte aligned ring, and absorb_q_reg_f32 (t_q 1,
- *    d_nope 192), each thread's weight column straight into registers; neither launch depends
- *    on the split;
+ *    d_nope 192), each weight column straight into the registers of its two threads (half the
+ *    rows each, one chain); neither launch depends on the split;
  *  - absorb's bulk arm (TT <= 4 with 16-byte alignment: short verify, and decode where the cp arm
  *    does not apply; the default there): one output per thread, the block's weight rows staged by
  *    bulk copies (sm_90) on mbarriers, so no thread spends instructions on copy addresses
@@ -788,45 +788,71 @@ template <int KR, int TT> static size_t decompress_flat_smem(void) {
 }
 
 /* absorb at decode, the register arm (t_q 1, d_nope DN = 192: glm5; the launcher's default
- * there, any kv_rank and alignment). Block (h, y) = head h, the AB_REG_NT columns from
- * c0 = y * AB_REG_NT, one column a thread (heads on x: up to 2^31 - 1 of them). Each thread loads
- * its column's DN weights straight into registers, all at once (a warp's loads are 128 contiguous
- * bytes a row), then runs the chain over the q_nope row staged in static shared memory: the same
- * chain as absorb_q_bulk_f32's (so the same bytes), with no ring, no copies, no large carveout, no
- * per-chunk waits and no block-index division. The loads are volatile asm so that ptxas issues
- * all DN before the chain (with plain loads it interleaved them with the fmas). H200, fourteenth
- * session (probe_dense_flat, glm5 decode, bytes identical): 9.89 / 10.02 us in blocks of 256,
- * 10.14 / 10.21 in blocks of 128, against 10.53 / 10.66 for the thirteenth session's all-at-once
- * cp.async arm (absorb_q_cp_f32, which this replaced: a 192 KB ring, 12 block-wide chunk waits),
- * whose own read needs the largest carveout (a plain read of wk_b 9.22 us, the same read with a
- * 192 KB-an-SM shared-memory request 9.73). At d_nope 256 (glm5_next) the column takes 256
- * registers: the bulk arm stays. The split does not change this arm's launch. */
-#define AB_REG_NT 256 /* columns (threads) a block */
+ * there, any kv_rank and alignment). Block (h, y) = head h, the AB_REG_NC columns from
+ * c0 = y * AB_REG_NC (heads on x: up to 2^31 - 1 of them), AB_REG_NS threads a column: thread
+ * tid = p * AB_REG_NC + l is part p of column c0 + l, and loads that column's weight rows
+ * [p DN / NS, (p + 1) DN / NS) straight into registers, all at once (a warp's loads are 128
+ * contiguous bytes a row). Part 0 runs the column's chain over its rows from 0.0f and leaves the
+ * value in shared memory; after a barrier part 1 continues it over the next rows, and so on: one
+ * serial chain in ascending d over the q_nope row staged in static shared memory, the same chain
+ * as absorb_q_bulk_f32's (so the same bytes), with no ring, no copies, no large carveout, no
+ * per-chunk waits and no block-index division. Each thread's q_nope element is loaded before its
+ * weights and stored after them, so the chain does not wait on a load queued behind them. The
+ * loads are volatile asm so that ptxas issues them all before the chain (with plain loads it
+ * interleaved them with the fmas).
+ * H200 (probe_absorb_tail, glm5 decode, bytes identical; twenty-second session): 128 columns x 2
+ * parts 9.76 us against 10.02 for the fourteenth session's one thread a column in blocks of 256
+ * (the same form with the four chains of independent sums, other bytes: 9.89), and a read of the
+ * same bytes 9.25. Earlier (fourteenth session, probe_dense_flat): one thread a column 9.89 /
+ * 10.02 us in blocks of 256, 10.14 / 10.21 in blocks of 128, against 10.53 / 10.66 for the
+ * thirteenth session's all-at-once cp.async arm (absorb_q_cp_f32, which that replaced: a 192 KB
+ * ring, 12 block-wide chunk waits), whose own read needs the largest carveout (a plain read of
+ * wk_b 9.22 us, the same read with a 192 KB-an-SM shared-memory request 9.73). At d_nope 256
+ * (glm5_next) the bulk arm stays. The split does not change this arm's launch. */
+#define AB_REG_NC 128 /* columns a block */
+#define AB_REG_NS 2   /* parts (threads) a column */
 #define AB_REG_DN 192 /* d_nope: glm5 */
 static __device__ __forceinline__ float ab_ld_pinned(const float *p) {
     float v;
     asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
     return v;
 }
-static __global__ void __launch_bounds__(AB_REG_NT)
+static __global__ void __launch_bounds__(AB_REG_NC *AB_REG_NS)
     absorb_q_reg_f32(const float *__restrict__ q_nope, const float *__restrict__ wk_b,
                      float *__restrict__ q_lat, int32_t kv_rank) {
-    constexpr int DN = AB_REG_DN;
+    constexpr int DN = AB_REG_DN, NC = AB_REG_NC, NS = AB_REG_NS, NT = NC * NS, DP = DN / NS;
+    constexpr int QV = (DN + NT - 1) / NT; /* q_nope elements a thread */
+    static_assert(DN % NS == 0 && NC % 32 == 0, "whole parts; whole warps a part");
     __shared__ float qs[DN];
-    const int tid = threadIdx.x;
-    const int32_t h = (int32_t)blockIdx.x, c = (int32_t)blockIdx.y * AB_REG_NT + tid;
+    __shared__ float carry[NS > 1 ? NC : 1]; /* the chain's value between parts */
+    const int tid = threadIdx.x, part = tid / NC, l = tid - part * NC;
+    const int32_t h = (int32_t)blockIdx.x, c = (int32_t)blockIdx.y * NC + l;
     const bool on = c < kv_rank;
-    /* a column past kv_rank loads column 0's weights (in range) and stores nothing */
-    const float *wc = wk_b + (int64_t)h * DN * kv_rank + (on ? c : 0);
-    float w[DN];
+    float qv[QV];
 #pragma unroll
-    for (int d = 0; d < DN; d++) w[d] = ab_ld_pinned(wc + (int64_t)d * kv_rank);
-    for (int d = tid; d < DN; d += AB_REG_NT) qs[d] = __ldg(q_nope + (int64_t)h * DN + d);
+    for (int u = 0; u < QV; u++)
+        qv[u] = tid + u * NT < DN ? ab_ld_pinned(q_nope + (int64_t)h * DN + tid + u * NT) : 0.0f;
+    /* a column past kv_rank loads column 0's weights (in range) and stores nothing */
+    const float *wc = wk_b + ((int64_t)h * DN + (int64_t)part * DP) * kv_rank + (on ? c : 0);
+    float w[DP];
+#pragma unroll
+    for (int d = 0; d < DP; d++) w[d] = ab_ld_pinned(wc + (int64_t)d * kv_rank);
+#pragma unroll
+    for (int u = 0; u < QV; u++)
+        if (tid + u * NT < DN) qs[tid + u * NT] = qv[u];
     __syncthreads(); /* qs */
     float acc = 0.0f;
 #pragma unroll
-    for (int d = 0; d < DN; d++) acc = __fmaf_rn(qs[d], w[d], acc);
-    if (on) q_lat[(int64_t)h * kv_rank + c] = acc;
+    for (int p = 0; p < NS; p++) {
+        if (part == p) {
+            if (p) acc = carry[l];
+#pragma unroll
+            for (int d = 0; d < DP; d++) acc = __fmaf_rn(qs[p * DP + d], w[d], acc);
+            if (p + 1 < NS) carry[l] = acc;
+        }
+        if (p + 1 < NS) __syncthreads(); /* carry */
+    }
+    if (part == NS - 1 && on) q_lat[(int64_t)h * kv_rank + c] = acc;
 }
 
 static size_t absorb_smem(int32_t d_nope, int tt) {
@@ -845,8 +871,8 @@ static void absorb_q_f32_arm(const dense_plan &p, const float *q_nope, const flo
     const bool vec = kv_rank % (4 * split) == 0 && ((uintptr_t)wk_b & 15) == 0;
     if constexpr (TT == 1) {
         if (d_nope == AB_REG_DN) {
-            const dim3 grid((unsigned)n_head, (unsigned)((kv_rank + AB_REG_NT - 1) / AB_REG_NT));
-            absorb_q_reg_f32<<<grid, AB_REG_NT, 0, st>>>(q_nope, wk_b, q_lat, kv_rank);
+            const dim3 grid((unsigned)n_head, (unsigned)((kv_rank + AB_REG_NC - 1) / AB_REG_NC));
+            absorb_q_reg_f32<<<grid, AB_REG_NC * AB_REG_NS, 0, st>>>(q_nope, wk_b, q_lat, kv_rank);
             return;
         }
     }

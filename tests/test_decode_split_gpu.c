@@ -67,9 +67,10 @@
     .scale = MLA_GLM5_SCALE
 
 /* absorb_q's register arm (absorb_q_reg_f32: t_q 1, d_nope 192; absorb_q_cp_f32 before the
- * fourteenth session) takes blocks of 256 columns of a head: at kv_rank 260 each head's second
- * block holds 4 columns, and its other threads load column 0's weights and store nothing
- * (decompress runs its general arm here: kv_rank is not 512). */
+ * fourteenth session) takes blocks of 128 columns of a head (256 until the twenty-second
+ * session), two threads a column: at kv_rank 260 each head's third block holds 4 columns, and its
+ * other threads load column 0's weights and store nothing (decompress runs its general arm here:
+ * kv_rank is not 512). */
 #define ABSORB_PARTIAL_GEOM                                                                        \
     .n_head = 3, .kv_rank = 260, .d_rope = MLA_GLM5_D_ROPE, .d_nope = MLA_GLM5_D_NOPE, .d_v = 200, \
     .rope_base = MLA_GLM5_ROPE_BASE, .scale = MLA_GLM5_SCALE
