@@ -8,7 +8,7 @@
  * barrier waits for them behind each thread's 192 loads, and the whole chain (192 dependent fmas,
  * about 0.4 us at 4 cycles) follows the block's last byte. Rows, each a standalone kernel:
  *   launcher          memra_mla_absorb_q_f32 (the reference bytes);
- *   R q after         a copy of the shipped arm;
+ *   R q after         a copy of the arm before a785bda (the launcher since: 128 x 2, q first);
  *   R q first         the q_nope element loaded into a register before the weights, stored after;
  *   R ... no chain    the same loads, the 192 products summed in 4 independent chains (other
  *                     bytes: a timing probe of the chain's cost, not a candidate);
@@ -144,7 +144,7 @@ int main(void) {
                     o_ref,
                     -1,
                     {}});
-    add("R 256 x 1, q after (the shipped arm)", launch<256, 1, false, 0>, 0);
+    add("R 256 x 1, q after (the arm before a785bda)", launch<256, 1, false, 0>, 0);
     add("R 256 x 1, q first", launch<256, 1, true, 0>, 0);
     add("R 256 x 1, q after, no chain (4 sums: timing only)", launch<256, 1, false, 1>, -2);
     add("R 256 x 1, q first, no chain (4 sums: timing only)", launch<256, 1, true, 1>, -2);
