@@ -797,13 +797,15 @@ template <int KR, int TT> static size_t decompress_flat_smem(void) {
  * serial chain in ascending d over the q_nope row staged in static shared memory, the same chain
  * as absorb_q_bulk_f32's (so the same bytes), with no ring, no copies, no large carveout, no
  * per-chunk waits and no block-index division. Each thread's q_nope element is loaded before its
- * weights and stored after them, so the chain does not wait on a load queued behind them. The
+ * weights and stored after them (in this form its order measured the same: 9.70 us either way;
+ * in the one-thread form ptxas hoisted the store and barrier above the loads, 2.8 us slower). The
  * loads are volatile asm so that ptxas issues them all before the chain (with plain loads it
  * interleaved them with the fmas).
- * H200 (probe_absorb_tail, glm5 decode, bytes identical; twenty-second session): 128 columns x 2
- * parts 9.76 us against 10.02 for the fourteenth session's one thread a column in blocks of 256
- * (the same form with the four chains of independent sums, other bytes: 9.89), and a read of the
- * same bytes 9.25. Earlier (fourteenth session, probe_dense_flat): one thread a column 9.89 /
+ * H200 (probe_absorb_tail, glm5 decode, bytes identical; twenty-second session, two runs):
+ * 128 columns x 2 parts 9.76 / 9.70 us against 9.89 / 10.02 for the fourteenth session's one
+ * thread a column in blocks of 256, whose chain costs only 0.13 us (the same loads summed in four
+ * independent chains, other bytes: 9.76 / 9.89); a read of the same bytes 9.18 / 9.25; the tier
+ * 10.14 -> 9.89 us. Earlier (fourteenth session, probe_dense_flat): one thread a column 9.89 /
  * 10.02 us in blocks of 256, 10.14 / 10.21 in blocks of 128, against 10.53 / 10.66 for the
  * thirteenth session's all-at-once cp.async arm (absorb_q_cp_f32, which that replaced: a 192 KB
  * ring, 12 block-wide chunk waits), whose own read needs the largest carveout (a plain read of
