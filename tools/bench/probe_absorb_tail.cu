@@ -35,12 +35,6 @@
 
 enum { H = MLA_GLM5_N_HEAD, R = MLA_GLM5_KV_RANK, DN = MLA_GLM5_D_NOPE };
 
-static __device__ __forceinline__ float ld_pinned(const float *p) {
-    float v;
-    asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
-    return v;
-}
-
 /* MODE 0: the serial chain (the shipped bytes); 1: four independent chains (timing only);
  * 2: the weights xor-folded, no q (timing only). */
 template <int NC, int NS, bool QFIRST, int MODE>
@@ -189,10 +183,6 @@ int main(void) {
         r.same = memcmp(got.data(), ref.data(), n * 4) == 0;
         bad += !r.same;
     }
-    auto med = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
     printf("probe_absorb_tail on %s (%d SMs): glm5 decode absorb_q; medians of 30 launches after "
            "an L2 flush, the median of 5 interleaved rounds (min / max of the rounds beside); "
            "empty kernel %.2f us\n\n",
@@ -200,7 +190,7 @@ int main(void) {
     printf("| row | us | rounds | bytes == launcher |\n| --- | ---: | --- | --- |\n");
     for (auto &r : rows) {
         const auto mm = std::minmax_element(r.t.begin(), r.t.end());
-        printf("| %s | %.2f | %.2f-%.2f | %s |\n", r.name, med(r.t), *mm.first, *mm.second,
+        printf("| %s | %.2f | %.2f-%.2f | %s |\n", r.name, median_of(r.t), *mm.first, *mm.second,
                !r.out         ? "(a read)"
                : r.same == -1 ? "(the reference)"
                : r.same == -2 ? "(timing only)"

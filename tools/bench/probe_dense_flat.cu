@@ -217,14 +217,9 @@ static_assert(DN == 192 && A_NCH == 12 && DN <= A_COLS, "ab_warp128's unrolled c
  * batch's loads issued before the current batch's chain (the rows run BATCH = DN: every load at
  * once, 234 registers; with smaller batches ptxas interleaved the loads with the chain). The
  * q_nope row is staged in 768 B of static shared memory. The question: is the ring (its 192 KB
- * carveout, the copies, the waits) what keeps absorb 1.3 us above the read of wk_b? */
-/* a load the compiler may not sink to its use (volatile asm keeps the program order of the loads,
- * so a batch's loads are all issued before the chain that waits on the previous batch's) */
-static __device__ __forceinline__ float ld_pinned(const float *p) {
-    float v;
-    asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
-    return v;
-}
+ * carveout, the copies, the waits) what keeps absorb 1.3 us above the read of wk_b? The loads
+ * are ld_pinned (probe_util.cuh), so a batch's loads are all issued before the chain that waits on
+ * the previous batch's. */
 template <int NT, int BATCH>
 static __global__ void __launch_bounds__(NT)
     ab_reg(const float *__restrict__ q_nope, const float *__restrict__ w,
@@ -504,16 +499,12 @@ int main(void) {
         r.same = memcmp(got.data(), ref[r.kind].data(), n * 4) == 0;
         bad += !r.same;
     }
-    auto med = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
     printf("probe_dense_flat on %s (%u SMs): glm5 decode; medians of 30 launches after an L2 "
            "flush, the median of 3 interleaved rounds; empty kernel %.2f us\n\n",
            prop.name, sms, t_empty);
     printf("| row | us | bytes == launcher |\n| --- | ---: | --- |\n");
     for (auto &r : rows)
-        printf("| %s | %.2f | %s |\n", r.name, med(r.t),
+        printf("| %s | %.2f | %s |\n", r.name, median_of(r.t),
                !r.out       ? "(a read)"
                : r.same < 0 ? "(the reference)"
                : r.same     ? "yes"

@@ -328,17 +328,13 @@ int main(void) {
         r.same = memcmp(got.data(), ref, r.n * 4) == 0;
         bad += !r.same;
     }
-    auto med = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
     printf("probe_dense_prefetch on %s: glm5 decode; medians of 30 launches after an L2 flush, "
            "the median of 3 interleaved rounds; empty kernel %.2f us\n\n",
            prop.name, t_empty);
     printf("| row | us | of its read floor | bytes == launcher |\n| --- | ---: | ---: | --- |\n");
     for (auto &r : rows) {
         const double f = r.n == n_dv ? floor_dv : floor_ab;
-        printf("| %s | %.2f | %.0f%% | %s |\n", r.name, med(r.t), 100 * f / med(r.t),
+        printf("| %s | %.2f | %.0f%% | %s |\n", r.name, median_of(r.t), 100 * f / median_of(r.t),
                r.same < 0 ? "(the reference)"
                : r.same   ? "yes"
                           : "NO");

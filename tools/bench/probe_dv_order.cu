@@ -207,24 +207,20 @@ int main(void) {
                  t_ab = median_us(ab),
                  t_ab_p = median_us(ab, [&] { empty_kernel<<<g1, 256, sm_ab>>>(g_sink); });
     CK(cudaFuncSetAttribute(stream_read, cudaFuncAttributeMaxDynamicSharedMemorySize, 0));
-    auto med = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
     printf("probe_dv_order on %s: decompress_v glm5 decode, %.2f MB of wv_b; medians of 30 "
            "launches after an L2 flush, the median of 3 interleaved rounds\n\n",
            prop.name, nw * 4 / 1e6);
     printf("| row | us | of the read floor |\n| --- | ---: | ---: |\n");
     const double f = best_floor;
-    printf("| kernel: memra_mla_decompress_v_f32 (fmaf chains) | %.2f | %.0f%% |\n", med(t_kernel),
-           100 * f / med(t_kernel));
-    printf("| order A: the shipped order, no chains | %.2f | %.0f%% |\n", med(t_a),
-           100 * f / med(t_a));
-    printf("| order B: each warp's 64 KB in address order, no chains | %.2f | %.0f%% |\n", med(t_b),
-           100 * f / med(t_b));
+    printf("| kernel: memra_mla_decompress_v_f32 (fmaf chains) | %.2f | %.0f%% |\n",
+           median_of(t_kernel), 100 * f / median_of(t_kernel));
+    printf("| order A: the shipped order, no chains | %.2f | %.0f%% |\n", median_of(t_a),
+           100 * f / median_of(t_a));
+    printf("| order B: each warp's 64 KB in address order, no chains | %.2f | %.0f%% |\n",
+           median_of(t_b), 100 * f / median_of(t_b));
     printf("| order C: each block's 256 KB in order, 16 KB bulk copies, no chains | %.2f | %.0f%% "
            "|\n",
-           med(t_c), 100 * f / med(t_c));
+           median_of(t_c), 100 * f / median_of(t_c));
     printf("| floor: streaming read | %.2f | 100%% |\n", f);
     printf("\nThe price of the shared-memory configuration (%d blocks of 256, each launch after "
            "the flush; primed: after the flush and an untimed empty launch of the same "

@@ -4,7 +4,10 @@
  *  - fill (the realistic Philox fill of mla_fill.h, on the device) and an empty kernel;
  *  - probe_device, the device check (no device: exit 77) and the L2 flush buffer;
  *  - median_us, the median of 30 launches each after the flush (a read of twice the L2, as
- *    bench_dense times), optionally primed by an untimed launch;
+ *    bench_dense times), optionally primed by an untimed launch; median_of, the median of a
+ *    row's rounds;
+ *  - ld_pinned, a load the compiler may not sink to its use (probe_dense_flat.cu,
+ *    probe_absorb_tail.cu);
  *  - dense_decode_inputs_make, glm5 decode's inputs of decompress_v and absorb_q on the device
  *    (probe_dense_prefetch.cu, probe_dense_flat.cu). */
 #ifndef MLA_PROBE_UTIL_CUH
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -84,6 +88,20 @@ static double median_us(const std::function<void()> &fn,
         3, 30, &t));
     CK(cudaGetLastError());
     return t[t.size() / 2] * 1e3;
+}
+
+/* The median of v (the upper one of an even count), as every probe's table reads its rounds. */
+static double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+/* A load the compiler may not sink to its use: volatile asm keeps the program order of the loads,
+ * so a thread's loads are all issued before the chain that waits on them. */
+static __device__ __forceinline__ float ld_pinned(const float *p) {
+    float v;
+    asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
 }
 
 /* glm5 decode (one token): wv_b [H][d_v][R], wk_b [H][d_nope][R], o_lat [H][R], q_nope [H][d_nope],
