@@ -12,9 +12,9 @@
  * bands), leaves an o_lat word unwritten (poison) or modifies an input. Without a device the
  * launcher must return the CUDA band.
  *
- * The MEMRA_MLA_TC_ATTN arms (kernels/mla_door.h: mla_attn_gathered_tc_f32, tf32 and 3xtf32) run
- * on the same draw, each into its own poisoned o_lat: where the door's coverage rule holds
- * (tests/lib/tc_attn.h, tc_attn_covers: about a fifth of the draws) each must launch,
+ * The MEMRA_MLA_TC_ATTN arms (kernels/mla_door.h: mla_attn_gathered_tc_f32, tf32, 3xtf32 and
+ * bf16) run on the same draw, each into its own poisoned o_lat: where the arm's coverage rule
+ * holds (tests/lib/tc_attn.h, tc_attn_covers: about a fifth of the draws) each must launch,
  * write every word, give +0 for an empty list and stay within class attn of the oracle under
  * its own walk and arithmetic (tc_attn_walk / tc_attn_arith, the statement the stage files and
  * tests/test_tc_attn_gpu.c share); elsewhere each must return
@@ -129,21 +129,25 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     check_empty_queries(t, orc, "oracle", n_valid, tq, H, R, zeros);
     tb_compare(t, "o_lat", ST_F32, 3, shape, alt, "oracle (list reordered)", orc, "oracle",
                MLA_TOL_ATTN, atol, 0);
-    static const char *const TC_WHAT[2] = {"attn_gathered TC arm tf32",
-                                           "attn_gathered TC arm 3xtf32"};
-    static const int TC_ARM[2] = {TC_ATTN_TF32, TC_ATTN_3XTF32}; /* tests/lib/tc_attn.h */
+    enum { N_ARMS = 3 };
+    static const char *const TC_WHAT[N_ARMS] = {
+        "attn_gathered TC arm tf32", "attn_gathered TC arm 3xtf32", "attn_gathered TC arm bf16"};
+    static const int TC_ARM[N_ARMS] = {TC_ATTN_TF32, TC_ATTN_3XTF32,
+                                       TC_ATTN_BF16}; /* tests/lib/tc_attn.h */
     if (fuzz_gpu_enabled()) {
         fuzz_buf *dout = fuzz_out(t, "o_lat", nq * 4, "attn_gathered", 1); /* poisoned */
         /* the TC arms' outputs: full or untouched, decided after the upload (the alignment) */
-        fuzz_buf *dtc[2] = {fuzz_out(t, "o_lat", nq * 4, TC_WHAT[0], 0),
-                            fuzz_out(t, "o_lat", nq * 4, TC_WHAT[1], 0)};
+        fuzz_buf *dtc[N_ARMS] = {fuzz_out(t, "o_lat", nq * 4, TC_WHAT[0], 0),
+                                 fuzz_out(t, "o_lat", nq * 4, TC_WHAT[1], 0),
+                                 fuzz_out(t, "o_lat", nq * 4, TC_WHAT[2], 0)};
         fuzz_gpu_upload(t);
         fuzz_launched(t,
                       memra_mla_attn_gathered_f32(dql->dev, dr ? dqp->dev : NULL, dc->dev, di->dev,
                                                   dout->dev, H, R, dr, tq, ns, scale, NULL),
                       "attn_gathered");
-        const int covered = tc_attn_covers(R, dr, dc->dev);
-        for (int a = 0; a < 2; a++) {
+        int covered_by[N_ARMS];
+        for (int a = 0; a < N_ARMS; a++) {
+            const int covered = covered_by[a] = tc_attn_covers(TC_ARM[a], R, dr, dc->dev);
             const int rc =
                 mla_attn_gathered_tc_f32(dql->dev, dr ? dqp->dev : NULL, dc->dev, di->dev,
                                          dtc[a]->dev, H, R, dr, tq, ns, scale, TC_ARM[a], NULL);
@@ -158,9 +162,9 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         check_empty_queries(t, dout->got, "kernel", n_valid, tq, H, R, zeros);
         tb_compare(t, "o_lat", ST_F32, 3, shape, dout->got, "kernel", orc, "oracle", MLA_TOL_ATTN,
                    katol, 0);
-        for (int a = 0; a < 2; a++) {
+        for (int a = 0; a < N_ARMS; a++) {
             const size_t left = tb_count_poison(dtc[a]->got, nq);
-            if (!covered) {
+            if (!covered_by[a]) {
                 FUZZ_TB_ASSERT(t, left == nq, "%s declined but wrote %zu of o_lat's %zu words",
                                TC_WHAT[a], nq - left, nq);
                 continue;
@@ -181,7 +185,7 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
         FUZZ_ASSERT_CUDA_BAND(
             t, memra_mla_attn_gathered_f32(ql, qpe, cache, idx, alt, H, R, dr, tq, ns, scale, NULL),
             "attn_gathered");
-        for (int a = 0; a < 2; a++)
+        for (int a = 0; a < N_ARMS; a++)
             FUZZ_ASSERT_CUDA_BAND(t,
                                   mla_attn_gathered_tc_f32(ql, qpe, cache, idx, alt, H, R, dr, tq,
                                                            ns, scale, TC_ARM[a], NULL),

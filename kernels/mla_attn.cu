@@ -209,17 +209,19 @@ static __device__ __forceinline__ void at_split_tf32(float x, uint32_t &hi, uint
 
 #define AT_TC_MAX_NT 8 /* P . V n-tiles of 8 columns per warp: kv_rank <= 8 warps x 64 */
 
-/* The door's final o_lat with one chunk, from its output fragments: acc[mt][nt] is the m16n8
+/* The doors' final o_lat with one chunk, from their output fragments (MT m-tiles of 16 heads:
+ * the tf32 arm's 2, the bf16 arm's 4): acc[mt][nt] is the m16n8
  * accumulator of heads h0 + 16 mt + fg and + 8 (values 0, 1 and 2, 3), columns c0 + 8 nt + 2 ft
  * and + 1; fin_m / fin_l / fin_p the block's final max, denominator and poison flag per head of
  * the tile. Each lane writes its pairs: +0 for an empty row, NaN for a poisoned or infinite-max
  * one, else v / l. */
+template <int MT>
 static __device__ __forceinline__ void
 at_store_frags(float *o_lat, int64_t i, int32_t n_head, int32_t h0, int32_t kv_rank, int32_t c0,
-               int32_t nnt, const float (&acc)[2][AT_TC_MAX_NT][4], const float *fin_m,
+               int32_t nnt, const float (&acc)[MT][AT_TC_MAX_NT][4], const float *fin_m,
                const float *fin_l, const float *fin_p, bool nonempty, int fg, int ft) {
 #pragma unroll
-    for (int mt = 0; mt < 2; mt++)
+    for (int mt = 0; mt < MT; mt++)
 #pragma unroll
         for (int half = 0; half < 2; half++) {
             const int hh = mt * 16 + fg + 8 * half;
@@ -1219,14 +1221,427 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
             }
         }
     } else {
-        at_store_frags(o_lat, i, n_head, h0, kv_rank, vc0, nnt, o, fin_m, fin_l, fin_p, nonempty,
-                       fg, ft);
+        at_store_frags<2>(o_lat, i, n_head, h0, kv_rank, vc0, nnt, o, fin_m, fin_l, fin_p, nonempty,
+                          fg, ft);
     }
     if (n_chunks > 1 && sq == 0 && h0 + sh < n_head) {
         float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + h0 + sh) * 3;
         ml[0] = m_run;
         ml[1] = l_run;
         ml[2] = !nonempty ? 0.0f : poison ? 2.0f : 1.0f;
+    }
+}
+
+/* ---- the bf16 door arm: attn_tc_bf16 (MEMRA_MLA_TC_ATTN=bf16, kernels/mla_door.h) -----------
+ * The tf32 arm's walk with a 64-head tile, so that every cache tile serves all 64 heads of a
+ * glm5 query (the tf32 arm's 32-head tiles read each row twice, the second time from L2) and
+ * every B fragment feeds four m-tiles. Block = (chunk, query i, 64-head group) of its own plan
+ * (mla_attn_tcb_chunk_slots: about 132 blocks), 256 threads (8 warps), one block per SM:
+ *  - q: the tile's [q_lat | q_pe] rows as bf16 A fragments in registers (cvt.rn, round to nearest
+ *    even), loaded from global memory once a block; warp w holds k16 steps [w K16 / 8,
+ *    (w + 1) K16 / 8) of the four 16-head m-tiles (K16 = width / 16 <= 36: at most TCB_KS = 5
+ *    steps, 80 registers). Within k16 step k the thread of fragment column t holds the k
+ *    positions 2t, 2t + 1, 2t + 8, 2t + 9; they map to the four columns 32 (k / 2) + 8 t +
+ *    4 (k % 2) .. + 3 (a permutation of each 32 columns, the same for q and the cache), so a B
+ *    fragment is one 16-byte load;
+ *  - row tiles of TCB_JT = 32 slots, double-buffered with cp.async into f32 rows of ldk floats
+ *    (ldk = 4 mod 32: the logits' 16-byte loads and P . V's 4-byte loads are conflict-free),
+ *    a row per 8 threads, as the tf32 arm;
+ *  - per tile: (1) each warp's partial logits S[64 heads][32 slots] over its k16 steps, an
+ *    n-tile of 8 slots at a time (one accumulator per m-tile, the cache elements converted to
+ *    bf16 by cvt.rn as they are loaded), stored to sp with the column XOR (8 (head % 4));
+ *    (2) the 8 partials summed in f32 in warp order and scaled, and the tf32 arm's online
+ *    softmax for heads sh and sh + 32 (8 threads a head, 4 slots each); P stored as bf16 (cvt.rn),
+ *    l from the f32 weights; (3) warp w owns output columns [w kv_rank / 8, ...) of all 64 heads:
+ *    O *= alpha (f32), then O += P . V by mma over the tile's 2 k16 steps (V's elements converted
+ *    by cvt.rn as loaded: the slots in natural order);
+ *  - 3 barriers per tile; the edge semantics (NaN poison, +-inf, empty lists, zero-filled invalid
+ *    slots never read), the rare path of an infinite logit, the partials and the combine are the
+ *    tf32 arm's. A NaN stays a NaN through cvt.rn.bf16x2 (there is no low-payload case).
+ * Measured on the H200 (twenty-third session, docs/performance.md), against the tf32 arm in one
+ * run: decode 32K 66.6 / 59.1 us, verify 178.6 / 193.3, decode 8K 36.3 / 26.3, decode 128K
+ * 182.9 / 187.2. A row tile of 64 heads costs about twice one of 32 (ncu: 74% of cycles with no
+ * eligible warp, the tensor pipe 14% busy): the three phases' dependent chains, not the bytes or
+ * the mma, set the time, and each block also loads q (147 KB) and writes a 128 KB partial.
+ * Withdrawn after measuring: 16 warps in two 32-head groups sharing the tile (72.2 us at decode
+ * 32K: 128 registers, the softmax state spilled, the groups still in lockstep at each barrier),
+ * and 64 chunks at decode (100.6 us: half the SMs idle). */
+#define TCB_NT 256
+#define TCB_HT 64
+#define TCB_JT MLA_TC_ATTN_TILE
+#define TCB_KS 5   /* k16 steps per warp, at most (width <= MLA_TC_BF16_MAX_WIDTH) */
+#define TCB_PLB 40 /* P row stride in bf16 (80 bytes: ldmatrix's 8 rows hit 8 distinct 16 B) */
+static_assert(TCB_JT == 32 && TCB_NT == 256 && MLA_TC_BF16_MAX_WIDTH <= 16 * 8 * TCB_KS,
+              "the bf16 arm's thread layouts assume these");
+
+/* Row stride (floats) of the bf16 arm's cache tile: the width rounded up to 4, then to 4 mod 32. */
+static __host__ __device__ constexpr int32_t tcb_ldk(int32_t width) {
+    int32_t l = (width + 3) & ~3;
+    while ((l & 31) != 4) l += 4;
+    return l;
+}
+
+static size_t tcb_smem_bytes(int32_t width) {
+    return (2 * (size_t)TCB_JT * tcb_ldk(width) /* ks [2][32][ldk] */
+            + (size_t)8 * TCB_HT * TCB_JT       /* sp [8][64][32] (swizzled) */
+            + (size_t)TCB_HT * 4                /* alpha, final m / l / poison */
+            + 3 * (size_t)TCB_JT) *
+               sizeof(float)               /* rows_s [3][32] (int32) */
+           + (size_t)TCB_HT * TCB_PLB * 2; /* ps [64][PLB] (bf16) */
+}
+
+/* (lo, hi) as a bf16x2 operand register: lo in the low half (the lower k position), each rounded
+ * to nearest even (cvt.rn; a NaN stays a NaN, an infinity an infinity). */
+static __device__ __forceinline__ uint32_t tcb_pack(float lo, float hi) {
+    uint32_t r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+static __device__ __forceinline__ void tcb_mma(float c[4], const uint32_t a[4],
+                                               const uint32_t b[2]) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* KSW > 0: width 64 KSW with kv_rank 512, every stride and bound a constant; KSW = 0: any
+ * covered shape (at_tcb_eligible), from the arguments. */
+template <class Walk, int KSW>
+static __global__ void __launch_bounds__(TCB_NT, 1)
+    attn_tc_bf16(const float *__restrict__ q_lat, const float *__restrict__ q_pe,
+                 const float *__restrict__ cache, Walk walk, float *__restrict__ o_lat,
+                 float *__restrict__ ws_o, float *__restrict__ ws_ml, int32_t n_head,
+                 int32_t kv_rank, int32_t d_rope, int32_t t_q, float scale, int32_t n_hg,
+                 int64_t chunk_slots, int32_t n_chunks) {
+    extern __shared__ __align__(16) float smem[];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int fg = lane >> 2, ft = lane & 3; /* fragment row group, thread in group */
+    constexpr int32_t C_LDK = tcb_ldk(64 * KSW);
+    const int32_t width = KSW ? 64 * KSW : kv_rank + d_rope;
+    const int32_t ldk = KSW ? C_LDK : tcb_ldk(width), wp4 = width >> 2;
+    const int32_t nks = width >> 4, ka = warp * nks / 8, kb = (warp + 1) * nks / 8;
+    const int32_t ksw = kb - ka; /* this warp's k16 steps */
+
+    float *ks = smem;                                  /* [2][32][ldk] */
+    float *sp = ks + 2 * (size_t)TCB_JT * ldk;         /* [8][64][32] */
+    float *alpha_s = sp + (size_t)8 * TCB_HT * TCB_JT; /* [64] */
+    float *fin_m = alpha_s + TCB_HT, *fin_l = fin_m + TCB_HT, *fin_p = fin_l + TCB_HT;
+    int32_t *rows_s = (int32_t *)(fin_p + TCB_HT);    /* [3][32] */
+    uint16_t *ps = (uint16_t *)(rows_s + 3 * TCB_JT); /* [64][PLB] */
+
+    const int64_t n_tiles = (int64_t)t_q * n_hg;
+    const int64_t tile = (int64_t)blockIdx.x % n_tiles;
+    const int32_t chunk = (int32_t)((int64_t)blockIdx.x / n_tiles);
+    const int64_t i = tile / n_hg;
+    const int32_t h0 = (int32_t)(tile - i * n_hg) * TCB_HT;
+    const int64_t n_qh = (int64_t)t_q * n_head;
+    const int64_t c_begin = (int64_t)chunk * chunk_slots;
+    int64_t c_end = c_begin + chunk_slots;
+    const int64_t w_len = walk.length(i);
+    if (c_end > w_len) c_end = w_len;
+    const int32_t n_k = c_end > c_begin ? (int32_t)((c_end - c_begin + TCB_JT - 1) / TCB_JT) : 0;
+
+    if (n_k == 0) { /* an empty partial (only with several chunks), as the f32 arm */
+        for (int32_t e = tid; e < TCB_HT * kv_rank; e += TCB_NT) {
+            const int32_t hh = e / kv_rank, h = h0 + hh;
+            if (h < n_head)
+                ws_o[((int64_t)chunk * n_qh + i * n_head + h) * kv_rank + (e - hh * kv_rank)] =
+                    0.0f;
+        }
+        if (tid < TCB_HT && h0 + tid < n_head) {
+            float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + h0 + tid) * 3;
+            ml[0] = -INFINITY;
+            ml[1] = 0.0f;
+            ml[2] = 0.0f;
+        }
+        return;
+    }
+
+    const int32_t cr = tid >> 3, cq = tid & 7;
+    auto stage = [&](int32_t k) {
+        if (tid < TCB_JT) {
+            const int64_t s = c_begin + (int64_t)k * TCB_JT + tid;
+            rows_s[(k % 3) * TCB_JT + tid] = (k < n_k && s < c_end) ? walk.row(i, s) : -1;
+        }
+    };
+    /* Row tile k into buffer k & 1, a row per 8 threads (the tf32 arm's copies). */
+    auto issue = [&](int32_t k) {
+        float *dst = ks + (size_t)(k & 1) * TCB_JT * ldk + (size_t)cr * ldk + 4 * cq;
+        const int32_t row = rows_s[(k % 3) * TCB_JT + cr];
+        const bool ok = row >= 0;
+        const float *src = cache + (int64_t)(ok ? row : 0) * width + 4 * cq;
+        if (KSW) {
+#pragma unroll
+            for (int32_t u = 0; u < 2 * KSW; u++) mla_cp_async16(dst + 32 * u, src + 32 * u, ok);
+        } else {
+            for (int32_t c4 = cq; c4 < wp4; c4 += 8, dst += 32, src += 32)
+                mla_cp_async16(dst, src, ok);
+        }
+        mla_cp_async_commit();
+    };
+
+    stage(0);
+    stage(1);
+    __syncthreads();
+    issue(0);
+
+    /* q's A fragments, straight from global memory while tile 0's copies are in flight: for
+     * m-tile mt and step s, rows h0 + 16 mt + fg (+ 8) at the step's four columns c .. c + 3 of
+     * this thread (zero for heads past n_head and steps past this warp's). A step's 32-column
+     * block lies wholly in q_lat or in q_pe (kv_rank is a multiple of 64). */
+    uint32_t qf[4][TCB_KS][4];
+    {
+        const bool q16 = (((uintptr_t)q_lat | (uintptr_t)q_pe) & 15) == 0;
+#pragma unroll
+        for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+            for (int s = 0; s < TCB_KS; s++) {
+                float4 lo = make_float4(0.0f, 0.0f, 0.0f, 0.0f), hi = lo;
+                const int32_t k16 = ka + s;
+                if (s < ksw) {
+                    const int32_t c = 32 * (k16 >> 1) + 8 * ft + 4 * (k16 & 1);
+                    const int32_t ha = h0 + mt * 16 + fg, hb = ha + 8;
+                    const float *base;
+                    int32_t ld, cc;
+                    if (c < kv_rank) {
+                        base = q_lat, ld = kv_rank, cc = c;
+                    } else {
+                        base = q_pe, ld = d_rope, cc = c - kv_rank;
+                    }
+                    const float *ra = base + (i * n_head + ha) * (int64_t)ld + cc;
+                    const float *rb = base + (i * n_head + hb) * (int64_t)ld + cc;
+                    if (q16) {
+                        if (ha < n_head) lo = __ldg(reinterpret_cast<const float4 *>(ra));
+                        if (hb < n_head) hi = __ldg(reinterpret_cast<const float4 *>(rb));
+                    } else {
+                        if (ha < n_head)
+                            lo =
+                                make_float4(__ldg(ra), __ldg(ra + 1), __ldg(ra + 2), __ldg(ra + 3));
+                        if (hb < n_head)
+                            hi =
+                                make_float4(__ldg(rb), __ldg(rb + 1), __ldg(rb + 2), __ldg(rb + 3));
+                    }
+                }
+                qf[mt][s][0] = tcb_pack(lo.x, lo.y); /* (head fg, k 2 ft, 2 ft + 1) */
+                qf[mt][s][1] = tcb_pack(hi.x, hi.y); /* (head fg + 8, k 2 ft, 2 ft + 1) */
+                qf[mt][s][2] = tcb_pack(lo.z, lo.w); /* (head fg, k 2 ft + 8, 2 ft + 9) */
+                qf[mt][s][3] = tcb_pack(hi.z, hi.w); /* (head fg + 8, k 2 ft + 8, 2 ft + 9) */
+            }
+    }
+
+    /* softmax ownership: heads sh and sh + 32, slots 4 sq .. 4 sq + 3 */
+    const int sh = tid >> 3, sq = tid & 7;
+    float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
+    bool poison[2] = {false, false};
+    bool any_valid = false, inf_seen = false;
+    /* P . V ownership: this warp's output columns, nnt n-tiles of 8, all four m-tiles */
+    const int32_t vc0 = warp * (kv_rank / 8), nnt = KSW ? 8 : kv_rank / 64;
+    float o[4][8][4];
+#pragma unroll
+    for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++)
+            o[mt][nt][0] = o[mt][nt][1] = o[mt][nt][2] = o[mt][nt][3] = 0.0f;
+    /* P's A fragments by ldmatrix.x4: lanes 8 j .. 8 j + 7 address the rows of 8 x 8 matrix j
+     * (rows (j & 1) * 8 + lane % 8, columns (j >> 1) * 8 .. + 7), the standard m16n8k16 layout */
+    const uint32_t pa = (uint32_t)__cvta_generic_to_shared(
+        ps + ((lane & 7) + ((lane >> 3) & 1) * 8) * TCB_PLB + (lane >> 4) * 8);
+
+    for (int32_t k = 0; k < n_k; k++) {
+        mla_cp_async_wait<0>();
+        __syncthreads(); /* (a) tile k visible; tile k - 1's buffer, sp, ps and alpha_s free */
+        if (k + 1 < n_k) issue(k + 1);
+        stage(k + 2);
+        float *buf = ks + (size_t)(k & 1) * TCB_JT * ldk;
+        const int32_t *rt = rows_s + (k % 3) * TCB_JT;
+
+        /* 1. this warp's partial logits, an n-tile of 8 slots at a time */
+        {
+            const float *bs = buf + fg * ldk + 8 * ft;
+            float *spw = sp + (size_t)warp * TCB_HT * TCB_JT;
+            /* not unrolled: unrolled, the four n-tiles' addresses and accumulators spilled 136 B
+             * a thread beside q's 80 registers and O's 128 (ptxas, 255 registers) */
+#pragma unroll 1
+            for (int nt = 0; nt < 4; nt++) {
+                float sa[4][4];
+#pragma unroll
+                for (int mt = 0; mt < 4; mt++) sa[mt][0] = sa[mt][1] = sa[mt][2] = sa[mt][3] = 0.0f;
+#pragma unroll
+                for (int s = 0; s < TCB_KS; s++) {
+                    if (s >= ksw) break;
+                    const int32_t k16 = ka + s;
+                    const float4 kv4 = *reinterpret_cast<const float4 *>(
+                        bs + nt * 8 * ldk + 32 * (k16 >> 1) + 4 * (k16 & 1));
+                    const uint32_t b[2] = {tcb_pack(kv4.x, kv4.y), tcb_pack(kv4.z, kv4.w)};
+#pragma unroll
+                    for (int mt = 0; mt < 4; mt++) tcb_mma(sa[mt], qf[mt][s], b);
+                }
+#pragma unroll
+                for (int mt = 0; mt < 4; mt++) {
+                    const int hr = mt * 16 + fg;
+                    const int col = (nt * 8 + 2 * ft) ^ (8 * (fg & 3));
+                    *reinterpret_cast<float2 *>(spw + hr * TCB_JT + col) =
+                        make_float2(sa[mt][0], sa[mt][1]);
+                    *reinterpret_cast<float2 *>(spw + (hr + 8) * TCB_JT + col) =
+                        make_float2(sa[mt][2], sa[mt][3]);
+                }
+            }
+        }
+        __syncthreads(); /* (b) partials */
+
+        /* 2. logits of heads sh and sh + 32, slots 4 sq .. 4 sq + 3; the online softmax */
+        bool vd[4];
+#pragma unroll
+        for (int x = 0; x < 4; x++) vd[x] = rt[4 * sq + x] >= 0;
+#pragma unroll
+        for (int hp = 0; hp < 2; hp++) {
+            const int hh = sh + 32 * hp;
+            const int col = (4 * sq) ^ (8 * (hh & 3));
+            float4 d = *reinterpret_cast<const float4 *>(sp + hh * TCB_JT + col);
+#pragma unroll
+            for (int w = 1; w < 8; w++) {
+                const float4 e = *reinterpret_cast<const float4 *>(
+                    sp + ((size_t)w * TCB_HT + hh) * TCB_JT + col);
+                d.x = __fadd_rn(d.x, e.x);
+                d.y = __fadd_rn(d.y, e.y);
+                d.z = __fadd_rn(d.z, e.z);
+                d.w = __fadd_rn(d.w, e.w);
+            }
+            const float lg[4] = {__fmul_rn(scale, d.x), __fmul_rn(scale, d.y),
+                                 __fmul_rn(scale, d.z), __fmul_rn(scale, d.w)};
+            float lm = -INFINITY;
+            int nan_here = 0;
+#pragma unroll
+            for (int x = 0; x < 4; x++) {
+                inf_seen |= vd[x] & (fabsf(lg[x]) == INFINITY); /* no branch: | and & */
+                if (vd[x]) {
+                    any_valid = true;
+                    if (lg[x] != lg[x])
+                        nan_here = 1;
+                    else
+                        lm = fmaxf(lm, lg[x]);
+                }
+            }
+#pragma unroll
+            for (int off = 1; off < 8; off <<= 1)
+                lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, off));
+            const uint32_t nan_lanes = __ballot_sync(0xffffffffu, nan_here != 0);
+            poison[hp] = poison[hp] || ((nan_lanes >> (lane & 24)) & 0xFFu) != 0;
+            const float m_new = fmaxf(m_run[hp], lm);
+            const bool live = m_new != -INFINITY;
+            float alpha = 1.0f;
+            if (live) alpha = expf(m_run[hp] - m_new); /* m_run = -inf: 0; same max: exactly 1 */
+            float p[4];
+#pragma unroll
+            for (int x = 0; x < 4; x++)
+                p[x] = (live && vd[x] && lg[x] == lg[x]) ? expf(lg[x] - m_new) : 0.0f;
+            *reinterpret_cast<uint2 *>(ps + hh * TCB_PLB + 4 * sq) =
+                make_uint2(tcb_pack(p[0], p[1]), tcb_pack(p[2], p[3]));
+            float ls = __fadd_rn(__fadd_rn(__fadd_rn(p[0], p[1]), p[2]), p[3]);
+#pragma unroll
+            for (int off = 1; off < 8; off <<= 1)
+                ls = __fadd_rn(ls, __shfl_xor_sync(0xffffffffu, ls, off));
+            l_run[hp] = __fmaf_rn(l_run[hp], alpha, ls);
+            m_run[hp] = m_new;
+            if (sq == 0) alpha_s[hh] = alpha;
+        }
+        __syncthreads(); /* (c) P, alpha */
+
+        /* 3. O = O * alpha + P . V over this warp's columns, all four m-tiles */
+#pragma unroll
+        for (int mt = 0; mt < 4; mt++) {
+            const float a0 = alpha_s[mt * 16 + fg], a1 = alpha_s[mt * 16 + fg + 8];
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) {
+                if (nt >= nnt) break;
+                o[mt][nt][0] = __fmul_rn(o[mt][nt][0], a0);
+                o[mt][nt][1] = __fmul_rn(o[mt][nt][1], a0);
+                o[mt][nt][2] = __fmul_rn(o[mt][nt][2], a1);
+                o[mt][nt][3] = __fmul_rn(o[mt][nt][3], a1);
+            }
+        }
+        const float *bv = buf + 2 * ft * ldk + vc0 + fg;
+#pragma unroll
+        for (int kk = 0; kk < TCB_JT / 16; kk++) {
+            uint32_t a[4][4];
+#pragma unroll
+            for (int mt = 0; mt < 4; mt++)
+                asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                             : "=r"(a[mt][0]), "=r"(a[mt][1]), "=r"(a[mt][2]), "=r"(a[mt][3])
+                             : "r"(pa + (uint32_t)(mt * 16 * TCB_PLB + kk * 16) * 2u));
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) {
+                if (nt >= nnt) break;
+                /* B: slots 16 kk + 2 ft, + 1, + 8, + 9 of column vc0 + 8 nt + fg */
+                const float *bk = bv + kk * 16 * ldk + nt * 8;
+                const uint32_t b[2] = {tcb_pack(bk[0], bk[ldk]),
+                                       tcb_pack(bk[8 * ldk], bk[9 * ldk])};
+#pragma unroll
+                for (int mt = 0; mt < 4; mt++) tcb_mma(o[mt][nt], a[mt], b);
+            }
+        }
+        /* no barrier: the next tile's (a) orders these reads before the next writes */
+    }
+
+    /* The rare path of an infinite logit (the tf32 arm's): a NaN in a valid row of the chunk
+     * poisons every head of the tile. */
+    if (__syncthreads_or(inf_seen)) {
+        bool nan = false;
+        for (int64_t s = c_begin + cr; s < c_end; s += TCB_NT / 8) {
+            const int64_t row = walk.row(i, s);
+            if (row < 0) continue;
+            const float4 *r4 = reinterpret_cast<const float4 *>(cache + row * width);
+            for (int32_t c4 = cq; c4 < wp4; c4 += 8) {
+                const float4 v = __ldg(r4 + c4);
+                nan = nan || v.x != v.x || v.y != v.y || v.z != v.z || v.w != v.w;
+            }
+        }
+        if (__syncthreads_or(nan)) poison[0] = poison[1] = true;
+    }
+    if (sq == 0) {
+#pragma unroll
+        for (int hp = 0; hp < 2; hp++) {
+            fin_m[sh + 32 * hp] = m_run[hp];
+            fin_l[sh + 32 * hp] = l_run[hp];
+            fin_p[sh + 32 * hp] = poison[hp] ? 1.0f : 0.0f;
+        }
+    }
+    const bool nonempty = __syncthreads_or(any_valid) != 0; /* also orders fin_* */
+    if (n_chunks > 1) {
+        /* the partial O, one 16-byte store per (m-tile, n-tile) a lane (the tf32 arm's pairing) */
+        const bool odd = ft & 1;
+        const int hh = fg + (odd ? 8 : 0);
+        const int32_t cb = vc0 + 4 * (ft >> 1);
+#pragma unroll
+        for (int mt = 0; mt < 4; mt++) {
+            const int32_t h = h0 + mt * 16 + hh;
+            float *row = ws_o + ((int64_t)chunk * n_qh + i * n_head + h) * kv_rank + cb;
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) {
+                if (nt >= nnt) break;
+                const float *v = o[mt][nt];
+                const float r0 = __shfl_xor_sync(0xffffffffu, odd ? v[0] : v[2], 1);
+                const float r1 = __shfl_xor_sync(0xffffffffu, odd ? v[1] : v[3], 1);
+                if (h < n_head)
+                    *reinterpret_cast<float4 *>(row + nt * 8) =
+                        odd ? make_float4(r0, r1, v[2], v[3]) : make_float4(v[0], v[1], r0, r1);
+            }
+        }
+        if (sq == 0) {
+#pragma unroll
+            for (int hp = 0; hp < 2; hp++) {
+                const int32_t h = h0 + sh + 32 * hp;
+                if (h >= n_head) continue;
+                float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + h) * 3;
+                ml[0] = m_run[hp];
+                ml[1] = l_run[hp];
+                ml[2] = !nonempty ? 0.0f : poison[hp] ? 2.0f : 1.0f;
+            }
+        }
+    } else {
+        at_store_frags<4>(o_lat, i, n_head, h0, kv_rank, vc0, nnt, o, fin_m, fin_l, fin_p, nonempty,
+                          fg, ft);
     }
 }
 
@@ -1242,13 +1657,16 @@ struct at_launch_plan {
     size_t o_floats, ws_bytes; /* 0 with one chunk */
 };
 
-static at_launch_plan at_plan(int32_t n_head, int32_t kv_rank, int32_t t_q, int64_t w_max) {
+static at_launch_plan at_plan(int32_t n_head, int32_t kv_rank, int32_t t_q, int64_t w_max,
+                              int tc = 0) {
     at_launch_plan p;
-    p.ht = kv_rank <= at_cfg<32>::MAX_RANK ? 32 : 8;
+    /* the bf16 door arm (tc 2): 64-head tiles on its own chunks (kernels/mla_door.h) */
+    p.ht = tc == 2 ? TCB_HT : kv_rank <= at_cfg<32>::MAX_RANK ? 32 : 8;
     p.n_hg = (n_head + p.ht - 1) / p.ht;
     p.n_tiles = (int64_t)t_q * p.n_hg;
     p.n_qh = (int64_t)t_q * n_head;
-    const int64_t cs = mla_attn_chunk_slots(n_head, kv_rank, t_q, w_max); /* kernels/mla.h */
+    const int64_t cs = tc == 2 ? mla_attn_tcb_chunk_slots(n_head, t_q, w_max)
+                               : mla_attn_chunk_slots(n_head, kv_rank, t_q, w_max); /* mla.h */
     p.chunk_slots = cs;
     p.n_chunks = (int32_t)((w_max + cs - 1) / cs);
     p.o_floats = 0;
@@ -1288,8 +1706,18 @@ template <int HT, class Walk> static cudaError_t at_set_attrs(void) {
     e = cudaFuncSetAttribute(attn_tc_f32<Walk, 9, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              tcb);
     if (e != cudaSuccess) return e;
-    return cudaFuncSetAttribute(attn_tc_f32<Walk, 10, 8>,
-                                cudaFuncAttributeMaxDynamicSharedMemorySize, tcb);
+    e = cudaFuncSetAttribute(attn_tc_f32<Walk, 10, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             tcb);
+    if (e != cudaSuccess) return e;
+    const int tbb = (int)tcb_smem_bytes(MLA_TC_BF16_MAX_WIDTH);
+    e = cudaFuncSetAttribute(attn_tc_bf16<Walk, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             tbb);
+    if (e != cudaSuccess) return e;
+    e = cudaFuncSetAttribute(attn_tc_bf16<Walk, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             tbb);
+    if (e != cudaSuccess) return e;
+    return cudaFuncSetAttribute(attn_tc_bf16<Walk, 9>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                tbb);
 }
 
 static int at_ensure_attrs(void) {
@@ -1314,6 +1742,15 @@ static bool at_tc_eligible(const at_launch_plan &p, int32_t kv_rank, int32_t d_r
            (((uintptr_t)cache) & 15) == 0;
 }
 
+/* The bf16 arm's shapes (kernels/mla_door.h): kv_rank a multiple of 64 up to 512 (8 warps of
+ * whole 8-column P . V tiles), the width a whole number of 32-column blocks up to
+ * MLA_TC_BF16_MAX_WIDTH, float4 rows. */
+static bool at_tcb_eligible(int32_t kv_rank, int32_t d_rope, const float *cache) {
+    const int32_t width = kv_rank + d_rope;
+    return kv_rank > 0 && kv_rank % 64 == 0 && kv_rank <= 512 && (width & 31) == 0 &&
+           width <= MLA_TC_BF16_MAX_WIDTH && (((uintptr_t)cache) & 15) == 0;
+}
+
 /* ws: the plan's workspace (NULL with one chunk). tc: 0 the f32 arm, 1 / 3 a tensor-core arm
  * (only where at_tc_eligible). */
 template <class Walk>
@@ -1326,6 +1763,16 @@ static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, co
     float *ws_ml = ws ? ws + p.o_floats : NULL;
     const unsigned blocks = (unsigned)(p.n_tiles * p.n_chunks);
     const bool ht32 = p.ht == 32;
+    if (tc == 2) { /* the bf16 door arm: its own kernel on its own plan (64-head tiles) */
+        auto tbk = kv_rank != 512 ? attn_tc_bf16<Walk, 0>
+                   : width == 512 ? attn_tc_bf16<Walk, 8>
+                   : width == 576 ? attn_tc_bf16<Walk, 9>
+                                  : attn_tc_bf16<Walk, 0>;
+        tbk<<<blocks, TCB_NT, tcb_smem_bytes(width), st>>>(
+            q_lat, q_pe, cache, walk, o_lat, ws, ws_ml, n_head, kv_rank, d_rope, t_q, scale, p.n_hg,
+            p.chunk_slots, p.n_chunks);
+        return;
+    }
     if (tc == 1) { /* the tf32 door arm: its own kernel on the same plan */
         /* the constant-width arms at kv_rank 512 with d_rope 0, 64, 128; any other width the
          * general arm */
@@ -1390,8 +1837,10 @@ template <class Walk>
 static int attn_walk_run(const float *q_lat, const float *q_pe, const float *cache, Walk walk,
                          int64_t w_max, float *o_lat, int32_t n_head, int32_t kv_rank,
                          int32_t d_rope, int32_t t_q, float scale, cudaStream_t st, int tc = 0) {
-    const at_launch_plan p = at_plan(n_head, kv_rank, t_q, w_max);
-    if (tc && !at_tc_eligible(p, kv_rank, d_rope, cache)) return MLA_TC_ATTN_DECLINED;
+    const at_launch_plan p = at_plan(n_head, kv_rank, t_q, w_max, tc);
+    if (tc == 2 ? !at_tcb_eligible(kv_rank, d_rope, cache)
+                : tc && !at_tc_eligible(p, kv_rank, d_rope, cache))
+        return MLA_TC_ATTN_DECLINED;
     float *ws = NULL;
     if (p.n_chunks > 1) {
         cudaMemPool_t pool;
@@ -1450,7 +1899,7 @@ extern "C" int mla_attn_absorbed_tc_f32(const float *q_lat, const float *q_pe, c
     int rc = mla_validate_attn_absorbed(q_lat, q_pe, cache, o_lat, n_head, kv_rank, d_rope, t_q,
                                         t_kv, scale);
     if (rc) return rc;
-    if (tc != 1 && tc != 3) return MLA_TC_ATTN_DECLINED;
+    if (tc != 1 && tc != 2 && tc != 3) return MLA_TC_ATTN_DECLINED;
     rc = at_ensure_attrs();
     if (rc) return rc;
     walk_causal walk = {t_kv, t_q};
@@ -1465,7 +1914,7 @@ extern "C" int mla_attn_gathered_tc_f32(const float *q_lat, const float *q_pe, c
     int rc = mla_validate_attn_gathered(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank, d_rope,
                                         t_q, n_slots, scale);
     if (rc) return rc;
-    if (tc != 1 && tc != 3) return MLA_TC_ATTN_DECLINED;
+    if (tc != 1 && tc != 2 && tc != 3) return MLA_TC_ATTN_DECLINED;
     rc = at_ensure_attrs();
     if (rc) return rc;
     walk_list walk = {idx, n_slots};

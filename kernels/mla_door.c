@@ -135,6 +135,7 @@ int mla_tc_attn_mode(void) {
     const char *v = getenv("MEMRA_MLA_TC_ATTN");
     if (v == NULL) return 0;
     if (strcmp(v, "tf32") == 0) return 1;
+    if (strcmp(v, "bf16") == 0) return 2;
     if (strcmp(v, "3xtf32") == 0) return 3;
     return 0;
 }
@@ -146,7 +147,10 @@ static void tc_attn_announce(const char *kind, int mode, int32_t t_q, int32_t n_
         fprintf(stderr,
                 "[mla-tc-attn] engaged %s t=%d heads=%d (%s tensor-core dot products; "
                 "MEMRA_MLA_TC_ATTN)\n",
-                kind, t_q, n_head, mode == 3 ? "3xTF32" : "TF32");
+                kind, t_q, n_head,
+                mode == 3   ? "3xTF32"
+                : mode == 2 ? "bf16"
+                            : "TF32");
 }
 
 int mla_door_attn_absorbed_f32(const float *q_lat, const float *q_pe, const float *cache,

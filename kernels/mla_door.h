@@ -103,6 +103,8 @@ int mla_bf16_transpose_heads(const float *src, uint16_t *dst, int32_t batch, int
  *    eighth of the k8 steps in one accumulator, the 8 partials added in f32), the online softmax
  *    in f32, and P . V accumulated by mma.sync into the output registers after their f32 rescale.
  *    Its stated walk is mla_attn_tc_walk and its arithmetic mla_attn_tc_arith (below).
+ *  - "bf16" (the second door arm, attn_tc_bf16): the tf32 arm's walk over 64-head tiles with bf16
+ *    operands, its own plan and class (mla_attn_tcb_chunk_slots, mla_attn_tcb_arith, below).
  * Both rest on the accumulator model (H) of docs/tolerances.md, measured on the H200 by
  * //tests:tf32_mma_model_gpu_test. Special values (NaN, +-inf, in q or the cache) give the
  * oracle's NaN and infinity positions in both, on rare paths (a TF32 conversion reads a NaN with
@@ -142,7 +144,61 @@ static inline void mla_attn_tc_arith(int32_t n_head, int32_t kv_rank, int32_t d_
     *pv_rel = tf + (double)pi * 18.0 * u;
 }
 
-/* 1 ("tf32"), 3 ("3xtf32") or 0 (unset, anything else), read per call. */
+/* ---- the bf16 door arm (MEMRA_MLA_TC_ATTN=bf16; kernels/mla_attn.cu attn_tc_bf16, 2026-12-03
+ * twenty-third session; docs/tolerances.md "The bf16 door arm"). The tf32 arm's walk with a
+ * 64-head tile: each cache tile is read once for all 64 heads of a glm5 query, and the logits
+ * and P . V run as mma.sync.m16n8k16 with bf16 operands (q, the cache and P rounded to nearest
+ * even) and f32 accumulators. Its class is its own, looser than the tf32 arm's by the operand
+ * rounding (2^-8 relative an operand against 2^-11). Covered: kv_rank a multiple of 64 up to
+ * 512, kv_rank + d_rope a multiple of 32 up to MLA_TC_BF16_MAX_WIDTH (the 64-head tile's shared
+ * memory: two 32-slot f32 cache tiles and the 8 warps' partial logits), a 16-byte aligned cache. */
+#define MLA_TC_BF16_MAX_WIDTH 576
+
+/* The bf16 arm's chunk plan, as mla_attn_chunk_slots (kernels/mla.h) with 64-head tiles and
+ * chunks a multiple of the 32-slot row tile: tiles = t_q ceil(n_head / 64), want = clamp(132 /
+ * tiles, 1, min(256, ceil(w_max / 32))), C = roundup(ceil(w_max / want), 32). glm5 decode
+ * (t_kv 32768): 128 chunks of 256 slots, one 64-head block each. */
+static inline int64_t mla_attn_tcb_chunk_slots(int32_t n_head, int32_t t_q, int64_t w_max) {
+    const int64_t tiles = (int64_t)t_q * ((n_head + 63) / 64);
+    int64_t want = 132 / tiles;
+    const int64_t by_len = (w_max + 31) / 32;
+    if (want > by_len) want = by_len;
+    if (want > 256) want = 256;
+    if (want < 1) want = 1;
+    const int64_t cs = (w_max + want - 1) / want;
+    return (cs + MLA_TC_ATTN_TILE - 1) / MLA_TC_ATTN_TILE * MLA_TC_ATTN_TILE;
+}
+
+/* The bf16 arm's walk is the tf32 arm's (mla_attn_tc_walk: row tiles of 32, a 4-term sum a
+ * thread and a 3-level butterfly over the head's 8 threads into the denominator). Its arithmetic
+ * beyond class attn (docs/tolerances.md, "The bf16 door arm"), for a call of this shape, under the
+ * accumulator model (H16): one mma.sync.m16n8k16 bf16 instruction is within 34u of |C| + sum
+ * |products| (17 terms), measured by //tests:tf32_mma_model_gpu_test (bf16 tests):
+ *   dot_rel = 2^-7 + 2^-16 (both operands rounded to bf16, 2^-8 each) + KI * 34u, KI the k16
+ *             steps one warp accumulates in one accumulator (ceil(K / 16 / 8));
+ *   pv_rel  = 2^-7 + 2^-16 + PI * 34u, PI = 2 per row tile of 32 over the bf16 plan's chunk
+ *             (mla_attn_tcb_chunk_slots, capped at w_max);
+ *   abs_e   = 2^-126 (1 + 2^-7): what an operand may lose below the normal range (rounded to a
+ *             bf16 subnormal, or flushed), and what an mma result may lose if flushed; the bound
+ *             adds |scale| abs_e (sum |q| + sum M + dot_inst) to the logit error and
+ *             abs_e (N M_c + N + pv_inst) to column c of the output (N terms, M the column maxima);
+ *   dot_inst = K + KI, pv_inst = PI. u = 2^-24. */
+static inline void mla_attn_tcb_arith(int32_t n_head, int32_t kv_rank, int32_t d_rope, int32_t t_q,
+                                      int64_t w_max, double *dot_rel, double *pv_rel, double *abs_e,
+                                      double *dot_inst, double *pv_inst) {
+    const double u = 1.0 / 16777216.0, bf = 1.0 / 128.0 + 1.0 / 65536.0;
+    const int64_t K = (int64_t)kv_rank + d_rope, ki = (K / 16 + 7) / 8;
+    int64_t rows = mla_attn_tcb_chunk_slots(n_head, t_q, w_max);
+    if (rows > w_max) rows = w_max;
+    const int64_t pi = (rows + MLA_TC_ATTN_TILE - 1) / MLA_TC_ATTN_TILE * (MLA_TC_ATTN_TILE / 16);
+    *dot_rel = bf + (double)ki * 34.0 * u;
+    *pv_rel = bf + (double)pi * 34.0 * u;
+    *abs_e = 0x1p-126 * (1.0 + 1.0 / 128.0);
+    *dot_inst = (double)(K + ki);
+    *pv_inst = (double)pi;
+}
+
+/* 1 ("tf32"), 2 ("bf16"), 3 ("3xtf32") or 0 (unset, anything else), read per call. */
 int mla_tc_attn_mode(void);
 
 /* Number of attention calls the TC arms ran (declines that fell back are not counted). The
@@ -150,9 +206,10 @@ int mla_tc_attn_mode(void);
 uint64_t mla_tc_attn_dispatches(void);
 
 /* attn_absorbed / attn_gathered through the door: the launchers' arguments and validation
- * (same codes); the TC arm when mla_tc_attn_mode() and the shape is covered (both arms: kv_rank
- * a multiple of 64 up to 512, so the head tile is 32; (kv_rank + d_rope) % 8 == 0 and
- * kv_rank + d_rope <= MLA_TC_ATTN_MAX_WIDTH; a 16-byte aligned cache), else the launcher. */
+ * (same codes); the TC arm when mla_tc_attn_mode() and the shape is covered (tf32 and 3xtf32:
+ * kv_rank a multiple of 64 up to 512, so the head tile is 32; (kv_rank + d_rope) % 8 == 0 and
+ * kv_rank + d_rope <= MLA_TC_ATTN_MAX_WIDTH; a 16-byte aligned cache; bf16: as stated above
+ * MLA_TC_BF16_MAX_WIDTH), else the launcher. */
 int mla_door_attn_absorbed_f32(const float *q_lat, const float *q_pe, const float *cache,
                                float *o_lat, int32_t n_head, int32_t kv_rank, int32_t d_rope,
                                int32_t t_q, int32_t t_kv, float scale, void *stream);
@@ -161,7 +218,7 @@ int mla_door_attn_gathered_f32(const float *q_lat, const float *q_pe, const floa
                                int32_t d_rope, int32_t t_q, int32_t n_slots, float scale,
                                void *stream);
 
-/* The TC arms themselves (kernels/mla_attn.cu; tc 1 or 3): the launchers' validation, then
+/* The TC arms themselves (kernels/mla_attn.cu; tc 1, 2 or 3): the launchers' validation, then
  * MLA_TC_ATTN_DECLINED without launching where the shape is not covered. */
 int mla_attn_absorbed_tc_f32(const float *q_lat, const float *q_pe, const float *cache,
                              float *o_lat, int32_t n_head, int32_t kv_rank, int32_t d_rope,

@@ -219,8 +219,9 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
     const int tc = !mode                                         ? 0
                    : !strcmp(mode, tc_attn_flag(TC_ATTN_TF32))   ? TC_ATTN_TF32
                    : !strcmp(mode, tc_attn_flag(TC_ATTN_3XTF32)) ? TC_ATTN_3XTF32
+                   : !strcmp(mode, tc_attn_flag(TC_ATTN_BF16))   ? TC_ATTN_BF16
                                                                  : 0; /* the flag's arm, or none */
-    const int rule = tc != 0 && tc_attn_covers(g->kv_rank, g->d_rope, bca->ptr);
+    const int rule = tc != 0 && tc_attn_covers(tc, g->kv_rank, g->d_rope, bca->ptr);
     tb_expectf(&t, rule == expect_tc, "case %s states expect_tc %d, the coverage rule says %d",
                g->name, expect_tc, rule);
     if (mode)
@@ -323,6 +324,10 @@ static const geom G_NINF_LATENT =
     Test(tc_attn_gpu, g##__3xtf32, .timeout = 300) {                                               \
         GPU_REQUIRE();                                                                             \
         run(#g "__3xtf32", &G, "3xtf32", 1);                                                       \
+    }                                                                                              \
+    Test(tc_attn_gpu, g##__bf16, .timeout = 300) {                                                 \
+        GPU_REQUIRE();                                                                             \
+        run(#g "__bf16", &G, "bf16", 1);                                                           \
     }
 /* The special-value edges (found 2026-12-01 in the SASS, seventh session; the tf32 door failed
  * low_payload_nan on the H200 at 7c45a04 with 4 heads finite where the oracle poisons) */
@@ -409,7 +414,7 @@ ALIGNMENT_TESTS(cache_4byte_aligned)
  * plain loads instead of its 16-byte cp.async (attn_tc_f32, fourteenth session), and its bytes
  * are those of the same q 16-byte aligned: the staged values, and so the fragments, are the same.
  * No other test passes the door a misaligned q, so without this one that path runs nowhere. */
-static void q_4byte_aligned(const char *test, const geom *g) {
+static void q_4byte_aligned_arm(const char *test, const geom *g, const char *flag) {
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, test);
     tb_set_case(&t, g->name);
@@ -425,11 +430,11 @@ static void q_4byte_aligned(const char *test, const geom *g) {
               "the test's layout: q_lat at %p and %p, q_pe at %p", io.ql.ptr, ml.ptr, mp.ptr);
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
     float *got[2];
-    setenv("MEMRA_MLA_TC_ATTN", "tf32", 1);
+    setenv("MEMRA_MLA_TC_ATTN", flag, 1);
     for (int r = 0; r < 2; r++) /* q 16-byte aligned, q 4-byte aligned: the door engages both */
-        got[r] = launch_checked(
-            &t, g, r ? &ml : &io.ql, r ? &mp : &io.qp, &io.ca, &io.ix, &io.o, 1, 1,
-            r ? "the tf32 door, q 4-byte aligned" : "the tf32 door, q 16-byte aligned");
+        got[r] =
+            launch_checked(&t, g, r ? &ml : &io.ql, r ? &mp : &io.qp, &io.ca, &io.ix, &io.o, 1, 1,
+                           r ? "the door, q 4-byte aligned" : "the door, q 16-byte aligned");
     unsetenv("MEMRA_MLA_TC_ATTN");
     tb_input_untouched(&t, &bsl, sl, "q_lat (4-byte aligned)");
     tb_input_untouched(&t, &bsp, sp, "q_pe (4-byte aligned)");
@@ -440,7 +445,16 @@ static void q_4byte_aligned(const char *test, const geom *g) {
     io_free(&io);
 }
 
+static void q_4byte_aligned(const char *test, const geom *g) {
+    q_4byte_aligned_arm(test, g, "tf32");
+}
+/* the bf16 door loads q's fragments from global memory itself: 16-byte loads where q_lat and
+ * q_pe are both 16-byte aligned, else 4-byte ones (attn_tc_bf16) */
+static void q_4byte_aligned_bf16(const char *test, const geom *g) {
+    q_4byte_aligned_arm(test, g, "bf16");
+}
 ALIGNMENT_TESTS(q_4byte_aligned)
+ALIGNMENT_TESTS(q_4byte_aligned_bf16)
 
 Test(tc_attn_gpu, door_off, .timeout = 300) {
     GPU_REQUIRE();
@@ -450,6 +464,24 @@ Test(tc_attn_gpu, door_off, .timeout = 300) {
 Test(tc_attn_gpu, declines_uncovered, .timeout = 300) {
     GPU_REQUIRE();
     run("declines_uncovered", &G_UNCOVERED, "tf32", 0);
+}
+
+Test(tc_attn_gpu, declines_uncovered__bf16, .timeout = 300) {
+    GPU_REQUIRE();
+    run("declines_uncovered__bf16", &G_UNCOVERED, "bf16", 0);
+}
+
+/* d_rope 128 (width 640): the tf32 arm covers it, the bf16 arm's 64-head tile does not fit
+ * (MLA_TC_BF16_MAX_WIDTH 576), so "bf16" falls back to the f32 launcher's bytes. */
+static const geom G_WIDE = {
+    "glm5 heads, d_rope 128 (width 640), t_kv 200", 64, 512, 128, 1, 200, 0, 0.05f, 0, 0, 0u, 0.0f};
+Test(tc_attn_gpu, declines_wide__bf16, .timeout = 300) {
+    GPU_REQUIRE();
+    run("declines_wide__bf16", &G_WIDE, "bf16", 0);
+}
+Test(tc_attn_gpu, wide__tf32, .timeout = 300) {
+    GPU_REQUIRE();
+    run("wide__tf32", &G_WIDE, "tf32", 1);
 }
 
 Test(tc_attn_gpu, bad_arguments, .timeout = 120) {
@@ -486,7 +518,8 @@ static void integer_identity(const char *test, const geom *g) {
     io_fill(&t, g, &io);
     io_halves(g, &io);
     io_upload(g, &io);
-    cr_assert(tc_attn_covers(g->kv_rank, g->d_rope, io.ca.ptr), "the case is one the arm covers");
+    cr_assert(tc_attn_covers(TC_ATTN_3XTF32, g->kv_rank, g->d_rope, io.ca.ptr),
+              "the case is one the arm covers");
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
     float *got[2];
     for (int r = 0; r < 2; r++) { /* the 3xtf32 door, the f32 launcher */
@@ -531,6 +564,27 @@ static float tf32_trunc(float x) {
     memcpy(&x, &u, 4);
     return x;
 }
+/* The bf16 arm's (cvt.rn.bf16x2.f32: round to nearest, ties to even) for a finite x, and
+ * truncation's */
+static float bf16_rne(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+static float bf16_trunc(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    u &= 0xFFFF0000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+/* Arm tc's operand rounding (1: rounded, 0: truncated) */
+static float arm_round(int tc, int rounded, float x) {
+    if (tc == TC_ATTN_BF16) return rounded ? bf16_rne(x) : bf16_trunc(x);
+    return rounded ? tf32_rna(x) : tf32_trunc(x);
+}
 
 /* The door reads q, and the cache in both products, only through cvt.rna (kernels/mla_attn.cu:
  * at_tf32_nan, at_tf32_hi, at_tf32_v; the scale multiplies the summed logits, after the mma). So on
@@ -538,7 +592,7 @@ static float tf32_trunc(float x) {
  * truncated any of the three, or rounded another way, gives other bytes for the two. The control:
  * the same door on trunc(x) must give bytes other than x's, else these inputs could not tell the
  * roundings apart (with truncation the door's bytes would be trunc(x)'s instead). */
-static void operand_rounding(const char *test, const geom *g) {
+static void operand_rounding_arm(const char *test, const geom *g, int tc) {
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, test);
     tb_set_case(&t, g->name);
@@ -554,16 +608,17 @@ static void operand_rounding(const char *test, const geom *g) {
         memcpy(orig[a], src[a], n[a] * 4);
     }
     io_upload(g, &io);
-    cr_assert(tc_attn_covers(g->kv_rank, g->d_rope, io.ca.ptr), "the case is one the arm covers");
+    cr_assert(tc_attn_covers(tc, g->kv_rank, g->d_rope, io.ca.ptr),
+              "the case is one the arm covers");
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
-    float *got[3]; /* x, rna(x), trunc(x) */
-    setenv("MEMRA_MLA_TC_ATTN", "tf32", 1);
+    float *got[3]; /* x, rna(x), trunc(x) (bf16: rne(x), trunc(x)) */
+    setenv("MEMRA_MLA_TC_ATTN", tc_attn_flag(tc), 1);
     for (int r = 0; r < 3; r++) {
         for (int a = 0; a < 3; a++) {
             size_t changed = 0;
             for (size_t e = 0; e < n[a]; e++) {
                 const float x = orig[a][e];
-                src[a][e] = r == 0 ? x : r == 1 ? tf32_rna(x) : tf32_trunc(x);
+                src[a][e] = r == 0 ? x : arm_round(tc, r == 1, x);
                 changed += memcmp(&src[a][e], &x, 4) != 0;
             }
             /* the inputs must carry bits below TF32's, or the test could not fail */
@@ -576,9 +631,9 @@ static void operand_rounding(const char *test, const geom *g) {
         gpu_buf_upload(&io.qp, src[1], n[1] * 4);
         gpu_buf_upload(&io.ca, src[2], n[2] * 4);
         got[r] = launch_checked(&t, g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1, 1,
-                                r == 0   ? "the tf32 door on x"
-                                : r == 1 ? "the tf32 door on rna(x)"
-                                         : "the tf32 door on trunc(x)");
+                                r == 0   ? "the door on x"
+                                : r == 1 ? "the door on x rounded as the arm rounds"
+                                         : "the door on trunc(x)");
     }
     unsetenv("MEMRA_MLA_TC_ATTN");
     tb_compare(&t, "o_lat", ST_F32, 3, shape, got[0], "door(x)", got[1], "door(rna(x))",
@@ -596,10 +651,22 @@ static void operand_rounding(const char *test, const geom *g) {
     io_free(&io);
 }
 
+static void operand_rounding(const char *test, const geom *g) {
+    operand_rounding_arm(test, g, TC_ATTN_TF32);
+}
+/* The bf16 door reads q, the cache (both products) only through cvt.rn.bf16x2 (tcb_pack), the
+ * scale after the mma: its bytes for x and rne(x) are the same, and trunc(x)'s differ. */
+static void operand_rounding_bf16(const char *test, const geom *g) {
+    operand_rounding_arm(test, g, TC_ATTN_BF16);
+}
 GEOM_TEST(operand_rounding, tf32_decode, G_DECODE)
 GEOM_TEST(operand_rounding, tf32_verify, G_VERIFY)
 GEOM_TEST(operand_rounding, tf32_next, G_NEXT)
 GEOM_TEST(operand_rounding, tf32_gathered, G_GATHER)
+GEOM_TEST(operand_rounding_bf16, decode, G_DECODE)
+GEOM_TEST(operand_rounding_bf16, verify, G_VERIFY)
+GEOM_TEST(operand_rounding_bf16, next, G_NEXT)
+GEOM_TEST(operand_rounding_bf16, gathered, G_GATHER)
 
 /* The door's softmax weights reach P . V as cvt.rna(p) (at_tf32 into the P tile), its denominator
  * keeps the f32 weights. With every logit exact (q and cache in halves, as integer_identity: each
@@ -617,7 +684,7 @@ GEOM_TEST(operand_rounding, tf32_gathered, G_GATHER)
  * one TF32 ulp (2^-11 .. 2^-10 relative) of every rounded-up weight: some hundred times the bound.
  * The host computes what truncation would give and requires that most outputs would fail, so the
  * test's power is checked with it. */
-static void weight_rounding(const char *test, const geom *g) {
+static void weight_rounding_arm(const char *test, const geom *g, int tc) {
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, test);
     tb_set_case(&t, g->name);
@@ -625,10 +692,15 @@ static void weight_rounding(const char *test, const geom *g) {
     io_fill(&t, g, &io);
     io_halves(g, &io);
     io_upload(g, &io);
-    cr_assert(tc_attn_covers(g->kv_rank, g->d_rope, io.ca.ptr), "the case is one the arm covers");
+    cr_assert(tc_attn_covers(tc, g->kv_rank, g->d_rope, io.ca.ptr),
+              "the case is one the arm covers");
     const int32_t K = io.K, R = g->kv_rank, W = g->n_slots > 0 ? g->n_slots : g->t_kv;
     cr_assert(W <= 32, "one tile a walk");
     const double u = 0x1p-24;
+    /* the tile's P . V accumulation: tf32 4 mma.sync k8 instructions at 18u (H), bf16 2 k16 at
+     * 34u (H16); an ambiguous head: a weight's rounding may flip, a whole ulp (2^-10 / 2^-7) */
+    const int bf = tc == TC_ATTN_BF16;
+    const double acc_u = bf ? 68.0 : 72.0, amb_rel = bf ? 0x1p-6 : 0x1p-9;
     double *atol = tb_xmalloc(&t, io.no * sizeof *atol);
     float *reff = tb_xmalloc(&t, io.no * 4);
     double *o_tr = tb_xmalloc(&t, io.no * sizeof *o_tr);
@@ -663,11 +735,11 @@ static void weight_rounding(const char *test, const geom *g) {
             for (int32_t j = 0; j < nr; j++) {
                 const float dj = s[j] - m;
                 p[j] = exp((double)dj);
-                const float lo = tf32_rna((float)(p[j] * (1.0 - 5.0 * u)));
-                const float hi = tf32_rna((float)(p[j] * (1.0 + 5.0 * u)));
+                const float lo = arm_round(tc, 1, (float)(p[j] * (1.0 - 5.0 * u)));
+                const float hi = arm_round(tc, 1, (float)(p[j] * (1.0 + 5.0 * u)));
                 amb |= lo != hi;
                 P[j] = lo;
-                Pt[j] = tf32_trunc((float)p[j]);
+                Pt[j] = arm_round(tc, 0, (float)p[j]);
                 up += P[j] > p[j] * (1.0 + 5.0 * u);
                 weights++;
                 l += p[j];
@@ -683,7 +755,7 @@ static void weight_rounding(const char *test, const geom *g) {
                 const double ref = O / l;
                 o_tr[e] = Ot / l;
                 reff[e] = (float)ref;
-                atol[e] = amb ? 0x1p-9 * S / l : 1.01 * (72.0 * u * S + 38.0 * u * fabs(O)) / l;
+                atol[e] = amb ? amb_rel * S / l : 1.01 * (acc_u * u * S + 38.0 * u * fabs(O)) / l;
                 /* the reference is rounded to f32 for the comparator: half an ulp, u |ref|, more */
                 atol[e] += u * fabs(ref);
             }
@@ -696,13 +768,13 @@ static void weight_rounding(const char *test, const geom *g) {
     tb_expectf(&t, trunc_fails * 2 > io.no,
                "the control: truncated weights would fail only %zu of %zu outputs", trunc_fails,
                io.no);
-    setenv("MEMRA_MLA_TC_ATTN", "tf32", 1);
+    setenv("MEMRA_MLA_TC_ATTN", tc_attn_flag(tc), 1);
     float *got = launch_checked(&t, g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1, 1,
-                                "the MEMRA_MLA_TC_ATTN=tf32 door");
+                                "the MEMRA_MLA_TC_ATTN door");
     unsetenv("MEMRA_MLA_TC_ATTN");
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
-    tb_compare(&t, "o_lat", ST_F32, 3, shape, got, "door_tf32", reff, "rna_weights_prediction",
-               MLA_TOL_ATTN, atol, 0);
+    tb_compare(&t, "o_lat", ST_F32, 3, shape, got, bf ? "door_bf16" : "door_tf32", reff,
+               "rounded_weights_prediction", MLA_TOL_ATTN, atol, 0);
     double worst = 0.0; /* the door's largest error as a share of its bound */
     for (size_t e = 0; e < io.no; e++)
         if (atol[e] > 0.0) worst = fmax(worst, fabs((double)got[e] - reff[e]) / atol[e]);
@@ -711,6 +783,15 @@ static void weight_rounding(const char *test, const geom *g) {
                 test, weights, up, ambiguous, io.nq, worst, trunc_fails, io.no);
     free(got), free(atol), free(reff), free(o_tr);
     io_free(&io);
+}
+
+static void weight_rounding(const char *test, const geom *g) {
+    weight_rounding_arm(test, g, TC_ATTN_TF32);
+}
+/* The bf16 door's weights reach P . V as cvt.rn.bf16x2(p) (ties to even), its denominator keeps
+ * the f32 weights: the same prediction with bf16 rounding, the tile's 2 k16 instructions */
+static void weight_rounding_bf16(const char *test, const geom *g) {
+    weight_rounding_arm(test, g, TC_ATTN_BF16);
 }
 
 static const geom G_ONE_TILE = {"glm5 heads, t_q 2 over 32 rows (one tile a walk)",
@@ -739,3 +820,5 @@ static const geom G_ONE_TILE_GATHER = {"glm5 heads, t_q 2, 32 gathered slots of 
                                        0.0f};
 GEOM_TEST(weight_rounding, tf32_absorbed, G_ONE_TILE)
 GEOM_TEST(weight_rounding, tf32_gathered, G_ONE_TILE_GATHER)
+GEOM_TEST(weight_rounding_bf16, absorbed, G_ONE_TILE)
+GEOM_TEST(weight_rounding_bf16, gathered, G_ONE_TILE_GATHER)

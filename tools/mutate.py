@@ -447,7 +447,8 @@ GPU_BINARIES = ["dense_gpu_goldens_test", "kpool_gpu_goldens_test", "kpool_ident
 FILE_CHECKS = {
     "kernels/mla_attn.cu": ["attn_absorbed", "attn_gathered", "attn_absorbed_tctf32",
                             "attn_gathered_tctf32", "attn_absorbed_tc3xtf32",
-                            "attn_gathered_tc3xtf32"],
+                            "attn_gathered_tc3xtf32", "attn_absorbed_tcbf16",
+                            "attn_gathered_tcbf16"],
     "kernels/mla_dense.cu": ["rope", "split_latent", "append_latent", "absorb_q", "decompress_v"],
     "kernels/mla_gemm_bf16.cu": ["bf16_absorb_f32", "bf16_absorb_bf16", "bf16_decompress_f32",
                                  "bf16_decompress_bf16"],
@@ -494,6 +495,7 @@ KERNEL_CHECKS = [
     ("kpool_head_term", ["score"]), ("kpool_select", ["select"]), ("sel_", ["select"]),
     ("kpool_desc32", ["select"]), ("kpool_write_tail_pad", ["select"]),
     ("block_excl_scan", ["select"]),
+    ("attn_tc_bf16", ["attn_absorbed_tcbf16", "attn_gathered_tcbf16"]),
 ]
 GOLDEN_SUITES = ["dense_gpu_goldens_test", "kpool_gpu_goldens_test"]
 

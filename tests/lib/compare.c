@@ -234,7 +234,7 @@ static double gamma_n(double n) { return n * U_F32 / (1.0 - n * U_F32); }
  * 3xTF32 (the nineteenth session's arm: the logits only; P . V is the f32 arm's fmaf chains):
  * 48u per product for the truncated split plus 6 instructions x 18u per 16-column logit chunk,
  * and nothing on P . V. The tf32 door's terms depend on the shape (mla_attn_tc_arith). */
-const mla_attn_arith MLA_ATTN_ARITH_3XTF32 = {156 * 0x1p-24, 0.0};
+const mla_attn_arith MLA_ATTN_ARITH_3XTF32 = {156 * 0x1p-24, 0.0, 0.0, 0.0, 0.0};
 
 void mla_tol_rope_bounds(const float *x_in, size_t n, double *atol) {
     for (size_t i = 0; i + 1 < n; i += 2) {
@@ -249,10 +249,16 @@ static void attn_one(const float *ql, const float *qp, const double *M, int32_t 
                      int32_t d_rope, double N, double W, float scale, mla_attn_walk_fn walk,
                      const mla_attn_arith *ar, double *atol) {
     int32_t K = kv_rank + d_rope;
-    double lam = 0.0;
+    double lam = 0.0, q_abs = 0.0, m_abs = 0.0;
     for (int32_t c = 0; c < kv_rank; c++) lam += fabs((double)ql[c]) * M[c];
     for (int32_t c = 0; c < d_rope; c++) lam += fabs((double)qp[c]) * M[kv_rank + c];
     lam *= fabs((double)scale);
+    const double abs_e = ar ? ar->abs_e : 0.0;
+    if (abs_e > 0.0) {
+        for (int32_t c = 0; c < kv_rank; c++) q_abs += fabs((double)ql[c]);
+        for (int32_t c = 0; c < d_rope; c++) q_abs += fabs((double)qp[c]);
+        for (int32_t c = 0; c < K; c++) m_abs += M[c];
+    }
     int64_t R = 0, D = 0;
     if (walk) walk((int64_t)N, (int64_t)W, &R, &D);
     double Rr = (R <= 0 || (double)R > N + 1) ? N + 1 : (double)R;
@@ -264,9 +270,11 @@ static void attn_one(const float *ql, const float *qp, const double *M, int32_t 
     const double dot_rel = ar ? ar->dot_rel : 0.0, pv_rel = ar ? ar->pv_rel : 0.0;
     double xi = (gamma_n(K) + 6 * U_F32 + dot_rel) * lam + (4 * Rr + log(N) + 4) * U_F32 +
                 fabs((double)scale) * K * 0x1p-150;
+    if (abs_e > 0.0) xi += fabs((double)scale) * abs_e * (q_abs + m_abs + ar->dot_inst);
     double tau = expm1(2 * xi) + 2 * gamma_n(2 * Dd) + pv_rel + 3 * U_F32;
     double floor_abs = (3 * N + 3) * 0x1p-150;
-    for (int32_t r = 0; r < kv_rank; r++) atol[r] = tau * M[r] + floor_abs;
+    if (abs_e > 0.0) floor_abs += abs_e * (N + ar->pv_inst);
+    for (int32_t r = 0; r < kv_rank; r++) atol[r] = (tau + abs_e * N) * M[r] + floor_abs;
 }
 
 void mla_tol_attn_bounds(const float *q_lat, const float *q_pe, const float *cache, int32_t n_head,

@@ -98,6 +98,10 @@ void mla_tol_attn_gathered_bounds(const float *q_lat, const float *q_pe, const f
  * Lambda) and accumulation term (pv_rel, of sum w |c|). NULL or zeros: class attn itself. */
 typedef struct {
     double dot_rel, pv_rel;
+    /* below the normal range (the bf16 door, kernels/mla_door.h mla_attn_tcb_arith; 0 for the
+     * others): the logit error gains |scale| abs_e (sum |q| + sum M + dot_inst), column c of the
+     * output abs_e (N M_c + N + pv_inst) */
+    double abs_e, dot_inst, pv_inst;
 } mla_attn_arith;
 /* The 3xTF32 arm's terms (constants); the tf32 arm's depend on the chunk plan: kernels/mla_door.h,
  * mla_attn_tc_arith. */

@@ -714,28 +714,37 @@ int main(int argc, char **argv) {
         },
         2, reps, &s_g1);
     const std::string h_g1 = dev_sha256(o, (size_t)g_heads * g_rank); /* query 0's rows */
-    /* the tf32 door arm (MEMRA_MLA_TC_ATTN=tf32; its own class, not the f32 bytes), receipt */
-    std::vector<float> s_gtc512, s_gtc1;
-    setenv("MEMRA_MLA_TC_ATTN", "tf32", 1);
-    const uint64_t tc0 = mla_tc_attn_dispatches();
-    double t_gtc512 = time_ms(
-        [&] {
-            RC(mla_door_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, t_q,
-                                          g_slots, g_scale, 0));
-        },
-        2, reps, &s_gtc512);
-    const std::string h_gtc512 = dev_sha256(o, (size_t)t_q * g_heads * g_rank);
-    double t_gtc1 = time_ms(
-        [&] {
-            RC(mla_door_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, 1,
-                                          g_slots, g_scale, 0));
-        },
-        2, reps, &s_gtc1);
-    const std::string h_gtc1 = dev_sha256(o, (size_t)g_heads * g_rank);
-    unsetenv("MEMRA_MLA_TC_ATTN");
-    const uint64_t tc_n = mla_tc_attn_dispatches() - tc0;
-    fprintf(stderr, "receipt: MEMRA_MLA_TC_ATTN=tf32 attn_gathered: %llu TC dispatches\n",
-            (unsigned long long)tc_n);
+    /* the door arms (MEMRA_MLA_TC_ATTN=tf32 and bf16; each its own class, not the f32 bytes),
+     * each with its receipt */
+    struct door_arm {
+        const char *mode;
+        std::vector<float> s512, s1;
+        double t512 = 0, t1 = 0;
+        std::string h512, h1;
+        uint64_t receipts = 0;
+    } doors[2] = {{"tf32", {}, {}}, {"bf16", {}, {}}};
+    for (door_arm &da : doors) {
+        setenv("MEMRA_MLA_TC_ATTN", da.mode, 1);
+        const uint64_t tc0 = mla_tc_attn_dispatches();
+        da.t512 = time_ms(
+            [&] {
+                RC(mla_door_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, t_q,
+                                              g_slots, g_scale, 0));
+            },
+            2, reps, &da.s512);
+        da.h512 = dev_sha256(o, (size_t)t_q * g_heads * g_rank);
+        da.t1 = time_ms(
+            [&] {
+                RC(mla_door_attn_gathered_f32(ql, qp, cache, gidx, o, g_heads, g_rank, g_rope, 1,
+                                              g_slots, g_scale, 0));
+            },
+            2, reps, &da.s1);
+        da.h1 = dev_sha256(o, (size_t)g_heads * g_rank);
+        unsetenv("MEMRA_MLA_TC_ATTN");
+        da.receipts = mla_tc_attn_dispatches() - tc0;
+        fprintf(stderr, "receipt: MEMRA_MLA_TC_ATTN=%s attn_gathered: %llu TC dispatches\n",
+                da.mode, (unsigned long long)da.receipts);
+    }
     cudaFree(ql), cudaFree(qp), cudaFree(cache), cudaFree(o), cudaFree(gidx);
 
     double t_score_small = time_ms(
@@ -787,11 +796,14 @@ int main(int argc, char **argv) {
            t_q, g_slots, t_g512, g_floor, g_fma / 1e9, 100 * g_floor / t_g512);
     printf("| attn_gathered glm5 t_q 1, %d slots | %.3f | - | decode, latency-bound | - |\n",
            g_slots, t_g1);
-    printf("| attn_gathered glm5 t_q %d, %d slots, TC door tf32 (receipt %llu) | %.3f | %.3f | "
-           "own class | %.0f%% |\n",
-           t_q, g_slots, (unsigned long long)tc_n, t_gtc512, g_floor, 100 * g_floor / t_gtc512);
-    printf("| attn_gathered glm5 t_q 1, %d slots, TC door tf32 | %.3f | - | decode | - |\n",
-           g_slots, t_gtc1);
+    for (const door_arm &da : doors) {
+        printf("| attn_gathered glm5 t_q %d, %d slots, TC door %s (receipt %llu) | %.3f | %.3f | "
+               "own class | %.0f%% |\n",
+               t_q, g_slots, da.mode, (unsigned long long)da.receipts, da.t512, g_floor,
+               100 * g_floor / da.t512);
+        printf("| attn_gathered glm5 t_q 1, %d slots, TC door %s | %.3f | - | decode | - |\n",
+               g_slots, da.mode, da.t1);
+    }
     printf("| machine: copy BW / f32 FMA | %.0f GB/s | %.2f TFMA/s | measured in this run | - |\n",
            copy_gbs, fma_tfma);
     printf("| indexer step device memory | %.1f MiB | - | buffers summed (cudaMemGetInfo %.1f "
@@ -849,10 +861,13 @@ int main(int argc, char **argv) {
         "reference selection (rounds), 3 launches; not a serving path", h_sel_ref);
     add("attn_gathered", sh_g, "", s_g512, g_floor, NAN, 2 * g_fma, -1, NULL, h_g512);
     add("attn_gathered", sh_g1, "", s_g1, NAN, NAN, NAN, -1, "decode, latency-bound", h_g1);
-    add("attn_gathered", sh_g, "TC door: tf32", s_gtc512, g_floor, NAN, 2 * g_fma, -1,
-        "MEMRA_MLA_TC_ATTN=tf32 (own class)", h_gtc512);
-    add("attn_gathered", sh_g1, "TC door: tf32", s_gtc1, NAN, NAN, NAN, -1,
-        "MEMRA_MLA_TC_ATTN=tf32 (own class)", h_gtc1);
+    for (const door_arm &da : doors) {
+        const std::string arm = std::string("TC door: ") + da.mode;
+        const std::string note = std::string("MEMRA_MLA_TC_ATTN=") + da.mode + " (own class)";
+        add("attn_gathered", sh_g, arm.c_str(), da.s512, g_floor, NAN, 2 * g_fma, -1, note.c_str(),
+            da.h512);
+        add("attn_gathered", sh_g1, arm.c_str(), da.s1, NAN, NAN, NAN, -1, note.c_str(), da.h1);
+    }
     const int json_rc = bench_json_write_env("bench_kpool", prop.name, copy_gbs, 2 * fma_tfma * 1e3,
                                              recs.data(), recs.size());
     return g_fail ? g_fail : json_rc;
