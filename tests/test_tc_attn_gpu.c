@@ -28,7 +28,8 @@
  *    The door's class cannot tell truncation from rounding (twentieth session); these two can.
  * Geometries: glm5 decode (t_q 1, 64 heads, t_kv 4096: a split walk), glm5 verify (t_q 4 over
  * 1040 rows), glm5_next decode (NoPE, 512 columns), a partial head tile (3 heads), gathered
- * lists (2048 slots with -1 between entries and repeats).
+ * lists (2048 slots with -1 between entries and repeats), kv_rank 128 (the arms' general form).
+ * Each arm: __tf32, __3xtf32 and __bf16 (the 64-head bf16 door, its own class).
  *  - tc_attn_gpu/<edge>__<arm>, the special-value edges: one planted cache element, 8 heads over
  *    300 rows, each arm within class attn of the oracle (NaN and infinity positions exact):
  *  - low_payload_nan, low_payload_nan_latent: a NaN whose payload lies only in the low 13 mantissa
@@ -342,6 +343,22 @@ ARM_TESTS(glm5_verify, G_VERIFY)
 ARM_TESTS(glm5_next_decode, G_NEXT)
 ARM_TESTS(partial_heads, G_PARTIAL)
 ARM_TESTS(gathered, G_GATHER)
+/* kv_rank 128 (width 192): the arms' general form (attn_tc_f32<Walk, 0, 0>, attn_tc_bf16<Walk,
+ * 0>: strides and bounds from the arguments), which no glm5 geometry reaches; 5 heads (a partial
+ * head tile in both) over 300 rows */
+static const geom G_SMALL_RANK = {"kv_rank 128, d_rope 64, 5 heads, t_q 2, t_kv 300",
+                                  5,
+                                  128,
+                                  64,
+                                  2,
+                                  300,
+                                  0,
+                                  0.1f,
+                                  0,
+                                  0,
+                                  0u,
+                                  0.0f};
+ARM_TESTS(small_rank, G_SMALL_RANK)
 
 /* n floats of src on the device one float past the allocation's start (own, 16-byte aligned), so
  * only 4-byte aligned: the view into *own is returned in *view, and the host image of the whole

@@ -861,12 +861,17 @@ int main(int argc, char **argv) {
         "reference selection (rounds), 3 launches; not a serving path", h_sel_ref);
     add("attn_gathered", sh_g, "", s_g512, g_floor, NAN, 2 * g_fma, -1, NULL, h_g512);
     add("attn_gathered", sh_g1, "", s_g1, NAN, NAN, NAN, -1, "decode, latency-bound", h_g1);
-    for (const door_arm &da : doors) {
-        const std::string arm = std::string("TC door: ") + da.mode;
-        const std::string note = std::string("MEMRA_MLA_TC_ATTN=") + da.mode + " (own class)";
-        add("attn_gathered", sh_g, arm.c_str(), da.s512, g_floor, NAN, 2 * g_fma, -1, note.c_str(),
+    /* the records keep these pointers until the JSON is written: string literals, not a loop's
+     * temporaries (H200, twenty-third session, call 4: temporaries gave both arms the last one's
+     * name, and the writer refused the duplicate rows) */
+    static const char *const DOOR_ARM[2] = {"TC door: tf32", "TC door: bf16"};
+    static const char *const DOOR_NOTE[2] = {"MEMRA_MLA_TC_ATTN=tf32 (own class)",
+                                             "MEMRA_MLA_TC_ATTN=bf16 (own class)"};
+    for (int a = 0; a < 2; a++) {
+        const door_arm &da = doors[a];
+        add("attn_gathered", sh_g, DOOR_ARM[a], da.s512, g_floor, NAN, 2 * g_fma, -1, DOOR_NOTE[a],
             da.h512);
-        add("attn_gathered", sh_g1, arm.c_str(), da.s1, NAN, NAN, NAN, -1, note.c_str(), da.h1);
+        add("attn_gathered", sh_g1, DOOR_ARM[a], da.s1, NAN, NAN, NAN, -1, DOOR_NOTE[a], da.h1);
     }
     const int json_rc = bench_json_write_env("bench_kpool", prop.name, copy_gbs, 2 * fma_tfma * 1e3,
                                              recs.data(), recs.size());
