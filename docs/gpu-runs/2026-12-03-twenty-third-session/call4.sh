@@ -12,7 +12,7 @@ mkdir -p $D/w
 cat COMMIT > $D/w/steps.txt
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv >> $D/w/steps.txt
 LD_LIBRARY_PATH=$(pwd)/out/lib:/usr/local/cuda/lib64 timeout 60 bin/probe_door_arms --rounds 3 > $D/w/probe.md 2>&1; echo "probe rc=$? $((SECONDS-T0)) s" >> $D/w/steps.txt
-OUT=$R/bundle/out SANITIZE_TIMEOUT=300 timeout 520 ./run-gpu-tier.sh --parallel --sanitize --bench --jobs 4 > $D/w/tier.log 2>&1; echo "tier rc=$? $((SECONDS-T0)) s" >> $D/w/steps.txt
+OUT=$R/bundle/out SANITIZE_TIMEOUT=300 timeout 565 ./run-gpu-tier.sh --parallel --sanitize --bench --jobs 4 > $D/w/tier.log 2>&1; echo "tier rc=$? $((SECONDS-T0)) s" >> $D/w/steps.txt
 cp out/goals.md $D/w/ 2>/dev/null
 tar -czf $D/w/logs.tar.gz out/logs out/*.log out/*.json out/*.md 2>/dev/null
 cd $D/w
