@@ -66,17 +66,23 @@ static inline void mla_attn_walk(int64_t n_terms, int64_t n_slots, int64_t *R, i
  * Blocks of a head tile of 32 heads (kv_rank <= 512, else 8) x one query; about 132 blocks (one
  * per SM of an H200), at least 32 slots and at most 256 chunks. The tensor-core door arm's
  * arithmetic bound depends on it (kernels/mla_door.h, mla_attn_tc_arith). */
-static inline int64_t mla_attn_chunk_slots(int32_t n_head, int32_t kv_rank, int32_t t_q,
-                                           int64_t w_max) {
-    const int64_t ht = kv_rank <= 512 ? 32 : 8;
-    const int64_t tiles = (int64_t)t_q * ((n_head + ht - 1) / ht);
+/* The rule itself for `tiles` head tiles x queries, chunks rounded up to a multiple of `round`
+ * slots (the f32 walk's MLA_ATTN_WALK_TILE here; the bf16 door's 64-head plan,
+ * mla_attn_tcb_chunk_slots in kernels/mla_door.h, uses its 32-slot row tile). */
+static inline int64_t mla_attn_chunk_slots_of(int64_t tiles, int64_t w_max, int64_t round) {
     int64_t want = 132 / tiles;
     const int64_t by_len = (w_max + 31) / 32;
     if (want > by_len) want = by_len;
     if (want > 256) want = 256;
     if (want < 1) want = 1;
     const int64_t cs = (w_max + want - 1) / want;
-    return (cs + MLA_ATTN_WALK_TILE - 1) / MLA_ATTN_WALK_TILE * MLA_ATTN_WALK_TILE;
+    return (cs + round - 1) / round * round;
+}
+static inline int64_t mla_attn_chunk_slots(int32_t n_head, int32_t kv_rank, int32_t t_q,
+                                           int64_t w_max) {
+    const int64_t ht = kv_rank <= 512 ? 32 : 8;
+    return mla_attn_chunk_slots_of((int64_t)t_q * ((n_head + ht - 1) / ht), w_max,
+                                   MLA_ATTN_WALK_TILE);
 }
 
 /* ---------------------------------------------------------------- dense MLA core ----------- */

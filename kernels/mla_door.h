@@ -159,14 +159,7 @@ static inline void mla_attn_tc_arith(int32_t n_head, int32_t kv_rank, int32_t d_
  * tiles, 1, min(256, ceil(w_max / 32))), C = roundup(ceil(w_max / want), 32). glm5 decode
  * (t_kv 32768): 128 chunks of 256 slots, one 64-head block each. */
 static inline int64_t mla_attn_tcb_chunk_slots(int32_t n_head, int32_t t_q, int64_t w_max) {
-    const int64_t tiles = (int64_t)t_q * ((n_head + 63) / 64);
-    int64_t want = 132 / tiles;
-    const int64_t by_len = (w_max + 31) / 32;
-    if (want > by_len) want = by_len;
-    if (want > 256) want = 256;
-    if (want < 1) want = 1;
-    const int64_t cs = (w_max + want - 1) / want;
-    return (cs + MLA_TC_ATTN_TILE - 1) / MLA_TC_ATTN_TILE * MLA_TC_ATTN_TILE;
+    return mla_attn_chunk_slots_of((int64_t)t_q * ((n_head + 63) / 64), w_max, MLA_TC_ATTN_TILE);
 }
 
 /* The bf16 arm's walk is the tf32 arm's (mla_attn_tc_walk: row tiles of 32, a 4-term sum a
