@@ -1752,7 +1752,7 @@ static bool at_tcb_eligible(int32_t kv_rank, int32_t d_rope, const float *cache)
 }
 
 /* ws: the plan's workspace (NULL with one chunk). tc: 0 the f32 arm, 1 / 3 a tensor-core arm
- * (only where at_tc_eligible). */
+ * (only where at_tc_eligible), 2 the bf16 door arm (only where at_tcb_eligible, on its plan). */
 template <class Walk>
 static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, const float *q_pe,
                                  const float *cache, Walk walk, float *o_lat, float *ws,

@@ -166,7 +166,7 @@ static inline int64_t mla_attn_tcb_chunk_slots(int32_t n_head, int32_t t_q, int6
  * thread and a 3-level butterfly over the head's 8 threads into the denominator). Its arithmetic
  * beyond class attn (docs/tolerances.md, "The bf16 door arm"), for a call of this shape, under the
  * accumulator model (H16): one mma.sync.m16n8k16 bf16 instruction is within 34u of |C| + sum
- * |products| (17 terms), measured by //tests:tf32_mma_model_gpu_test (bf16 tests):
+ * |products| (17 terms), measured by //tests:bf16_mma_model_gpu_test:
  *   dot_rel = 2^-7 + 2^-16 (both operands rounded to bf16, 2^-8 each) + KI * 34u, KI the k16
  *             steps one warp accumulates in one accumulator (ceil(K / 16 / 8));
  *   pv_rel  = 2^-7 + 2^-16 + PI * 34u, PI = 2 per row tile of 32 over the bf16 plan's chunk

@@ -17,8 +17,9 @@
  *                             cores keep or flush them (logged);
  *  conversion_rounds_to_nearest_even  cvt.rn.bf16x2.f32 as the door writes it, on 2^20 random
  *                             words and the edges (ties, NaN payloads, infinities, FLT_MAX,
- *                             subnormals): the host's round-to-nearest-even, a NaN stays a NaN.
- * Without a usable GPU every test reports SKIPPED, never passed. */
+ *                             subnormals): the oracle's round-to-nearest-even
+ * (oracle_bf16_from_f32), a NaN stays a NaN. Without a usable GPU every test reports SKIPPED, never
+ * passed. */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <math.h>
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oracle/mla_oracle.h"
 #include "tests/lib/gpu_util.h"
 #include "tests/lib/mla_fill.h"
 #include "tests/lib/tf32_mma_probe.h"
@@ -45,13 +47,8 @@ static uint32_t f2u(float f) {
     return u;
 }
 
-/* The host's round-to-nearest-even of f32 x to bf16, widened back (a NaN: any NaN). */
-static float host_bf16_rne(float x) {
-    uint32_t u = f2u(x);
-    if (isnan(x)) return x;
-    u += 0x7FFFu + ((u >> 16) & 1u);
-    return u2f(u & 0xFFFF0000u);
-}
+/* The oracle's round-to-nearest-even of f32 x to bf16 (oracle/mla_oracle.h), widened back. */
+static float oracle_bf16_rne(float x) { return oracle_f32_from_bf16(oracle_bf16_from_f32(x)); }
 
 /* A bf16-representable value: sign, 8 significant bits, exponent in [emin, emax]. */
 static float bf16_value(mla_fill_stream *s, int emin, int emax) {
@@ -233,10 +230,10 @@ Test(bf16_mma_model, conversion_rounds_to_nearest_even, .timeout = 120) {
     cr_assert(bf16_cvt_probe(x, d, n) == 0);
     long bad = 0;
     for (int e = 0; e < n; e++) {
-        const float want = host_bf16_rne(x[e]);
+        const float want = oracle_bf16_rne(x[e]);
         const int ok = isnan(x[e]) ? isnan(d[e]) : f2u(d[e]) == f2u(want);
         if (!ok && bad++ < 5)
-            cr_log_error("x 0x%08x: device 0x%08x, host RNE 0x%08x", f2u(x[e]), f2u(d[e]),
+            cr_log_error("x 0x%08x: device 0x%08x, oracle RNE 0x%08x", f2u(x[e]), f2u(d[e]),
                          f2u(want));
     }
     cr_expect(bad == 0, "%ld of %d conversions differ from round-to-nearest-even", bad, n);

@@ -581,15 +581,9 @@ static float tf32_trunc(float x) {
     memcpy(&x, &u, 4);
     return x;
 }
-/* The bf16 arm's (cvt.rn.bf16x2.f32: round to nearest, ties to even) for a finite x, and
- * truncation's */
-static float bf16_rne(float x) {
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
-    memcpy(&x, &u, 4);
-    return x;
-}
+/* The bf16 arm's (cvt.rn.bf16x2.f32: round to nearest, ties to even; the oracle's
+ * oracle_bf16_from_f32) for a finite x, and truncation's */
+static float bf16_rne(float x) { return oracle_f32_from_bf16(oracle_bf16_from_f32(x)); }
 static float bf16_trunc(float x) {
     uint32_t u;
     memcpy(&u, &x, 4);

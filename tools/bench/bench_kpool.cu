@@ -716,13 +716,17 @@ int main(int argc, char **argv) {
     const std::string h_g1 = dev_sha256(o, (size_t)g_heads * g_rank); /* query 0's rows */
     /* the door arms (MEMRA_MLA_TC_ATTN=tf32 and bf16; each its own class, not the f32 bytes),
      * each with its receipt */
+    /* mode, and the JSON's arm and note: string literals, which the records keep until the
+     * JSON is written (H200, twenty-third session, call 4: names built in a loop were
+     * temporaries, both arms were named by the last, and the writer refused the duplicates) */
     struct door_arm {
-        const char *mode;
+        const char *mode, *arm, *note;
         std::vector<float> s512, s1;
         double t512 = 0, t1 = 0;
         std::string h512, h1;
         uint64_t receipts = 0;
-    } doors[2] = {{"tf32", {}, {}}, {"bf16", {}, {}}};
+    } doors[2] = {{"tf32", "TC door: tf32", "MEMRA_MLA_TC_ATTN=tf32 (own class)", {}, {}},
+                  {"bf16", "TC door: bf16", "MEMRA_MLA_TC_ATTN=bf16 (own class)", {}, {}}};
     for (door_arm &da : doors) {
         setenv("MEMRA_MLA_TC_ATTN", da.mode, 1);
         const uint64_t tc0 = mla_tc_attn_dispatches();
@@ -861,17 +865,9 @@ int main(int argc, char **argv) {
         "reference selection (rounds), 3 launches; not a serving path", h_sel_ref);
     add("attn_gathered", sh_g, "", s_g512, g_floor, NAN, 2 * g_fma, -1, NULL, h_g512);
     add("attn_gathered", sh_g1, "", s_g1, NAN, NAN, NAN, -1, "decode, latency-bound", h_g1);
-    /* the records keep these pointers until the JSON is written: string literals, not a loop's
-     * temporaries (H200, twenty-third session, call 4: temporaries gave both arms the last one's
-     * name, and the writer refused the duplicate rows) */
-    static const char *const DOOR_ARM[2] = {"TC door: tf32", "TC door: bf16"};
-    static const char *const DOOR_NOTE[2] = {"MEMRA_MLA_TC_ATTN=tf32 (own class)",
-                                             "MEMRA_MLA_TC_ATTN=bf16 (own class)"};
-    for (int a = 0; a < 2; a++) {
-        const door_arm &da = doors[a];
-        add("attn_gathered", sh_g, DOOR_ARM[a], da.s512, g_floor, NAN, 2 * g_fma, -1, DOOR_NOTE[a],
-            da.h512);
-        add("attn_gathered", sh_g1, DOOR_ARM[a], da.s1, NAN, NAN, NAN, -1, DOOR_NOTE[a], da.h1);
+    for (const door_arm &da : doors) {
+        add("attn_gathered", sh_g, da.arm, da.s512, g_floor, NAN, 2 * g_fma, -1, da.note, da.h512);
+        add("attn_gathered", sh_g1, da.arm, da.s1, NAN, NAN, NAN, -1, da.note, da.h1);
     }
     const int json_rc = bench_json_write_env("bench_kpool", prop.name, copy_gbs, 2 * fma_tfma * 1e3,
                                              recs.data(), recs.size());
