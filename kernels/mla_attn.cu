@@ -1238,9 +1238,9 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
  * every B fragment feeds four m-tiles. Block = (chunk, query i, 64-head group) of its own plan
  * (mla_attn_tcb_chunk_slots: about 132 blocks), 256 threads (8 warps), one block per SM:
  *  - q: the tile's [q_lat | q_pe] rows as bf16 A fragments in registers (cvt.rn, round to nearest
- *    even), loaded from global memory once a block; warp w holds k16 steps [w K16 / 8,
- *    (w + 1) K16 / 8) of the four 16-head m-tiles (K16 = width / 16 <= 36: at most TCB_KS = 5
- *    steps, 80 registers). Within k16 step k the thread of fragment column t holds the k
+ *    even), converted once a block from two 32-head halves staged in buffer 1; warp w holds k16
+ * steps [w K16 / 8, (w + 1) K16 / 8) of the four 16-head m-tiles (K16 = width / 16 <= 36: at most
+ * TCB_KS = 5 steps, 80 registers). Within k16 step k the thread of fragment column t holds the k
  *    positions 2t, 2t + 1, 2t + 8, 2t + 9; they map to the four columns 32 (k / 2) + 8 t +
  *    4 (k % 2) .. + 3 (a permutation of each 32 columns, the same for q and the cache), so a B
  *    fragment is one 16-byte load;
@@ -1386,48 +1386,73 @@ static __global__ void __launch_bounds__(TCB_NT, 1)
     __syncthreads();
     issue(0);
 
-    /* q's A fragments, straight from global memory while tile 0's copies are in flight: for
-     * m-tile mt and step s, rows h0 + 16 mt + fg (+ 8) at the step's four columns c .. c + 3 of
-     * this thread (zero for heads past n_head and steps past this warp's). A step's 32-column
-     * block lies wholly in q_lat or in q_pe (kv_rank is a multiple of 64). */
+    /* q's A fragments, staged through buffer 1 (free until tile 1's copies) in two halves of 32
+     * heads (m-tiles 0, 1 then 2, 3; the 64-head tile, 147 KB in f32, does not fit the 74 KB
+     * buffer), a row per 8 threads as the cache rows: cp.async from 16-byte aligned q_lat / q_pe,
+     * else plain loads; zero for heads past n_head. The first half is issued right after tile 0,
+     * so both are one round trip, the second half a second one. Then for m-tile mt and step s the
+     * thread reads rows 16 mt + fg (+ 8) at the step's four columns c .. c + 3 of this thread and
+     * converts them (zero for steps past this warp's): the same values and conversions as loads
+     * from global memory, so the same bits. A step's 32-column block lies wholly in q_lat or in
+     * q_pe (kv_rank is a multiple of 64). ncu (H200, twenty-third session, decode 32K): with the
+     * fragments loaded from global memory, two 16-byte loads an (m-tile, step) before each pair of
+     * conversions, the 20 dependent round trips held 15.8% of the warp samples (the tf32 arm's
+     * own staging removed the same cost in the fourteenth session). */
     uint32_t qf[4][TCB_KS][4];
     {
         const bool q16 = (((uintptr_t)q_lat | (uintptr_t)q_pe) & 15) == 0;
-#pragma unroll
-        for (int mt = 0; mt < 4; mt++)
-#pragma unroll
-            for (int s = 0; s < TCB_KS; s++) {
-                float4 lo = make_float4(0.0f, 0.0f, 0.0f, 0.0f), hi = lo;
-                const int32_t k16 = ka + s;
-                if (s < ksw) {
-                    const int32_t c = 32 * (k16 >> 1) + 8 * ft + 4 * (k16 & 1);
-                    const int32_t ha = h0 + mt * 16 + fg, hb = ha + 8;
-                    const float *base;
-                    int32_t ld, cc;
-                    if (c < kv_rank) {
-                        base = q_lat, ld = kv_rank, cc = c;
-                    } else {
-                        base = q_pe, ld = d_rope, cc = c - kv_rank;
-                    }
-                    const float *ra = base + (i * n_head + ha) * (int64_t)ld + cc;
-                    const float *rb = base + (i * n_head + hb) * (int64_t)ld + cc;
-                    if (q16) {
-                        if (ha < n_head) lo = __ldg(reinterpret_cast<const float4 *>(ra));
-                        if (hb < n_head) hi = __ldg(reinterpret_cast<const float4 *>(rb));
-                    } else {
-                        if (ha < n_head)
-                            lo =
-                                make_float4(__ldg(ra), __ldg(ra + 1), __ldg(ra + 2), __ldg(ra + 3));
-                        if (hb < n_head)
-                            hi =
-                                make_float4(__ldg(rb), __ldg(rb + 1), __ldg(rb + 2), __ldg(rb + 3));
-                    }
+        float *qb = ks + (size_t)TCB_JT * ldk; /* buffer 1 */
+        auto stage_q = [&](int32_t half) {
+            float *qd = qb + (size_t)cr * ldk + 4 * cq;
+            const int32_t h = h0 + 32 * half + cr;
+            const bool ok = h < n_head;
+            const int64_t qh = i * n_head + (ok ? h : 0);
+            const float *ql = q_lat + qh * kv_rank, *qp = q_pe + qh * d_rope;
+            if (q16) {
+                for (int32_t c4 = cq; c4 < wp4; c4 += 8, qd += 32) {
+                    const int32_t c = 4 * c4;
+                    mla_cp_async16(qd, c < kv_rank ? ql + c : qp + (c - kv_rank), ok);
                 }
-                qf[mt][s][0] = tcb_pack(lo.x, lo.y); /* (head fg, k 2 ft, 2 ft + 1) */
-                qf[mt][s][1] = tcb_pack(hi.x, hi.y); /* (head fg + 8, k 2 ft, 2 ft + 1) */
-                qf[mt][s][2] = tcb_pack(lo.z, lo.w); /* (head fg, k 2 ft + 8, 2 ft + 9) */
-                qf[mt][s][3] = tcb_pack(hi.z, hi.w); /* (head fg + 8, k 2 ft + 8, 2 ft + 9) */
+            } else {
+                for (int32_t c4 = cq; c4 < wp4; c4 += 8, qd += 32)
+#pragma unroll
+                    for (int x = 0; x < 4; x++) {
+                        const int32_t c = 4 * c4 + x;
+                        qd[x] = ok ? __ldg(c < kv_rank ? ql + c : qp + (c - kv_rank)) : 0.0f;
+                    }
             }
+            mla_cp_async_commit();
+        };
+        auto frags_q = [&](int32_t half) {
+#pragma unroll
+            for (int m2 = 0; m2 < 2; m2++)
+#pragma unroll
+                for (int s = 0; s < TCB_KS; s++) {
+                    const int mt = 2 * half + m2;
+                    float4 lo = make_float4(0.0f, 0.0f, 0.0f, 0.0f), hi = lo;
+                    const int32_t k16 = ka + s;
+                    if (s < ksw) {
+                        const int32_t c = 32 * (k16 >> 1) + 8 * ft + 4 * (k16 & 1);
+                        const float *ra = qb + (size_t)(m2 * 16 + fg) * ldk + c;
+                        lo = *reinterpret_cast<const float4 *>(ra);
+                        hi = *reinterpret_cast<const float4 *>(ra + 8 * ldk);
+                    }
+                    qf[mt][s][0] = tcb_pack(lo.x, lo.y); /* (head fg, k 2 ft, 2 ft + 1) */
+                    qf[mt][s][1] = tcb_pack(hi.x, hi.y); /* (head fg + 8, k 2 ft, 2 ft + 1) */
+                    qf[mt][s][2] = tcb_pack(lo.z, lo.w); /* (head fg, k 2 ft + 8, 2 ft + 9) */
+                    qf[mt][s][3] = tcb_pack(hi.z, hi.w); /* (head fg + 8, k 2 ft + 8, 2 ft + 9) */
+                }
+        };
+        stage_q(0);
+        mla_cp_async_wait<0>(); /* tile 0 too: the loop waits for it first anyway */
+        __syncthreads();
+        frags_q(0);
+        __syncthreads(); /* every read of the first half done */
+        stage_q(1);
+        mla_cp_async_wait<0>();
+        __syncthreads();
+        frags_q(1);
+        /* the loop's barrier (a) orders these reads before tile 1's copies into buffer 1 */
     }
 
     /* softmax ownership: heads sh and sh + 32, slots 4 sq .. 4 sq + 3 */
