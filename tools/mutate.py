@@ -11,7 +11,8 @@
       that apply in order until one fails (the killer): the CPU checks (contract codes, the
       status table), then, with a GPU, the GPU test binaries on their fixture cases, the fuzz
       corpus replays, and racecheck on the survivors. A check past --timeout kills the mutant
-      ("timeout"). Writes OUT/mutation-report.md and .json: the score per file and per kernel,
+      ("timeout") when the unmutated run of the same check passed within it under about the same
+      load (CheckLoad), else the mutant is undecided. Writes OUT/mutation-report.md and .json: the score per file and per kernel,
       each survivor as its line and operator, each killed mutant's killer and seconds.
 
 The operators (how kernel code goes wrong; each mutant changes one place):
@@ -596,11 +597,50 @@ def check_timeout(a, label):
     return a.timeout
 
 
+class CheckLoad:
+    """The checks running at once (mutants' and unmutated runs'), as a time-weighted mean over one
+    check's run: `with CheckLoad() as ld: run_check(...)`, then ld.load. A timeout counts as a
+    hang only when the unmutated run of the same check passed inside the same timeout under at
+    least LOAD_MATCH times the mutant's load. Twenty-fourth session, call 4: 15 mutants'
+    tc_attn_gpu_test ran beside each other (17 checks at once) and timed out at 150 s; the
+    unmutated run, started as the first timed out, ran alone once they ended and passed, so all
+    15 were counted as hangs, among them one that only routes an aligned q through the equal
+    scalar loads. Under the rule they are undecided (a lighter --jobs or a longer --timeout
+    decides them)."""
+    lock = threading.Lock()
+    running, area, t_last = 0, 0.0, time.time()
+
+    @classmethod
+    def _tick(cls):
+        now = time.time()
+        cls.area += cls.running * (now - cls.t_last)
+        cls.t_last = now
+
+    def __enter__(self):
+        with CheckLoad.lock:
+            CheckLoad._tick()
+            CheckLoad.running += 1
+            self.a0, self.t0 = CheckLoad.area, CheckLoad.t_last
+        return self
+
+    def __exit__(self, *exc):
+        with CheckLoad.lock:
+            CheckLoad._tick()
+            dt = CheckLoad.t_last - self.t0
+            self.load = (CheckLoad.area - self.a0) / dt if dt > 0 else float(CheckLoad.running)
+            CheckLoad.running -= 1
+        return False
+
+
+LOAD_MATCH = 0.75  # the unmutated run's load, at least this times the timed-out mutant's
+
+
 class Unmutated:
     """Each check's verdict on the unmutated bundle, run once per check and only when needed:
     a mutant's kill counts only when the same check passes unmutated (a check that fails
     without a mutant kills nothing), and a timeout counts as a hang only when the unmutated
-    binary finished the same check within the same timeout, under the same load.
+    binary finished the same check within the same timeout, under about the same load (its
+    CheckLoad, kept in self.loads; run_one compares the two).
 
     Two rules keep it inside the run's clock (seventh session, call 1: a kill shortly before the
     hard stop started its check's unmutated run with the whole --timeout, and every mutant
@@ -613,6 +653,7 @@ class Unmutated:
     def __init__(self, bundle, a, env):
         self.bundle, self.a, self.env = bundle, a, env
         self.lock, self.seen = threading.Lock(), {}
+        self.loads = {}  # label -> the mean load its unmutated run ran under (CheckLoad)
         self.whole_passed = set()  # golden suites the warm-up ran whole, with every case passing
 
     def note_whole(self, binary, verdict):
@@ -646,12 +687,19 @@ class Unmutated:
             ev[1] = ("harness error", 0.0)  # what the waiters get if the run itself raises
             try:
                 limit, cut = bounded(self.a, check_timeout(self.a, label))
-                v, dt = run_check(self.bundle, argv, extra, limit, self.env)
+                with CheckLoad() as ld:
+                    v, dt = run_check(self.bundle, argv, extra, limit, self.env)
+                self.loads[label] = ld.load
                 ev[1] = ("cut", dt) if v == "timeout" and cut else (v, dt)
             finally:  # never leave a waiter blocked on a run that raised
                 ev[0].set()
         ev[0].wait()
         return ev[1]
+
+    def load_of(self, label):
+        """The mean load the check's unmutated run ran under (None: not run here)."""
+        with self.lock:
+            return self.loads.get(label)
 
 
 def prime_baselines(unmutated, checks):
@@ -865,7 +913,8 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
             # checks ran on past the stop and the command's own limit ended the run unreported)
             limit, cut = bounded(a, check_timeout(a, label))
             progress(m, a, label)
-            verdict, dt = run_check(wdir, argv, extra, limit, env)
+            with CheckLoad() as ld:
+                verdict, dt = run_check(wdir, argv, extra, limit, env)
             res["trace"].append([label, verdict, round(dt, 1)])
             if verdict == "timeout" and cut:
                 res.update(status="undecided (deadline)", detail=f"cut at the hard stop in {label}")
@@ -888,6 +937,16 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
                     res.update(status="undecided (check fails unmutated)", killer=label,
                                detail=f"the unmutated bundle: {base} in {base_dt:.0f} s",
                                seconds=round(dt, 1))
+                    return res
+                load_of = getattr(unmutated, "load_of", None)
+                base_load = load_of(label) if load_of else None
+                if (verdict == "timeout" and base_load is not None
+                        and base_load < LOAD_MATCH * ld.load):
+                    res.update(status="undecided (timeout under load)", killer=label,
+                               detail=f"{label} timed out at {dt:.0f} s beside {ld.load:.1f} "
+                               f"checks on average; the unmutated run passed in {base_dt:.0f} s "
+                               f"beside {base_load:.1f} (fewer --jobs or a longer --timeout "
+                               "decides it)", seconds=round(dt, 1))
                     return res
             if verdict in ("killed", "timeout"):
                 res.update(status="killed" if verdict == "killed" else "killed (timeout)",

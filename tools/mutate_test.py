@@ -13,6 +13,7 @@ the report's arithmetic, on the CPU.
     --prime-baselines the sanitizer checks' unmutated runs start with the run, once each.
 """
 import argparse
+import contextlib
 import json
 import shutil
 import subprocess
@@ -703,6 +704,73 @@ def the_hard_stop_cuts_a_running_check_and_leaves_the_mutant_undecided():
         finally:
             mu.run_check = saved
         assert got == ["killed", "killed", "undecided (deadline)"], got
+
+
+@test
+def a_timeout_under_a_heavier_load_than_the_unmutated_run_is_undecided():
+    # twenty-fourth session, call 4: 15 mutants' tc_attn_gpu_test timed out at 150 s beside each
+    # other, the unmutated run passed alone after them, and all 15 were counted as hangs
+    def crowded_timeout(bdir, argv, extra, timeout, env):
+        with contextlib.ExitStack() as others:  # 15 more checks running meanwhile
+            for _ in range(15):
+                others.enter_context(mu.CheckLoad())
+            time.sleep(0.2)
+        return ("timeout", 150.0)
+
+    class Base:
+        def __init__(self, load):
+            self.load = load
+
+        def known(self, label, argv=None, extra=None, verdict=None):
+            return True
+
+        def verdict(self, label, argv, extra, mutant_verdict=None):
+            return ("survived", 20.0)
+
+        def load_of(self, label):
+            return self.load
+
+    class Unloaded(Base):  # an Unmutated without loads (the earlier fakes): the old rule
+        load_of = None
+
+    with tempfile.TemporaryDirectory() as t:
+        planted_kernel_bundle(t, {"contract_codes_test": None, "status_messages_test": None})
+        m = {"id": "x", "file": "kernels/k.cu", "line": 1, "operator": "REL", "kernel": "f",
+             "start": 31, "end": 32, "replacement": "<=", "before": "", "after": ""}
+        a = argparse.Namespace(timeout=150, stop_at=time.time() + 1000, bundle_abs=t, libdir=t)
+        saved = mu.run_check
+        mu.run_check = crowded_timeout
+        try:
+            alone = mu.run_one(m, t, a, {}, False, Base(1.0))
+            crowded = mu.run_one(m, t, a, {}, False, Base(15.0))
+            old_rule = mu.run_one(m, t, a, {}, False, Unloaded(None))
+        finally:
+            mu.run_check = saved
+        assert alone["status"] == "undecided (timeout under load)", alone
+        assert "beside 1.0" in alone["detail"], alone
+        assert crowded["status"] == "killed (timeout)", crowded
+        assert old_rule["status"] == "killed (timeout)", old_rule
+        assert mu.CheckLoad.running == 0, mu.CheckLoad.running
+
+
+@test
+def the_unmutated_run_keeps_the_load_it_ran_under():
+    def busy(bdir, argv, extra, timeout, env):
+        with contextlib.ExitStack() as others:
+            for _ in range(3):
+                others.enter_context(mu.CheckLoad())
+            time.sleep(0.2)
+        return ("survived", 0.2)
+
+    saved = mu.run_check
+    mu.run_check = busy
+    try:
+        u = mu.Unmutated("/pristine", argparse.Namespace(timeout=150), {})
+        assert u.load_of("c") is None
+        assert u.verdict("c", ["bin/c"], {}) == ("survived", 0.2)
+        assert 3.0 <= u.load_of("c") <= 4.0, u.load_of("c")
+    finally:
+        mu.run_check = saved
 
 
 @test
