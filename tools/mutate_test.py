@@ -363,6 +363,12 @@ def planted_kernel_bundle(t, bins):
             os.chmod(path, 0o755)
 
 
+def planted_mutant():
+    """The REL mutant (`i < n` -> `i <= n`) of planted_kernel_bundle's kernel, a fresh dict."""
+    return {"id": "x", "file": "kernels/k.cu", "line": 1, "operator": "REL", "kernel": "f",
+            "start": 31, "end": 32, "replacement": "<=", "before": "", "after": ""}
+
+
 def planted_run_bundle(t, probe, golden_body=None):
     """A planted bundle for cmd_run in t: gpu_probe printing `probe`, CPU checks that pass, the
     golden suites as shell bodies (golden_body; None: none), a COMMIT; returns the planted
@@ -639,8 +645,7 @@ def the_unmutated_run_keeps_to_the_hard_stop_and_the_warm_up_spares_it():
 
     with tempfile.TemporaryDirectory() as t:
         planted_kernel_bundle(t, {"contract_codes_test": None, "status_messages_test": None})
-        m = {"id": "x", "file": "kernels/k.cu", "line": 1, "operator": "REL", "kernel": "f",
-             "start": 31, "end": 32, "replacement": "<=", "before": "", "after": ""}
+        m = planted_mutant()
         a = argparse.Namespace(timeout=150, stop_at=time.time() + 100, bundle_abs=t, libdir=t)
         mu.run_check = lambda bdir, argv, extra, timeout, env: ("killed", 0.1)
         try:
@@ -663,8 +668,7 @@ def the_hard_stop_cuts_a_running_check_and_leaves_the_mutant_undecided():
 
     with tempfile.TemporaryDirectory() as t:
         planted_kernel_bundle(t, {"contract_codes_test": None, "status_messages_test": None})
-        m = {"id": "x", "file": "kernels/k.cu", "line": 1, "operator": "REL", "kernel": "f",
-             "start": 31, "end": 32, "replacement": "<=", "before": "", "after": ""}
+        m = planted_mutant()
         a = argparse.Namespace(timeout=150, stop_at=time.time() + 3, bundle_abs=t, libdir=t)
         saved = mu.run_check
         mu.run_check = fake_run_check
@@ -735,8 +739,7 @@ def a_timeout_under_a_heavier_load_than_the_unmutated_run_is_undecided():
 
     with tempfile.TemporaryDirectory() as t:
         planted_kernel_bundle(t, {"contract_codes_test": None, "status_messages_test": None})
-        m = {"id": "x", "file": "kernels/k.cu", "line": 1, "operator": "REL", "kernel": "f",
-             "start": 31, "end": 32, "replacement": "<=", "before": "", "after": ""}
+        m = planted_mutant()
         a = argparse.Namespace(timeout=150, stop_at=time.time() + 1000, bundle_abs=t, libdir=t)
         saved = mu.run_check
         mu.run_check = crowded_timeout
@@ -789,8 +792,7 @@ def the_hard_stop_cuts_a_running_build():
                     "    time.sleep(30)\n" % marker)
         with open(os.path.join(t, "relink", "links.json"), "w") as f:
             json.dump({"bin/contract_codes_test": [], "bin/x_fuzzer": []}, f)
-        m = {"id": "x", "file": "kernels/k.cu", "line": 1, "operator": "REL", "kernel": "f",
-             "start": 31, "end": 32, "replacement": "<=", "before": "", "after": ""}
+        m = planted_mutant()
         saved_cpu = mu.CPU_CHECKS
         # a CPU check list with a fuzzer after the first check: its build is the second phase
         mu.CPU_CHECKS = saved_cpu + [("x_replay", ["bin/x_fuzzer", "-runs=0"], {})]
@@ -861,8 +863,7 @@ def checks_restricts_the_steps_and_the_report_says_so():
 
     with tempfile.TemporaryDirectory() as t:
         planted_kernel_bundle(t, {"contract_codes_test": None, "status_messages_test": None})
-        m = {"id": "x", "file": "kernels/k.cu", "line": 1, "operator": "REL", "kernel": "f",
-             "start": 31, "end": 32, "replacement": "<=", "before": "", "after": ""}
+        m = planted_mutant()
         a = argparse.Namespace(timeout=150, stop_at=0, bundle_abs=t, libdir=t,
                                checks="^status_")
         saved = mu.run_check
