@@ -1260,12 +1260,12 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
  *    tf32 arm's. A NaN stays a NaN through cvt.rn.bf16x2 (there is no low-payload case).
  * Measured on the H200 (bench_dense, twenty-fourth session, docs/performance.md), against the
  * tf32 arm in one run: decode 32K 64.1 / 60.1 us, verify 175.5 / 194.9, prefill 254.9 / 269.4,
- * decode 8K 35.4 / 26.7, decode 128K 179.4 / 189.3. A row tile of 64 heads costs about twice one of 32 (ncu: 74% of cycles with no
- * eligible warp, the tensor pipe 14% busy): the three phases' dependent chains, not the bytes or
- * the mma, set the time, and each block also loads q (147 KB) and writes a 128 KB partial.
- * Withdrawn after measuring: 16 warps in two 32-head groups sharing the tile (72.2 us at decode
- * 32K: 128 registers, the softmax state spilled, the groups still in lockstep at each barrier),
- * and 64 chunks at decode (100.6 us: half the SMs idle). */
+ * decode 8K 35.4 / 26.7, decode 128K 179.4 / 189.3. A row tile of 64 heads costs about twice one of
+ * 32 (ncu: 74% of cycles with no eligible warp, the tensor pipe 14% busy): the three phases'
+ * dependent chains, not the bytes or the mma, set the time, and each block also loads q (147 KB)
+ * and writes a 128 KB partial. Withdrawn after measuring: 16 warps in two 32-head groups sharing
+ * the tile (72.2 us at decode 32K: 128 registers, the softmax state spilled, the groups still in
+ * lockstep at each barrier), and 64 chunks at decode (100.6 us: half the SMs idle). */
 #define TCB_NT 256
 #define TCB_HT 64
 #define TCB_JT MLA_TC_ATTN_TILE
