@@ -12,8 +12,9 @@
       status table), then, with a GPU, the GPU test binaries on their fixture cases, the fuzz
       corpus replays, and racecheck on the survivors. A check past --timeout kills the mutant
       ("timeout") when the unmutated run of the same check passed within it under about the same
-      load (CheckLoad), else the mutant is undecided. Writes OUT/mutation-report.md and .json: the score per file and per kernel,
-      each survivor as its line and operator, each killed mutant's killer and seconds.
+      load (CheckLoad), else the mutant is undecided. Writes OUT/mutation-report.md and .json:
+      the score per file and per kernel, each survivor as its line and operator, each killed
+      mutant's killer and seconds.
 
 The operators (how kernel code goes wrong; each mutant changes one place):
   REL     relational flip: < <=, > >=, == !=
