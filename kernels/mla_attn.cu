@@ -1238,12 +1238,12 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
  * every B fragment feeds four m-tiles. Block = (chunk, query i, 64-head group) of its own plan
  * (mla_attn_tcb_chunk_slots: about 132 blocks), 256 threads (8 warps), one block per SM:
  *  - q: the tile's [q_lat | q_pe] rows as bf16 A fragments in registers (cvt.rn, round to nearest
- *    even), converted once a block from two 32-head halves staged in buffer 1; warp w holds k16
- * steps [w K16 / 8, (w + 1) K16 / 8) of the four 16-head m-tiles (K16 = width / 16 <= 36: at most
- * TCB_KS = 5 steps, 80 registers). Within k16 step k the thread of fragment column t holds the k
- *    positions 2t, 2t + 1, 2t + 8, 2t + 9; they map to the four columns 32 (k / 2) + 8 t +
- *    4 (k % 2) .. + 3 (a permutation of each 32 columns, the same for q and the cache), so a B
- *    fragment is one 16-byte load;
+ *    even), converted once a block from two 32-head halves staged in buffer 1; warp w holds
+ *    k16 steps [w K16 / 8, (w + 1) K16 / 8) of the four 16-head m-tiles (K16 = width / 16 <= 36:
+ *    at most TCB_KS = 5 steps, 80 registers). Within k16 step k the thread of fragment column t
+ *    holds the k positions 2t, 2t + 1, 2t + 8, 2t + 9; they map to the four columns
+ *    32 (k / 2) + 8 t + 4 (k % 2) .. + 3 (a permutation of each 32 columns, the same for q and
+ *    the cache), so a B fragment is one 16-byte load;
  *  - row tiles of TCB_JT = 32 slots, double-buffered with cp.async into f32 rows of ldk floats
  *    (ldk = 4 mod 32: the logits' 16-byte loads and P . V's 4-byte loads are conflict-free),
  *    a row per 8 threads, as the tf32 arm;
@@ -1393,8 +1393,7 @@ static __global__ void __launch_bounds__(TCB_NT, 1)
      * so both are one round trip, the second half a second one. Then for m-tile mt and step s the
      * thread reads rows 16 mt + fg (+ 8) at the step's four columns c .. c + 3 of this thread and
      * converts them (zero for steps past this warp's): the same values and conversions as loads
-     * from global memory, so the same bits. A step's 32-column block lies wholly in q_lat or in
-     * q_pe (kv_rank is a multiple of 64). ncu (H200, twenty-third session, decode 32K): with the
+     * from global memory, so the same bits. ncu (H200, twenty-third session, decode 32K): with the
      * fragments loaded from global memory, two 16-byte loads an (m-tile, step) before each pair of
      * conversions, the 20 dependent round trips held 15.8% of the warp samples (the tf32 arm's
      * own staging removed the same cost in the fourteenth session). */
