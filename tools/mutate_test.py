@@ -710,16 +710,23 @@ def the_hard_stop_cuts_a_running_check_and_leaves_the_mutant_undecided():
         assert got == ["killed", "killed", "undecided (deadline)"], got
 
 
+def run_check_beside(n, result):
+    """A fake run_check that runs 0.2 s with n more checks counted by CheckLoad meanwhile, then
+    returns `result`."""
+    def fake(bdir, argv, extra, timeout, env):
+        with contextlib.ExitStack() as others:
+            for _ in range(n):
+                others.enter_context(mu.CheckLoad())
+            time.sleep(0.2)
+        return result
+    return fake
+
+
 @test
 def a_timeout_under_a_heavier_load_than_the_unmutated_run_is_undecided():
     # twenty-fourth session, call 4: 15 mutants' tc_attn_gpu_test timed out at 150 s beside each
     # other, the unmutated run passed alone after them, and all 15 were counted as hangs
-    def crowded_timeout(bdir, argv, extra, timeout, env):
-        with contextlib.ExitStack() as others:  # 15 more checks running meanwhile
-            for _ in range(15):
-                others.enter_context(mu.CheckLoad())
-            time.sleep(0.2)
-        return ("timeout", 150.0)
+    crowded_timeout = run_check_beside(15, ("timeout", 150.0))
 
     class Base:
         def __init__(self, load):
@@ -758,15 +765,8 @@ def a_timeout_under_a_heavier_load_than_the_unmutated_run_is_undecided():
 
 @test
 def the_unmutated_run_keeps_the_load_it_ran_under():
-    def busy(bdir, argv, extra, timeout, env):
-        with contextlib.ExitStack() as others:
-            for _ in range(3):
-                others.enter_context(mu.CheckLoad())
-            time.sleep(0.2)
-        return ("survived", 0.2)
-
     saved = mu.run_check
-    mu.run_check = busy
+    mu.run_check = run_check_beside(3, ("survived", 0.2))
     try:
         u = mu.Unmutated("/pristine", argparse.Namespace(timeout=150), {})
         assert u.load_of("c") is None
