@@ -187,6 +187,7 @@ def read_sanitizer(out):
                               "summary": s.get("summary", "")})
         return {"wall_seconds": rep.get("wall_seconds"), "steps": steps,
                 "failed": rep.get("failed"), "timed_out": rep.get("timed_out"),
+                "near_timeout": rep.get("near_timeout") or [], "timeout": rep.get("timeout"),
                 "shared_memory_kernels_missed": {
                     tool: t.get("shared_memory_kernels_missed", [])
                     for tool, t in rep["tools"].items()}}
@@ -510,6 +511,10 @@ def build_report(cur, prev, known_file):
         n_ok = sum(1 for s in san_cur if s["verdict"] == "ok")
         md.append(f"{len(san_cur)} steps, {n_ok} ok, {len(san_bad)} failed or timed out; "
                   f"tier wall {san.get('wall_seconds')} s.")
+        if san.get("near_timeout"):  # a warning, not a failure: split before it times out
+            md.append(f"Passed near their timeout ({san.get('timeout')} s): " + ", ".join(
+                f"`{n}`" for n in san["near_timeout"]) + " (split the case set in parts, "
+                "tools/sanitize_set.tsv).")
         missed = {k: v for k, v in (san.get("shared_memory_kernels_missed") or {}).items() if v}
         if missed:
             md.append("Shared-memory kernels racecheck/other tools missed: " + "; ".join(

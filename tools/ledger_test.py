@@ -70,7 +70,8 @@ def synth_out(root, cases, known=None, fuzz=None, repros=None, bench=None, sanit
         data = os.path.join(HERE, "testdata", "sanitize")
         subprocess.run([sys.executable, os.path.join(HERE, "sanitize_report.py"), "--set",
                         f"{data}/set.tsv", "--census", f"{data}/census", "--xml", f"{data}/xml",
-                        "--logs", f"{data}/logs", "--wall", "210", "--out", root], check=True,
+                        "--logs", f"{data}/logs", "--wall", "210", "--timeout", "160",
+                        "--out", root], check=True,
                        stdout=subprocess.DEVNULL)
     write(f"{root}/placement.tsv", "a_test\t0\t0\thost\t3\t0\n")
     kf = []
@@ -424,6 +425,10 @@ def sanitizer_results_and_regressions():
         rc, md, _ = ledger("report", h)
         reg = section(md, "Sanitizer")
         assert rc == 1 and "sanitize_racecheck_kpool_gpu_goldens_test`: TIMEOUT" in reg, (rc, md)
+        # dense's racecheck passed in 131 of 160 s: named as near its timeout, a warning only
+        assert rec["sanitizer"]["near_timeout"] == ["sanitize_racecheck_dense_gpu_goldens_test"]
+        assert ("near their timeout (160.0 s): `sanitize_racecheck_dense_gpu_goldens_test`"
+                in reg), reg
         # Listed in the known-failure ledger, the timed-out step no longer fails the night.
         kid = "sanitize_racecheck_kpool_gpu_goldens_test/x/y"
         write(f"{t}/kf.txt", f"b_test/y  #1  old\n{kid}  #7  racecheck is slow there\n")
@@ -474,6 +479,7 @@ echo "[{\"kernel\": \"attn_absorbed\", \"shape\": \"glm5_decode\", \"arm\": \"pl
 """
 FAKE_SANITIZER = r"""#!/usr/bin/env bash
 echo "sanitize $2" >> "$FAKE_ORDER"
+echo "$*" >> "$FAKE_ORDER.args"
 echo "========= ERROR SUMMARY: 0 errors"
 """
 
@@ -576,6 +582,38 @@ def nightly_end_to_end_on_a_fake_bundle():
             f.write("{not json\n")
         rc, log, _, _ = run_tier(b, t, "--nightly", "--budget", "1", MLA_HISTORY=f"{t}/h2.jsonl")
         assert rc == 3, (rc, log)
+
+
+@test
+def a_case_set_in_parts_runs_a_step_per_part():
+    # tools/sanitize_set.tsv's part column: a step (and a census) per part under each tool, the
+    # part's own filter, Criterion's XML of each step asked for under OUT/cases; the report
+    # names each part's step. SANITIZE_FILTER collapses the parts to one step a binary.
+    with tempfile.TemporaryDirectory() as t:
+        b = fake_bundle(t)
+        write(f"{b}/tools/sanitize_set.tsv",
+              "# fake\na_gpu_test\t*/san_x*\tone\na_gpu_test\t*/san_y*\ttwo\n")
+        rc, log, seq, _ = run_tier(b, t, "--sanitize")
+        assert rc == 0 and "sanitize" in seq, (rc, log)
+        args = open(f"{t}/order.args").read().splitlines()
+        assert len(args) == 8, args  # 4 tools x 2 parts
+        for tool in ("memcheck", "racecheck", "initcheck", "synccheck"):
+            for part, flt in (("one", "*/san_x*"), ("two", "*/san_y*")):
+                want = (f"--tool {tool} --error-exitcode 1 --target-processes all bin/a_gpu_test "
+                        f"--jobs 1 --filter {flt} --xml={b}/out/cases/"
+                        f"sanitize_{tool}_a_gpu_test.{part}.xml")
+                assert want in args, (want, args)
+        rep = json.load(open(f"{b}/out/sanitize-report.json"))
+        steps = [x["step"] for x in rep["tools"]["racecheck"]["steps"]]
+        assert steps == ["sanitize_racecheck_a_gpu_test.one", "sanitize_racecheck_a_gpu_test.two"]
+        assert all(x["passed"] for x in rep["tools"]["racecheck"]["steps"]), rep
+        assert sorted(os.listdir(f"{b}/out/census")) == ["a_gpu_test.one.csv",
+                                                         "a_gpu_test.two.csv"]
+        os.remove(f"{t}/order.args")
+        rc, log, _, _ = run_tier(b, t, "--sanitize", SANITIZE_FILTER="*/san_z*")
+        args = open(f"{t}/order.args").read().splitlines()
+        assert rc == 0 and len(args) == 4, (rc, args, log)
+        assert all("--filter */san_z* --xml=" in x and "a_gpu_test.xml" in x for x in args), args
 
 
 @test

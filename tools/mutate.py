@@ -48,6 +48,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sanitize_report  # noqa: E402  (tools/sanitize_set.tsv's reader, beside this file)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OPERATORS = ["REL", "OFF1", "FMA", "RND", "SYNC", "MINMAX", "GUARD", "STRIDE", "TIE", "NANZ",
              "CVT"]
@@ -531,14 +534,11 @@ def gpu_checks(bundle, file=None, kernel=None):
        (FILE_SANITIZE; compute-sanitizer, when on PATH).
     The killers first: in the H200 passes of 2026-12-01 the stage checks killed most mutants and
     the small sets, run first, killed none alone; each check before the killer is time lost."""
-    small = {}
+    small = {}  # binary: [(case set key, filter)], a binary split in parts has several
     tsv = os.path.join(bundle, "tools", "sanitize_set.tsv")
     if os.path.exists(tsv):
-        with open(tsv) as f:
-            for line in f:
-                if line.strip() and not line.startswith("#"):
-                    b, flt = line.rstrip("\n").split("\t")[:2]
-                    small[b] = flt
+        for b, flt, key in sanitize_report.read_set(tsv):
+            small.setdefault(b, []).append((key, flt))
     asan = {"ASAN_OPTIONS": "protect_shadow_gap=0:detect_leaks=0"}
     fuzzers = sorted(f[:-len("_fuzzer")] for f in os.listdir(os.path.join(bundle, "bin"))
                      if f.endswith("_fuzzer")
@@ -570,8 +570,8 @@ def gpu_checks(bundle, file=None, kernel=None):
     else:
         whole = GPU_BINARIES
     checks += [(b, [f"bin/{b}", *cj], {}) for b in whole]
-    checks += [(f"{b} --filter={small[b]}", [f"bin/{b}", f"--filter={small[b]}", *cj], {})
-               for b in sanitized if b not in whole]
+    checks += [(f"{b} --filter={flt}", [f"bin/{b}", f"--filter={flt}", *cj], {})
+               for b in sanitized if b not in whole for _, flt in small[b]]
     checks += [(f"{t}_replay", [f"bin/{t}_fuzzer", "-runs=0", f"fuzz/corpus/{t}"], asan)
                for t in fuzzers]
     checks += [(f"fuzz_{t} 10 s", [f"bin/{t}_fuzzer", "-max_total_time=10", "{scratch}",
@@ -580,10 +580,10 @@ def gpu_checks(bundle, file=None, kernel=None):
         # racecheck, then memcheck: a mutant that only reads or writes out of bounds (an
         # off-by-one on a guard whose extra element is never used) changes no value
         for tool in SANITIZER_TOOLS:
-            checks += [(f"{tool} {b}", ["compute-sanitizer", "--tool", tool,
-                                        "--error-exitcode", "1", f"bin/{b}",
-                                        f"--filter={small[b]}", *cj], {})
-                       for b in sanitized]
+            checks += [(f"{tool} {key}", ["compute-sanitizer", "--tool", tool,
+                                          "--error-exitcode", "1", f"bin/{b}",
+                                          f"--filter={flt}", *cj], {})
+                       for b in sanitized for key, flt in small[b]]
     return checks
 
 

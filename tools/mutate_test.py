@@ -467,6 +467,42 @@ def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
 
 
 @test
+def a_case_set_in_parts_gives_a_check_per_part():
+    # tools/sanitize_set.tsv's third column splits a binary's small set (run-gpu-tier.sh runs a
+    # step per part): the mutants' small-set and sanitizer checks follow the same parts, each
+    # labelled with its case set's key, so a part's baseline is its own argv
+    with tempfile.TemporaryDirectory() as t:
+        fake_bundle(t)
+        with open(os.path.join(t, "tools", "sanitize_set.tsv"), "a") as f:
+            f.write("# a part-split binary replaces its one-row set\n")
+        rows = [r for r in open(os.path.join(t, "tools", "sanitize_set.tsv"))
+                if not r.startswith("dense_gpu_goldens_test\t")]
+        rows += ["dense_gpu_goldens_test\t*/san_*__tc*\ttc\n",
+                 "dense_gpu_goldens_test\t*/@(san_*__[!t]*|bad_arguments)\trest\n"]
+        with open(os.path.join(t, "tools", "sanitize_set.tsv"), "w") as f:
+            f.writelines(rows)
+        old_which = mu.shutil.which
+        mu.shutil.which = lambda name: "/usr/bin/compute-sanitizer"
+        try:
+            checks = mu.gpu_checks(t, "kernels/mla_dense.cu")
+        finally:
+            mu.shutil.which = old_which
+        labels = [c[0] for c in checks]
+        for tool in mu.SANITIZER_TOOLS:
+            mine = [c for c in checks if c[0].startswith(f"{tool} dense_gpu_goldens_test")]
+            assert [c[0] for c in mine] == [f"{tool} dense_gpu_goldens_test.tc",
+                                            f"{tool} dense_gpu_goldens_test.rest"], labels
+            assert [c[1][c[1].index("bin/dense_gpu_goldens_test") + 1] for c in mine] == [
+                "--filter=*/san_*__tc*", "--filter=*/@(san_*__[!t]*|bad_arguments)"], mine
+        # each part's small set as a value check too (the golden suites never run whole)
+        assert "dense_gpu_goldens_test --filter=*/san_*__tc*" in labels, labels
+        assert "dense_gpu_goldens_test --filter=*/@(san_*__[!t]*|bad_arguments)" in labels, labels
+        assert "racecheck decode_split_gpu_test" in labels, labels  # a one-row set: its name
+        a = argparse.Namespace(timeout=100, sanitizer_timeout=400)
+        assert mu.check_timeout(a, "racecheck dense_gpu_goldens_test.tc") == 400
+
+
+@test
 def a_workers_copy_sees_the_small_sets_and_the_sanitizer_checks():
     # the checks are planned in each worker's directory: it must see tools/sanitize_set.tsv
     # (fifth session, call 1: it did not, and no small set or sanitizer check ran)

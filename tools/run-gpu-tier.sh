@@ -180,10 +180,12 @@ night_jobs() { # every job of the night by its step name: the same list on every
         echo "${b}_replay"
         if [ "$FUZZ_SECONDS" -gt 0 ]; then echo "fuzz_$b"; fi
     done
-    if [ "$SANITIZE" -eq 1 ]; then # sanitize_all's jobs: one per binary of its case set
-        sets=$(awk -F'\t' '$1 !~ /^(#|$)/ {print $1}' tools/sanitize_set.tsv 2> /dev/null)
+    if [ "$SANITIZE" -eq 1 ]; then # sanitize_all's jobs: one per case set (binary[.part])
+        sets=$(awk -F'\t' -v one="${SANITIZE_FILTER:+1}" '$1 !~ /^(#|$)/ {
+                   k = (one || $3 == "") ? $1 : $1 "." $3; if (!seen[k]++) print k }' \
+            tools/sanitize_set.tsv 2> /dev/null)
         for b in ${sets:-$(cd bin && ls -- *gpu*_test)}; do
-            if [ -x "bin/$b" ]; then echo "sanitize_$b"; fi
+            if [ -x "bin/${b%%.*}" ]; then echo "sanitize_$b"; fi
         done
     fi
     if [ "$BENCH" -eq 1 ]; then for b in bin/bench_*; do [ ! -e "$b" ] || basename "$b"; done; fi
@@ -368,21 +370,30 @@ fuzz_all() {
 # 4. The sanitizer tier: compute-sanitizer's memcheck, racecheck, initcheck and synccheck over
 #    every GPU test binary, each on its small case set (tools/sanitize_set.tsv: san_* cases that
 #    reach every kernel arm), SANITIZE_JOBS (default 12) jobs at a time, SANITIZE_TIMEOUT (default
-#    420 s) each. First a kernel census of the same case set (ncu, clocks untouched: which kernels
-#    launch, with their shared memory), so the report (sanitize-report.md / .json) lists per tool
-#    the kernels it covered and any shared-memory kernel racecheck missed. SANITIZE_FILTER
-#    replaces every binary's filter (a narrower run).
+#    420 s) each. A binary whose rows carry a part name (the set's third column) runs one step per
+#    part (sanitize_<tool>_<binary>.<part>), so that a growing case set is split before a step
+#    reaches the timeout. First a kernel census of each case set (ncu, clocks untouched: which
+#    kernels launch, with their shared memory), so the report (sanitize-report.md / .json) lists
+#    per tool the kernels it covered and any shared-memory kernel racecheck missed, each step's
+#    slowest cases (Criterion's XML, OUT/cases/) and the steps that passed near their timeout.
+#    SANITIZE_FILTER replaces every binary's filter (a narrower run: one step a binary).
 sanitize_all() {
-    local CS NCU bin filter tool s jobs=${SANITIZE_JOBS:-12} t0=$SECONDS running=0
+    local CS NCU bin filter part key tool s jobs=${SANITIZE_JOBS:-12} t0=$SECONDS running=0
+    local timeout=${SANITIZE_TIMEOUT:-420}
     CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-    mkdir -p "$OUT/census"
-    local sets=()
-    while IFS=$'\t' read -r bin filter; do
+    mkdir -p "$OUT/census" "$OUT/cases"
+    local sets=() seen=" "
+    while IFS=$'\t' read -r bin filter part; do
         case "$bin" in ''|'#'*) continue ;; esac
         [ -x "bin/$bin" ] || continue
-        in_shard "sanitize_$bin" || continue
-        sets+=("$bin"$'\t'"${SANITIZE_FILTER:-$filter}")
+        key=$bin${part:+.$part}
+        if [ -n "${SANITIZE_FILTER:-}" ]; then # one step a binary: its parts would repeat it
+            case "$seen" in *" $bin "*) continue ;; esac
+            seen+="$bin " key=$bin
+        fi
+        in_shard "sanitize_$key" || continue
+        sets+=("$bin"$'\t'"${SANITIZE_FILTER:-$filter}"$'\t'"$key")
     done < tools/sanitize_set.tsv
     for t in bin/*gpu*_test; do # every GPU test binary must have a case set
         grep -q "^$(basename "$t")"$'\t' tools/sanitize_set.tsv ||
@@ -393,11 +404,11 @@ sanitize_all() {
     # first launch of each kernel per test process (--kernel-id :::1), two launch metrics,
     # clocks untouched. With --gpus N the jobs spread over the GPUs (run_on_gpu),
     # ceil(SANITIZE_JOBS / N) per GPU. Census jobs first: they are the longest.
-    census_one() { # bin filter
-        timeout "${SANITIZE_TIMEOUT:-420}" "$NCU" --clock-control none --target-processes all \
+    census_one() { # bin filter key
+        timeout "$timeout" "$NCU" --clock-control none --target-processes all \
             --kernel-id :::1 --csv --print-units base \
             --metrics launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static \
-            "bin/$1" --jobs 1 --filter "$2" > "$OUT/census/$1.csv" 2>&1 || true
+            "bin/$1" --jobs 1 --filter "$2" > "$OUT/census/$3.csv" 2>&1 || true
     }
     local per=$(((jobs + ${GPU_COUNT:-1} - 1) / ${GPU_COUNT:-1})) s_jobs=()
     for s in "${sets[@]}"; do s_jobs+=("census"$'\t'"$s"); done
@@ -406,23 +417,25 @@ sanitize_all() {
     done
     for s in "${s_jobs[@]}"; do
         tool=${s%%$'\t'*} s=${s#*$'\t'}
-        bin=${s%%$'\t'*} filter=${s#*$'\t'}
+        bin=${s%%$'\t'*} s=${s#*$'\t'}
+        filter=${s%%$'\t'*} key=${s#*$'\t'}
         while [ "$running" -ge "$jobs" ]; do wait -n; running=$((running - 1)); done
         if [ "$tool" = census ]; then
-            GPU_JOBS_PER_DEVICE=$per run_on_gpu "sanitize_census_${bin}" \
-                census_one "$bin" "$filter" &
+            GPU_JOBS_PER_DEVICE=$per run_on_gpu "sanitize_census_${key}" \
+                census_one "$bin" "$filter" "$key" &
         else
-            GPU_JOBS_PER_DEVICE=$per run_on_gpu "sanitize_${tool}_${bin}" \
-                step "sanitize_${tool}_${bin}" timeout "${SANITIZE_TIMEOUT:-420}" "$CS" \
+            GPU_JOBS_PER_DEVICE=$per run_on_gpu "sanitize_${tool}_${key}" \
+                step "sanitize_${tool}_${key}" timeout "$timeout" "$CS" \
                 --tool "$tool" --error-exitcode 1 --target-processes all "bin/$bin" --jobs 1 \
-                --filter "$filter" &
+                --filter "$filter" --xml="$OUT/cases/sanitize_${tool}_${key}.xml" &
         fi
         running=$((running + 1))
     done
     wait
     echo "sanitize: tier wall $((SECONDS - t0)) s"
     python3 tools/sanitize_report.py --set tools/sanitize_set.tsv --census "$OUT/census" \
-        --xml "$OUT/xml" --logs "$OUT/logs" --wall $((SECONDS - t0)) --out "$OUT" || true
+        --xml "$OUT/xml" --logs "$OUT/logs" --cases "$OUT/cases" --timeout "$timeout" \
+        --wall $((SECONDS - t0)) --out "$OUT" || true
 }
 # 5. Benchmarks (MLA_BENCH_JSON: where a benchmark may write its medians as JSON for the ledger,
 #    OUT/bench-<name>.json: a list of {kernel, shape, arm, median_us, p10_us, p90_us}).
