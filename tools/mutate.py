@@ -704,16 +704,21 @@ class Unmutated:
 
 
 def prime_baselines(unmutated, checks):
-    """Starts, in the background and at once, the unmutated run of every sanitizer check among
-    `checks` ((label, argv, extra) triples: the union over the selection), each once. A mutant
-    a sanitizer check kills then finds that check's baseline done or running, where it would
-    otherwise start it only when the kill lands, late in the run (fourteenth session, call 6: a
-    mutant failed racecheck of kpool_identities_gpu_test at 159 s; the unmutated run it then
-    started was cut at the hard stop, 180 s later, so the report could only say undecided).
+    """Starts, in the background and at once, the unmutated run of every check among `checks`
+    ((label, argv, extra) triples: the union over the selection) whose unmutated verdict the
+    warm-up does not already give (a --filter of a golden suite that passed whole), each once. A
+    mutant a check kills then finds that check's baseline done or running, where it would
+    otherwise start it only when the kill lands, late in the run:
+    - fourteenth session, call 6: a mutant failed racecheck of kpool_identities_gpu_test at
+      159 s; the unmutated run it then started was cut at the hard stop, 180 s later, so the
+      report could only say undecided;
+    - twenty-fifth session, call 2: three mutants of the bf16 door failed tc_attn_gpu_test, a
+      value check, and were left undecided the same way, when only the sanitizer checks were
+      primed.
     The runs keep to the hard stop like any (Unmutated.verdict). Returns the labels started."""
     todo = {}
     for label, argv, extra in checks:
-        if label.split(" ", 1)[0] in SANITIZER_TOOLS and label not in todo:
+        if label not in todo and not unmutated.by_warm_up(argv, extra, "killed"):
             todo[label] = (argv, extra)
     for label, (argv, extra) in todo.items():
         threading.Thread(target=unmutated.verdict, args=(label, argv, extra, "killed"),
@@ -1172,9 +1177,8 @@ def cmd_run(a, ms):
         kinds = {(m["file"], m.get("kernel")): m for m in ms}  # the checks depend on these alone
         primed = prime_baselines(unmutated, [c for m in kinds.values()
                                              for c in planned_checks(bundle, m, a, True)])
-        warm += f"; {len(primed)} sanitizer baselines started with the run (--prime-baselines)"
-        print(f"mutate: {len(primed)} sanitizer baselines started: {', '.join(primed)}",
-              flush=True)
+        warm += f"; {len(primed)} baselines started with the run (--prime-baselines)"
+        print(f"mutate: {len(primed)} baselines started: {', '.join(primed)}", flush=True)
     # run in a seeded random order across files, so a run cut by --deadline is still an
     # unbiased sample (the report groups by file and kernel anyway)
     ms = list(ms)
@@ -1288,10 +1292,10 @@ def main(argv=None):
                         "under many workers a sanitizer stage can outlast the value checks' "
                         "timeout unmutated, which leaves its mutants undecided")
     r.add_argument("--prime-baselines", action="store_true",
-                   help="start the unmutated run of every sanitizer check at the start, beside "
-                        "the first mutants (one more GPU process per check), so that a mutant "
-                        "a sanitizer check kills near the end is not left undecided waiting "
-                        "for its baseline")
+                   help="start the unmutated run of every check at the start (all but the "
+                        "golden suites' filters, which the warm-up answers), beside the first "
+                        "mutants (one more GPU process per check), so that a mutant a check "
+                        "kills near the end is not left undecided waiting for its baseline")
     r.add_argument("--deadline", type=float, default=0,
                    help="seconds after the run starts (the warm-up included) after which no "
                         "new mutant starts (those left are reported as not run, outside the "

@@ -570,9 +570,11 @@ def a_kill_counts_only_when_the_unmutated_bundle_passes_the_check():
 
 
 @test
-def primed_baselines_start_each_sanitizer_check_once_and_a_kill_waits_on_it():
+def primed_baselines_start_each_check_once_and_a_kill_waits_on_it():
     # fourteenth session, call 6: a mutant's racecheck failure at 159 s started its unmutated run
-    # then, which the hard stop cut: primed at the start, the baseline is there when the kill is
+    # then, which the hard stop cut (twenty-fifth session, call 2: the same for a value check,
+    # tc_attn_gpu_test, when only the sanitizer checks were primed); primed at the start, every
+    # baseline the warm-up does not give is there when the kill is
     started, release = [], threading.Event()
 
     def fake_run_check(bdir, argv, extra, timeout, env):
@@ -585,17 +587,21 @@ def primed_baselines_start_each_sanitizer_check_once_and_a_kill_waits_on_it():
     try:
         a = argparse.Namespace(timeout=150, sanitizer_timeout=240, stop_at=0)
         u = mu.Unmutated("/pristine", a, {})
+        u.note_whole("g_suite", "survived")  # the warm-up ran the golden suite whole
         rc = ["compute-sanitizer", "--tool", "racecheck", "bin/x", "--filter=*/san_*"]
+        gf = ["bin/g_suite", "--filter=*/*__@(attn)"]
         checks = [("x", ["bin/x"], {}), ("racecheck x", rc, {}), ("racecheck x", rc, {}),
-                  ("memcheck y", ["compute-sanitizer", "bin/y"], {})]
-        assert mu.prime_baselines(u, checks) == ["memcheck y", "racecheck x"]
-        for _ in range(100):  # both runs start without any mutant asking
-            if len(started) == 2:
+                  ("memcheck y", ["compute-sanitizer", "bin/y"], {}), ("g --filter", gf, {})]
+        assert mu.prime_baselines(u, checks) == ["memcheck y", "racecheck x", "x"]
+        for _ in range(100):  # the three runs start without any mutant asking
+            if len(started) == 3:
                 break
             time.sleep(0.02)
         assert set(started) == {("/pristine", ("compute-sanitizer", "bin/y")),
-                                ("/pristine", tuple(rc))}, started
-        assert u.known("racecheck x") and not u.known("x")  # the value check is not primed
+                                ("/pristine", tuple(rc)), ("/pristine", ("bin/x",))}, started
+        # the value check is primed too; the golden suite's filter is the warm-up's answer
+        assert u.known("racecheck x") and u.known("x") and not u.known("g --filter")
+        assert u.known("g --filter", gf, {}, "killed")
         got = []
         t = threading.Thread(target=lambda: got.append(u.verdict("racecheck x", rc, {}, "killed")))
         t.start()
@@ -603,7 +609,7 @@ def primed_baselines_start_each_sanitizer_check_once_and_a_kill_waits_on_it():
         assert not got  # the kill waits on the primed run ...
         release.set()
         t.join(5)
-        assert got == [("survived", 1.0)] and len(started) == 2, (got, started)  # ... not a new one
+        assert got == [("survived", 1.0)] and len(started) == 3, (got, started)  # ... not a new one
     finally:
         release.set()
         mu.run_check = saved
