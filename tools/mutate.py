@@ -785,11 +785,42 @@ def run_group(argv, timeout, **popen):
     return timed_out, p.returncode, out or "", err or ""
 
 
+# What the last run_check of this thread saw fail (failure_excerpt), for the mutant's record:
+# run_check returns (verdict, seconds) alone, and run_one reads the excerpt after it.
+CHECK_NOTE = threading.local()
+EXCERPT_LINES, EXCERPT_CHARS = 6, 600
+# The lines of a check's output that say why it failed: Criterion's failed cases and assertion
+# messages, libFuzzer's and the sanitizers' reports (their summaries with a nonzero count).
+FAIL_LINE = re.compile(r"^\[FAIL\] |^\[----\].*(Assertion Failed|[Cc]rash)|^==\d+==ERROR|"
+                       r"^SUMMARY: |^=+ (ERROR|RACECHECK) SUMMARY: [1-9]|^=+ (Invalid|Race|"
+                       r"Barrier|Uninitialized|Program hit)")
+CRITERION_TIMEOUT = re.compile(r"^\[FAIL\] \S+: Timed out\. \(")
+
+
+def failure_excerpt(out):
+    """(excerpt, only_timeouts): the first EXCERPT_LINES lines of `out` that say why the check
+    failed (ANSI colours removed, at most EXCERPT_CHARS), and whether its only failures are
+    Criterion's own case timeouts (`[FAIL] suite::case: Timed out. (300.00s)`, a case's
+    .timeout), with no assertion, crash or sanitizer report beside them."""
+    lines = [l.rstrip() for l in re.sub(r"\x1b\[[0-9;]*m", "", out).splitlines()]
+    bad = [l for l in lines if FAIL_LINE.search(l)]
+    timeouts = [l for l in bad if CRITERION_TIMEOUT.search(l)]
+    excerpt = "\n".join(bad[:EXCERPT_LINES])[:EXCERPT_CHARS]
+    return excerpt, bool(timeouts) and len(timeouts) == len(bad)
+
+
 def run_check(bdir, argv, extra_env, timeout, env):
     """One check in its own process group. On a timeout the whole group is killed: Criterion's
     --jobs workers are forked children, and an orphaned one kept its binary busy (the next
-    restore failed with ETXTBSY) and its CUDA context on the GPU (H200, 2026-12-01)."""
+    restore failed with ETXTBSY) and its CUDA context on the GPU (H200, 2026-12-01).
+    A check whose only failures are Criterion's own case timeouts is a timeout too, not a kill:
+    under load a case can outlast its .timeout as the whole check can outlast --timeout, and
+    the same load rule (CheckLoad) decides both. Twenty-fifth session, call 3: a rounding-mode
+    mutant of the bf16 door, whose value checks had all passed, was reported killed by racecheck
+    of tc_attn_gpu_test after 380 s beside 14 other checks, with no record of why.
+    CHECK_NOTE.excerpt: the failing lines (failure_excerpt), '' when it passed."""
     t0 = time.time()
+    CHECK_NOTE.excerpt = ""
     scratch = tempfile.mkdtemp(dir=bdir)  # a fuzzer's new inputs, never the committed corpus
     argv = [a.replace("{scratch}", scratch) for a in argv]
     exe = argv[0] if not argv[0].startswith("bin/") else os.path.join(bdir, argv[0])
@@ -802,7 +833,9 @@ def run_check(bdir, argv, extra_env, timeout, env):
     if timed_out:
         return "timeout", time.time() - t0
     if rc != 0:
-        return "killed", time.time() - t0
+        excerpt, only_timeouts = failure_excerpt(out)
+        CHECK_NOTE.excerpt = excerpt or f"exit {rc}, no failure line in its output"
+        return ("timeout" if only_timeouts else "killed"), time.time() - t0
     return ("skipped" if skipped_all else "survived"), time.time() - t0
 
 
@@ -922,6 +955,10 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
             with CheckLoad() as ld:
                 verdict, dt = run_check(wdir, argv, extra, limit, env)
             res["trace"].append([label, verdict, round(dt, 1)])
+            why = getattr(CHECK_NOTE, "excerpt", "")
+            CHECK_NOTE.excerpt = ""
+            if why:  # the failing lines of this check, kept with the mutant (the report's audit)
+                res.setdefault("failures", {})[label] = why
             if verdict == "timeout" and cut:
                 res.update(status="undecided (deadline)", detail=f"cut at the hard stop in {label}")
                 return res
@@ -973,6 +1010,13 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
         for b in built:
             if os.path.exists(os.path.join(a.bundle_abs, b)):
                 restore_file(os.path.join(a.bundle_abs, b), os.path.join(wdir, b))
+
+
+def first_failure(r):
+    """The killer's first failing line, for a markdown cell ('' without one: a timeout)."""
+    why = (r.get("failures") or {}).get(r.get("killer"), "")
+    line = why.splitlines()[0] if why else ""
+    return "`" + line[:140].replace("|", "\\|").replace("`", "'") + "`" if line else ""
 
 
 def totals(rows, eq):
@@ -1075,10 +1119,14 @@ def report(results, eq, out, meta, late=()):
                "started), for `tools/mutate.py run --ids` on the same source (ids are offsets: "
                "an edit above a line changes them):", "", "```", ",".join(again), "```"]
     md += ["", "## Killed: by which check, in how long", "",
-           "| mutant | where | operator | killer | s |", "| --- | --- | --- | --- | ---: |"]
+           "The failing line is the killer's first (Criterion's failed case or assertion, a "
+           "sanitizer's report; the JSON's `failures` has up to six a check): a kill a reader "
+           "cannot explain from the mutant is audited there.", "",
+           "| mutant | where | operator | killer | s | first failing line |",
+           "| --- | --- | --- | --- | ---: | --- |"]
     md += [f"| {r['id']} | {r['file']}:{r['line']} {r['kernel']} | {r['operator']} | "
-           f"{r['killer']}{' (timeout)' if 'timeout' in r['status'] else ''} | {r['seconds']} |"
-           for r in results if r["status"].startswith("killed")]
+           f"{r['killer']}{' (timeout)' if 'timeout' in r['status'] else ''} | {r['seconds']} | "
+           + first_failure(r) + " |" for r in results if r["status"].startswith("killed")]
     md += time_table(results)
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "mutation-report.md"), "w") as f:

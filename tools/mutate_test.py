@@ -896,6 +896,54 @@ def a_step_that_never_ends_is_reported_undecided_past_the_stop():
 
 
 @test
+def a_kill_keeps_its_failing_lines_and_criterion_case_timeouts_are_timeouts():
+    # twenty-fifth session, call 3: a rounding-mode mutant of the bf16 door was "killed" by
+    # racecheck of tc_attn_gpu_test after 380 s under load, and nothing said why. Now the failing
+    # lines go with the mutant, and a check whose only failures are Criterion's own case
+    # timeouts is a timeout (the load rule decides it), not a kill.
+    crit_fail = ("[----] t.c:5: Assertion Failed\n[----]   \n[----]   values differ\n"
+                 "[FAIL] s::bad: (0.00s)\n[====] Synthesis: Tested: 2 | Passing: 1 | "
+                 "Failing: 1 | Crashing: 0 ")
+    crit_timeout = ("[FAIL] tc_attn_gpu::cache_4byte_aligned__absorbed: Timed out. (300.00s)\n"
+                    "[====] Synthesis: Tested: 22 | Passing: 21 | Failing: 1 | Crashing: 0 ")
+    race = ("========= Error: Race reported between Write access at 0x1f0 in k\n"
+            "========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)")
+    ex, only_to = mu.failure_excerpt(crit_fail)
+    assert not only_to and ex.splitlines() == ["[----] t.c:5: Assertion Failed",
+                                               "[FAIL] s::bad: (0.00s)"], ex
+    ex, only_to = mu.failure_excerpt(crit_timeout)
+    assert only_to and ex.startswith("[FAIL] tc_attn_gpu::cache_4byte"), ex
+    ex, only_to = mu.failure_excerpt(crit_timeout + "\n" + race)  # a race beside it: a kill
+    assert not only_to and "RACECHECK SUMMARY: 2 hazards" in ex, ex
+    ex, only_to = mu.failure_excerpt("\x1b[0;31m[FAIL] s::x: Timed out. (1.00s)\x1b[0m")
+    assert only_to and ex == "[FAIL] s::x: Timed out. (1.00s)", ex  # colours removed
+    assert mu.failure_excerpt("========= ERROR SUMMARY: 0 errors\n") == ("", False)
+    with tempfile.TemporaryDirectory() as t:
+        said = os.path.join(t, "said.txt")
+        bins = {"contract_codes_test": "exit 0", "status_messages_test": f"cat {said}; exit 1"}
+        planted_kernel_bundle(t, bins)
+        m = planted_mutant()
+        a = argparse.Namespace(timeout=30, stop_at=0, bundle_abs=t, libdir=t,
+                               checks="^status_")
+        for body, status in ((crit_fail, "killed"), (crit_timeout, "killed (timeout)")):
+            with open(said, "w") as f:
+                f.write(body + "\n")
+            r = mu.run_one(m, t, a, {}, False)
+            assert r["status"] == status, r
+            assert r["failures"]["status_messages_test"].startswith(body.splitlines()[0]), r
+        # a check that fails with no failing line says so
+        with open(os.path.join(t, "bin", "status_messages_test"), "w") as f:
+            f.write("#!/bin/sh\nexit 3\n")
+        r = mu.run_one(m, t, a, {}, False)
+        assert r["failures"]["status_messages_test"] == "exit 3, no failure line in its output", r
+        # the report's kill table shows the killer's first failing line
+        r = dict(planted_mutant(), status="killed", killer="status_messages_test", seconds=1.0,
+                 failures={"status_messages_test": "[FAIL] s::bad | x: (0.00s)\nmore"})
+        md = mu.report([r], set(), os.path.join(t, "rep"), "meta line")
+        assert "| 1.0 | `[FAIL] s::bad \\| x: (0.00s)` |" in md, md
+
+
+@test
 def checks_restricts_the_steps_and_the_report_says_so():
     ran = []
 
