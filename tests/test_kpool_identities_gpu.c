@@ -70,7 +70,6 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
-#include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -602,19 +601,10 @@ Test(kpool_identities, select_tie_heavy, .timeout = 300) {
         }
 }
 
-/* ---- san_score_exact_alloc ---- */
-static void *exact_upload(tb *t, const void *host, size_t bytes) {
-    void *d = NULL;
-    if (cudaMalloc(&d, bytes) != cudaSuccess) tb_failf(t, 1, "cudaMalloc(%zu) failed", bytes);
-    if (host && cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
-        tb_failf(t, 1, "cudaMemcpy(%zu) failed", bytes);
-    return d;
-}
-
+/* ---- san_score_exact_alloc (buffers of exactly their size: gpu_exact_*, gpu_util.h) ---- */
 static float *exact_download(tb *t, const void *d, size_t bytes) {
     float *h = tb_xmalloc(t, bytes);
-    if (cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
-        tb_failf(t, 1, "cudaMemcpy back (%zu) failed", bytes);
+    gpu_exact_download(d, h, bytes);
     return h;
 }
 
@@ -630,8 +620,9 @@ static void score_exact_alloc(tb *t, int32_t tq, int32_t D, int off) {
     float *q = host_fill(t, "exact/idx_q", nq + off, 1.0f),
           *keys = host_fill(t, "exact/keys", nk + off, 0.5f),
           *hw = host_fill(t, "exact/idx_hw", nh, 1.0f);
-    void *dq0 = exact_upload(t, q, (nq + off) * 4), *dk0 = exact_upload(t, keys, (nk + off) * 4),
-         *dh = exact_upload(t, hw, nh * 4), *ds = exact_upload(t, NULL, ns * 4);
+    void *dq0 = gpu_exact_from_host(q, (nq + off) * 4),
+         *dk0 = gpu_exact_from_host(keys, (nk + off) * 4), *dh = gpu_exact_from_host(hw, nh * 4),
+         *ds = gpu_exact_from_host(NULL, ns * 4);
     const float *dq = (const float *)dq0 + off, *dk = (const float *)dk0 + off;
     float *out[2];
     for (int r = 0; r < 2; r++) {
@@ -644,7 +635,7 @@ static void score_exact_alloc(tb *t, int32_t tq, int32_t D, int off) {
     const int64_t shape[2] = {tq, NP};
     tb_compare(t, "score", ST_F32, 2, shape, out[0], "fast", out[1], "reference", MLA_TOL_EXACT,
                NULL, TB_BYTES);
-    cudaFree(dq0), cudaFree(dk0), cudaFree(dh), cudaFree(ds);
+    gpu_exact_free(dq0), gpu_exact_free(dk0), gpu_exact_free(dh), gpu_exact_free(ds);
     free(out[0]), free(out[1]), free(q), free(keys), free(hw);
 }
 

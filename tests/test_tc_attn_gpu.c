@@ -16,6 +16,9 @@
  *    arm's bytes equal the 16-byte aligned cache's, and the tf32 door declines it (no receipt).
  *  - tc_attn_gpu/q_4byte_aligned__{absorbed,gathered}: q_lat and q_pe only 4-byte aligned: the
  *    tf32 door engages and its bytes equal those of the same q 16-byte aligned.
+ *  - tc_attn_gpu/san_exact_alloc__<arm>: q, cache and output on allocations of exactly their
+ *    size, q 16- and 4-byte aligned: the guarded buffers' bytes; under memcheck a read past q or
+ *    the cache is out of bounds (a guard band hides it).
  *  - tc_attn_gpu/integer_identity__3xtf32_{decode,verify,gathered}: q and cache in halves (every
  *    logit exact in both arms): the 3xtf32 arm's bytes are the f32 launcher's (it is the f32 arm
  *    with its logits on the tensor cores).
@@ -472,6 +475,81 @@ static void q_4byte_aligned_bf16(const char *test, const geom *g) {
 }
 ALIGNMENT_TESTS(q_4byte_aligned)
 ALIGNMENT_TESTS(q_4byte_aligned_bf16)
+
+/* san_exact_alloc__<arm>: the door on q_lat, q_pe, the cache and the output in allocations of
+ * exactly their size (gpu_exact_*: no guard band), q at float `off` of its allocations (off 1:
+ * only 4-byte aligned, the scalar q staging). Its bytes must equal its bytes on the guarded
+ * buffers with q 16-byte aligned, every output word written; under memcheck (the sanitizer
+ * tier) a read past q_lat, q_pe or the cache is out of bounds, which the guarded buffers hide
+ * (GPU_GUARD_BYTES, and io_fill's spare q_pe row). The H200 mutate passes of the twenty-fifth
+ * session: the bf16 door's q staging survived every check with its scalar loop one float4 long
+ * (past the last q_pe row) and with its head test `h <= n_head` (the row of head n_head, past
+ * q_lat for the last query). Geometries: a partial head tile over two queries, and the general
+ * arms' kv_rank 128. */
+static void exact_alloc_run(tb *t, const geom *g, const char *flag, int off) {
+    char name[200];
+    snprintf(name, sizeof name, "%s, exact allocations, q %s", g->name,
+             off ? "4-byte aligned" : "16-byte aligned");
+    tb_set_case(t, name);
+    attn_io io;
+    io_fill(t, g, &io);
+    io_upload(g, &io);
+    const size_t nl = io.no, np = io.nq * (size_t)g->d_rope, no = io.no;
+    float *hl = tb_xmalloc(t, (nl + off) * 4), *hp = tb_xmalloc(t, (np + off) * 4);
+    uint32_t *poison = tb_xmalloc(t, no * 4);
+    memset(hl, 0, 4 * (size_t)off), memset(hp, 0, 4 * (size_t)off);
+    memcpy(hl + off, io.q_lat, nl * 4), memcpy(hp + off, io.q_pe, np * 4);
+    for (size_t e = 0; e < no; e++) poison[e] = GPU_POISON_WORD;
+    void *dl = gpu_exact_from_host(hl, (nl + off) * 4),
+         *dp = g->d_rope ? gpu_exact_from_host(hp, (np + off) * 4) : NULL,
+         *dc = gpu_exact_from_host(io.cache, io.nc * 4),
+         *dout = gpu_exact_from_host(poison, no * 4);
+    /* views for launch(): only ptr is read there (no guard check, no poison fill) */
+    gpu_buf vl = {NULL, (float *)dl + off, nl * 4},
+            vp = {NULL, dp ? (float *)dp + off : NULL, np * 4}, vc = {NULL, dc, io.nc * 4},
+            vo = {NULL, dout, no * 4};
+    const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
+    setenv("MEMRA_MLA_TC_ATTN", flag, 1);
+    float *guarded = launch_checked(t, g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1, 1,
+                                    "the door, guarded buffers");
+    const uint64_t before = mla_tc_attn_dispatches();
+    tb_launched(t, launch(g, &vl, &vp, &vc, &io.ix, &vo, 1), "the door, exact allocations");
+    const uint64_t moved = mla_tc_attn_dispatches() - before;
+    unsetenv("MEMRA_MLA_TC_ATTN");
+    tb_expectf(t, moved == 1, "the door on exact allocations: the receipt moved by %llu, not 1",
+               (unsigned long long)moved);
+    float *exact = tb_xmalloc(t, no * 4);
+    gpu_exact_download(dout, exact, no * 4);
+    const size_t left = tb_count_poison(exact, no);
+    tb_expectf(t, left == 0, "the door on exact allocations left %zu of %zu output words unwritten",
+               left, no);
+    tb_compare(t, "o_lat", ST_F32, 3, shape, exact, "exact_alloc", guarded, "guarded",
+               MLA_TOL_EXACT, NULL, TB_BYTES);
+    free(exact), free(guarded), free(hl), free(hp), free(poison);
+    gpu_exact_free(dl), gpu_exact_free(dp), gpu_exact_free(dc), gpu_exact_free(dout);
+    io_free(&io);
+}
+
+static void exact_alloc(const char *test, const char *flag) {
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, test);
+    const geom *gs[2] = {&G_PARTIAL, &G_SMALL_RANK};
+    for (int k = 0; k < 2; k++)
+        for (int off = 0; off < 2; off++) exact_alloc_run(&t, gs[k], flag, off);
+}
+
+Test(tc_attn_gpu, san_exact_alloc__tf32, .timeout = 300) {
+    GPU_REQUIRE();
+    exact_alloc("san_exact_alloc__tf32", "tf32");
+}
+Test(tc_attn_gpu, san_exact_alloc__3xtf32, .timeout = 300) {
+    GPU_REQUIRE();
+    exact_alloc("san_exact_alloc__3xtf32", "3xtf32");
+}
+Test(tc_attn_gpu, san_exact_alloc__bf16, .timeout = 300) {
+    GPU_REQUIRE();
+    exact_alloc("san_exact_alloc__bf16", "bf16");
+}
 
 Test(tc_attn_gpu, door_off, .timeout = 300) {
     GPU_REQUIRE();

@@ -104,6 +104,21 @@ void gpu_buf_free(gpu_buf *b) {
     b->bytes = 0;
 }
 
+void *gpu_exact_from_host(const void *host, size_t bytes) {
+    void *d = NULL;
+    GPU_CHECK(cudaMalloc(&d, bytes ? bytes : 1));
+    if (host && bytes) GPU_CHECK(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
+    return d;
+}
+
+void gpu_exact_download(const void *dev, void *host, size_t bytes) {
+    if (bytes) GPU_CHECK(cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost));
+}
+
+void gpu_exact_free(void *dev) {
+    if (dev) GPU_CHECK(cudaFree(dev));
+}
+
 int gpu_sync(void) {
     cudaError_t e = cudaDeviceSynchronize();
     return e == cudaSuccess ? 0 : 10000 + (int)e;

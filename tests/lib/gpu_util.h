@@ -59,6 +59,13 @@ int gpu_buf_guards_intact(const gpu_buf *b);
  * synchronises). */
 size_t gpu_buf_count_poison(const gpu_buf *b);
 void gpu_buf_free(gpu_buf *b);
+/* A device allocation of exactly `bytes` (plain cudaMalloc: no guard band, no poison), uploaded
+ * from host (NULL: left as cudaMalloc gives it), so that under compute-sanitizer memcheck an
+ * access past its end is out of bounds, where a gpu_buf's guard band would hide it (the
+ * san_*exact_alloc tests). Aborts on a CUDA failure like the helpers above. */
+void *gpu_exact_from_host(const void *host, size_t bytes);
+void gpu_exact_download(const void *dev, void *host, size_t bytes);
+void gpu_exact_free(void *dev);
 /* A CUDA failure inside these helpers prints the failing call and aborts the process; a hook
  * set here runs between the two (e.g. the fuzz targets write their input reproducer). NULL:
  * none. */
