@@ -1315,10 +1315,128 @@ def cmd_run(a, ms):
     return 0
 
 
+# ------------------------------------------------------------------ same-code -----------------
+# The product build's nvcc flags (tools/cuda.bzl: NVCC_FLAGS with the default gencode;
+# //tools:mutate_test checks that they agree), for same-code's objects.
+PRODUCT_NVCC_FLAGS = ["-std=c++17", "-O3", "-gencode=arch=compute_90,code=sm_90", "-Xcompiler",
+                      "-fPIC"]
+# The one section of an nvcc object that differs from one build of the same source to the next:
+# the symbol names, which carry nvcc's per-build module id (checked: every other section of two
+# builds in the same directory is byte-identical; the embedded fatbinary depends on the source's
+# path, so both builds of a comparison use one path).
+UNSTABLE_SECTIONS = (".strtab",)
+
+
+def elf_sections(path):
+    """{section name: [sha256 of each section of that name]} of an ELF64 object (NOBITS: empty)."""
+    import struct
+    with open(path, "rb") as f:
+        d = f.read()
+    if d[:4] != b"\x7fELF" or d[4] != 2:
+        raise ValueError(f"{path}: not an ELF64 object")
+    shoff, = struct.unpack_from("<Q", d, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", d, 0x3A)
+    secs = [struct.unpack_from("<IIQQQQIIQQ", d, shoff + i * shentsize) for i in range(shnum)]
+    names = secs[shstrndx][4]
+    out = {}
+    for name_off, kind, _, _, off, size, *_ in secs:
+        end = d.index(b"\0", names + name_off)
+        body = b"" if kind == 8 else d[off:off + size]
+        out.setdefault(d[names + name_off:end].decode(), []).append(
+            hashlib.sha256(body).hexdigest())
+    return out
+
+
+def differing_sections(a, b):
+    """The section names (sorted) whose contents differ between two elf_sections maps, the
+    unstable ones aside: [] means the same machine code, host and device."""
+    return sorted(n for n in set(a) | set(b)
+                  if n not in UNSTABLE_SECTIONS and a.get(n) != b.get(n))
+
+
+def nvcc_object(nvcc, root, rel, out):
+    """nvcc -c of root/rel with the product flags (-I root): (ok, the compiler's last lines)."""
+    r = subprocess.run([nvcc, *PRODUCT_NVCC_FLAGS, "-I", root, "-c", "-o", out,
+                        os.path.join(root, rel)], capture_output=True, text=True)
+    return r.returncode == 0, "\n".join((r.stdout + r.stderr).strip().splitlines()[-3:])
+
+
+def cmd_same_code(a, ms):
+    """Each mutant compiled, on this machine (no GPU), with the product flags to an object, and its
+    sections compared with the unmutated source's object built at the same path: a mutant whose
+    every section is the same (UNSTABLE_SECTIONS aside) is the same machine code, host and device,
+    and so equivalent on any input; its ledger line (tools/mutation_equivalent.txt, the one-mutant
+    form) is printed for review. The rest differ (the sections are named) or did not compile.
+    Twenty-fifth session: two attn_tc_bf16 mutants that had survived every GPU check (an m-tile
+    loop one trip past its register arrays) were the same machine code; the GPU checks of such a
+    mutant are wasted. Workers (--jobs) each compile in a copy of kernels/ of their own."""
+    import concurrent.futures as cf
+    import queue
+    nvcc = a.nvcc or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not os.path.exists(nvcc) and not shutil.which(nvcc):
+        raise SystemExit(f"mutate: same-code needs nvcc ({nvcc} not found)")
+    root = src_root()
+    tmp = tempfile.TemporaryDirectory(prefix="mla-same-code-")
+    free = queue.Queue()
+    pristine = {}  # (worker, file) -> sections of the unmutated object built in that worker
+    for w in range(max(1, a.jobs)):
+        wd = os.path.join(tmp.name, f"w{w}")
+        shutil.copytree(os.path.join(root, "kernels"), os.path.join(wd, "kernels"))
+        free.put(wd)
+
+    def one(m):
+        wd = free.get()
+        try:
+            src = os.path.join(wd, m["file"])
+            obj = os.path.join(wd, "obj.o")
+            key = (wd, m["file"])
+            if key not in pristine:
+                ok, why = nvcc_object(nvcc, wd, m["file"], obj)
+                if not ok:
+                    raise SystemExit(f"mutate: the unmutated {m['file']} did not compile: {why}")
+                pristine[key] = elf_sections(obj)
+            with open(src) as f:
+                orig = f.read()
+            try:
+                with open(src, "w") as f:
+                    f.write(apply(m, orig))
+                ok, why = nvcc_object(nvcc, wd, m["file"], obj)
+                if not ok:
+                    return dict(m, same_code="did not compile", detail=why)
+                diff = differing_sections(pristine[key], elf_sections(obj))
+                return dict(m, same_code="same machine code" if not diff else "differs",
+                            detail=", ".join(diff[:8]) + (" ..." if len(diff) > 8 else ""))
+            finally:
+                with open(src, "w") as f:
+                    f.write(orig)
+        finally:
+            free.put(wd)
+
+    with cf.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+        rows = list(ex.map(one, ms))
+    tmp.cleanup()
+    for r in rows:
+        print(f"{r['id']} {r['file']}:{r['line']} ({r['kernel']}) {r['operator']}: "
+              f"{r['same_code']}" + (f" ({r['detail']})" if r["detail"] else ""))
+    same = [r for r in rows if r["same_code"] == "same machine code"]
+    for r in same:  # the ledger's one-mutant form names the mutant by content and occurrence
+        occ = r.get("occurrence", 1)
+        print("ledger: " + "\t".join([r["file"], r["operator"], r["before"], r["after"],
+                                      f"{r['kernel']}#{occ}", "REASON (same machine code: every "
+                                      "object section but .strtab identical, mutate.py same-code)"]))
+    print(f"mutate: same-code: {len(same)} of {len(rows)} mutants are the same machine code, "
+          f"{sum(r['same_code'] == 'differs' for r in rows)} differ, "
+          f"{sum(r['same_code'] == 'did not compile' for r in rows)} did not compile")
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("list", "run"):
+    for name in ("list", "run", "same-code"):
         p = sub.add_parser(name)
         p.add_argument("--file")
         p.add_argument("--kernel")
@@ -1358,6 +1476,10 @@ def main(argv=None):
     r.add_argument("--out", default=os.path.join(ROOT, "out", "mutate"))
     r.add_argument("--resume", help="an earlier pass's mutation-report.json over the same "
                    "selection and bundle commit: its kills stand, the rest runs again")
+    sc = [x for x in sub.choices.values() if x.prog.endswith(" same-code")][0]
+    sc.add_argument("--jobs", type=int, default=2, help="parallel nvcc compiles")
+    sc.add_argument("--nvcc", help="the nvcc to use (default: on PATH, else /usr/local/cuda)")
+    sc.add_argument("--out", help="a JSON file of the mutants with their same_code verdict")
     s = sub.add_parser("show")
     s.add_argument("ids", nargs="+")
     ap_ = sub.add_parser("apply")
@@ -1400,6 +1522,8 @@ def main(argv=None):
         with open(a.output, "w") as f:
             f.write(apply(m, text))
         return 0
+    if a.cmd == "same-code":
+        return cmd_same_code(a, select(ms, a))
     rc = cmd_run(a, select(ms, a))
     if getattr(a, "hung", None):
         # threads of steps that never ended: the interpreter would join them at exit

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import time
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -941,6 +942,47 @@ def a_kill_keeps_its_failing_lines_and_criterion_case_timeouts_are_timeouts():
                  failures={"status_messages_test": "[FAIL] s::bad | x: (0.00s)\nmore"})
         md = mu.report([r], set(), os.path.join(t, "rep"), "meta line")
         assert "| 1.0 | `[FAIL] s::bad \\| x: (0.00s)` |" in md, md
+
+
+@test
+def same_code_finds_the_mutants_nvcc_compiles_to_the_same_object():
+    # twenty-fifth session: two attn_tc_bf16 mutants that survived every GPU check were the same
+    # machine code (a loop one m-tile past its register arrays, removed by nvcc). same-code
+    # compiles each mutant with the product flags and compares its object's sections with the
+    # unmutated one's, built at the same path (nvcc's module id changes .strtab only).
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    assert os.path.exists(nvcc), "no nvcc: the kernels' build needs it too"
+    with tempfile.TemporaryDirectory() as t:
+        os.makedirs(os.path.join(t, "kernels"))
+        with open(os.path.join(t, "kernels", "k.cu"), "w") as f:
+            f.write("static int unused_f(int i, int n) { return i < n; }\n"
+                    "__global__ void k_f32(float *o, int n) { o[0] = n < 4 ? 1.0f : 2.0f; }\n"
+                    "int host_f(int i, int n) { return i < n; }\n")
+        saved = mu.ROOT
+        mu.ROOT = t
+        out = os.path.join(t, "same.json")
+        try:
+            assert mu.main(["same-code", "--file", "k.cu", "--operator", "REL", "--jobs", "2",
+                            "--nvcc", nvcc, "--out", out]) == 0
+        finally:
+            mu.ROOT = saved
+        rows = {(r["kernel"], r["replacement"]): r for r in json.load(open(out))}
+        got = {k: r["same_code"] for k, r in rows.items()}
+        # the unused static function's mutants: removed with it, the same object
+        assert {v for k, v in got.items() if k[0] == "unused_f"} == {"same machine code"}, got
+        # the kernel's: a different cubin inside the fatbinary; the host function's: host code
+        assert {v for k, v in got.items() if k[0] == "k_f32"} == {"differs"}, got
+        assert all(".nv_fatbin" in r["detail"] for k, r in rows.items() if k[0] == "k_f32"), rows
+        assert {v for k, v in got.items() if k[0] == "host_f"} == {"differs"}, got
+        assert all(".text" in r["detail"] for k, r in rows.items() if k[0] == "host_f"), rows
+    # the flags are the product build's (tools/cuda.bzl)
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda.bzl")) as f:
+        bzl = f.read()
+    gencode = re.search(r'CUDA_GENCODE = "([^"]+)"', bzl).group(1)
+    body = re.search(r'NVCC_FLAGS = " "\.join\(\[(.*?)\]\)', bzl, re.S).group(1)
+    body = body.replace('"$${CUDA_GENCODE_OVERRIDE:-" + CUDA_GENCODE + "}"', f'"{gencode}"')
+    flags = " ".join(re.findall(r'"([^"]*)"', body)).split()
+    assert flags == mu.PRODUCT_NVCC_FLAGS, (flags, mu.PRODUCT_NVCC_FLAGS)
 
 
 @test
