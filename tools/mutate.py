@@ -1012,11 +1012,17 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
                 restore_file(os.path.join(a.bundle_abs, b), os.path.join(wdir, b))
 
 
+def md_cell(text):
+    """text for a markdown table cell: a pipe ends the cell even inside a code span (GFM), and a
+    check's label holds extglob alternatives (`--filter=*/*__@(a|b)`)."""
+    return str(text).replace("|", "\\|")
+
+
 def first_failure(r):
     """The killer's first failing line, for a markdown cell ('' without one: a timeout)."""
     why = (r.get("failures") or {}).get(r.get("killer"), "")
     line = why.splitlines()[0] if why else ""
-    return "`" + line[:140].replace("|", "\\|").replace("`", "'") + "`" if line else ""
+    return "`" + md_cell(line[:140]).replace("`", "'") + "`" if line else ""
 
 
 def totals(rows, eq):
@@ -1062,7 +1068,7 @@ def time_table(results):
     if builds:
         md.append(f"| build (nvcc + relink) | {len(builds)} | {sum(builds) / len(builds):.1f} | "
                   f"{max(builds):.1f} | - |")
-    md += [f"| {label} | {n} | {tot / n:.1f} | {mx:.1f} | {k} |"
+    md += [f"| {md_cell(label)} | {n} | {tot / n:.1f} | {mx:.1f} | {k} |"
            for label, (n, tot, mx, k) in rows.items()]
     return md
 
@@ -1125,7 +1131,8 @@ def report(results, eq, out, meta, late=()):
            "| mutant | where | operator | killer | s | first failing line |",
            "| --- | --- | --- | --- | ---: | --- |"]
     md += [f"| {r['id']} | {r['file']}:{r['line']} {r['kernel']} | {r['operator']} | "
-           f"{r['killer']}{' (timeout)' if 'timeout' in r['status'] else ''} | {r['seconds']} | "
+           f"{md_cell(r['killer'])}{' (timeout)' if 'timeout' in r['status'] else ''} | "
+           f"{r['seconds']} | "
            + first_failure(r) + " |" for r in results if r["status"].startswith("killed")]
     md += time_table(results)
     os.makedirs(out, exist_ok=True)

@@ -942,6 +942,11 @@ def a_kill_keeps_its_failing_lines_and_criterion_case_timeouts_are_timeouts():
                  failures={"status_messages_test": "[FAIL] s::bad | x: (0.00s)\nmore"})
         md = mu.report([r], set(), os.path.join(t, "rep"), "meta line")
         assert "| 1.0 | `[FAIL] s::bad \\| x: (0.00s)` |" in md, md
+        # a killer's label with extglob alternatives keeps the table's cells (pipes escaped)
+        r.update(killer="g --filter=*/*__@(a|b)", failures={"g --filter=*/*__@(a|b)": "[FAIL] x"})
+        md = mu.report([r], set(), os.path.join(t, "rep"), "meta line")
+        row = [l for l in md.splitlines() if l.startswith("| x |")][0]
+        assert "g --filter=*/*__@(a\\|b)" in row and len(re.split(r"(?<!\\)\|", row)) == 8, row
 
 
 @test

@@ -52,6 +52,12 @@ def read_set(path):
     return rows
 
 
+def cell(text):
+    """text for a markdown table cell: a pipe, even inside a code span, ends the cell (GFM), so
+    an extglob filter's alternatives (`*/@(a|b)`) are escaped."""
+    return text.replace("|", "\\|")
+
+
 def read_cases(path):
     """{case: seconds} from one Criterion XML report (missing or unreadable: {})."""
     if not path or not os.path.exists(path):
@@ -183,8 +189,8 @@ def main():
             slow_md = ", ".join(f"{c} {t:.1f}" for c, t in slow)
             if s["cases"]:
                 slow_md += f" ({len(s['cases'])} cases, {sum(s['cases'].values()):.0f} s)"
-            md.append(f"| {s['case_set']} | `{s['filter']}` | {verdict} | {s['seconds']} | "
-                      f"{s['summary']} | {slow_md} |")
+            md.append(f"| {s['case_set']} | `{cell(s['filter'])}` | {verdict} | {s['seconds']} | "
+                      f"{cell(s['summary'])} | {cell(slow_md)} |")
         smem_note = ("every shared-memory kernel of the census" if not missed_smem else
                      "MISSED shared-memory kernels: " + ", ".join(missed_smem))
         md += ["", f"Kernels covered ({len(covered)}; {smem_note}):", ""]
