@@ -16,9 +16,9 @@
  *    arm's bytes equal the 16-byte aligned cache's, and the tf32 door declines it (no receipt).
  *  - tc_attn_gpu/q_4byte_aligned__{absorbed,gathered}: q_lat and q_pe only 4-byte aligned: the
  *    tf32 door engages and its bytes equal those of the same q 16-byte aligned.
- *  - tc_attn_gpu/san_exact_alloc__<arm>: q, cache and output on allocations of exactly their
- *    size, q 16- and 4-byte aligned: the guarded buffers' bytes; under memcheck a read past q or
- *    the cache is out of bounds (a guard band hides it).
+ *  - tc_attn_gpu/san_exact_alloc__<arm>: q, cache, gathered indices and output on allocations
+ *    of exactly their size, q 16- and 4-byte aligned: the guarded buffers' bytes; under memcheck
+ *    a read past them is out of bounds (a guard band hides it).
  *  - tc_attn_gpu/integer_identity__3xtf32_{decode,verify,gathered}: q and cache in halves (every
  *    logit exact in both arms): the 3xtf32 arm's bytes are the f32 launcher's (it is the f32 arm
  *    with its logits on the tensor cores).
@@ -476,16 +476,17 @@ static void q_4byte_aligned_bf16(const char *test, const geom *g) {
 ALIGNMENT_TESTS(q_4byte_aligned)
 ALIGNMENT_TESTS(q_4byte_aligned_bf16)
 
-/* san_exact_alloc__<arm>: the door on q_lat, q_pe, the cache and the output in allocations of
- * exactly their size (gpu_exact_*: no guard band), q at float `off` of its allocations (off 1:
+/* san_exact_alloc__<arm>: the door on q_lat, q_pe, the cache, the gathered indices and the
+ * output in allocations of exactly their size (gpu_exact_*: no guard band), q at float `off` of
+ * its allocations (off 1:
  * only 4-byte aligned, the scalar q staging). Its bytes must equal its bytes on the guarded
  * buffers with q 16-byte aligned, every output word written; under memcheck (the sanitizer
- * tier) a read past q_lat, q_pe or the cache is out of bounds, which the guarded buffers hide
+ * tier) a read past any of them is out of bounds, which the guarded buffers hide
  * (GPU_GUARD_BYTES, and io_fill's spare q_pe row). The H200 mutate passes of the twenty-fifth
  * session: the bf16 door's q staging survived every check with its scalar loop one float4 long
  * (past the last q_pe row) and with its head test `h <= n_head` (the row of head n_head, past
- * q_lat for the last query). Geometries: a partial head tile over two queries, and the general
- * arms' kv_rank 128. */
+ * q_lat for the last query). Geometries: a partial head tile over two queries, the general
+ * arms' kv_rank 128, and the gathered lists. */
 static void exact_alloc_run(tb *t, const geom *g, const char *flag, int off) {
     char name[200];
     snprintf(name, sizeof name, "%s, exact allocations, q %s", g->name,
@@ -504,16 +505,19 @@ static void exact_alloc_run(tb *t, const geom *g, const char *flag, int off) {
          *dp = g->d_rope ? gpu_exact_from_host(hp, (np + off) * 4) : NULL,
          *dc = gpu_exact_from_host(io.cache, io.nc * 4),
          *dout = gpu_exact_from_host(poison, no * 4);
+    const size_t ni = io.idx ? (size_t)g->t_q * g->n_slots : 0;
+    void *di = io.idx ? gpu_exact_from_host(io.idx, ni * 4) : NULL;
     /* views for launch(): only ptr is read there (no guard check, no poison fill) */
     gpu_buf vl = {NULL, (float *)dl + off, nl * 4},
             vp = {NULL, dp ? (float *)dp + off : NULL, np * 4}, vc = {NULL, dc, io.nc * 4},
-            vo = {NULL, dout, no * 4};
+            vo = {NULL, dout, no * 4}, vi = {NULL, di, ni * 4};
     const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
     setenv("MEMRA_MLA_TC_ATTN", flag, 1);
     float *guarded = launch_checked(t, g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1, 1,
                                     "the door, guarded buffers");
     const uint64_t before = mla_tc_attn_dispatches();
-    tb_launched(t, launch(g, &vl, &vp, &vc, &io.ix, &vo, 1), "the door, exact allocations");
+    tb_launched(t, launch(g, &vl, &vp, &vc, di ? &vi : &io.ix, &vo, 1),
+                "the door, exact allocations");
     const uint64_t moved = mla_tc_attn_dispatches() - before;
     unsetenv("MEMRA_MLA_TC_ATTN");
     tb_expectf(t, moved == 1, "the door on exact allocations: the receipt moved by %llu, not 1",
@@ -527,14 +531,15 @@ static void exact_alloc_run(tb *t, const geom *g, const char *flag, int off) {
                MLA_TOL_EXACT, NULL, TB_BYTES);
     free(exact), free(guarded), free(hl), free(hp), free(poison);
     gpu_exact_free(dl), gpu_exact_free(dp), gpu_exact_free(dc), gpu_exact_free(dout);
+    gpu_exact_free(di);
     io_free(&io);
 }
 
 static void exact_alloc(const char *test, const char *flag) {
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, test);
-    const geom *gs[2] = {&G_PARTIAL, &G_SMALL_RANK};
-    for (int k = 0; k < 2; k++)
+    const geom *gs[3] = {&G_PARTIAL, &G_SMALL_RANK, &G_GATHER};
+    for (int k = 0; k < 3; k++)
         for (int off = 0; off < 2; off++) exact_alloc_run(&t, gs[k], flag, off);
 }
 
