@@ -1419,12 +1419,16 @@ def cmd_same_code(a, ms):
         finally:
             free.put(wd)
 
+    done = {}
     with cf.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        rows = list(ex.map(one, ms))
+        futs = {ex.submit(one, m): m["id"] for m in ms}
+        for k, fut in enumerate(cf.as_completed(futs), 1):  # each verdict as it lands: a run cut
+            r = done[futs[fut]] = fut.result()  # short still says what it found
+            print(f"[{k}/{len(ms)}] {r['id']} {r['file']}:{r['line']} ({r['kernel']}) "
+                  f"{r['operator']}: {r['same_code']}" + (f" ({r['detail']})" if r["detail"] else ""),
+                  flush=True)
     tmp.cleanup()
-    for r in rows:
-        print(f"{r['id']} {r['file']}:{r['line']} ({r['kernel']}) {r['operator']}: "
-              f"{r['same_code']}" + (f" ({r['detail']})" if r["detail"] else ""))
+    rows = [done[m["id"]] for m in ms]
     same = [r for r in rows if r["same_code"] == "same machine code"]
     for r in same:  # the ledger's one-mutant form names the mutant by content and occurrence
         occ = r.get("occurrence", 1)
