@@ -49,7 +49,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sanitize_report  # noqa: E402  (tools/sanitize_set.tsv's reader, beside this file)
+import sanitize_report  # noqa: E402  (tools/sanitize_set.tsv's reader and the table cells)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OPERATORS = ["REL", "OFF1", "FMA", "RND", "SYNC", "MINMAX", "GUARD", "STRIDE", "TIE", "NANZ",
@@ -1012,17 +1012,11 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
                 restore_file(os.path.join(a.bundle_abs, b), os.path.join(wdir, b))
 
 
-def md_cell(text):
-    """text for a markdown table cell: a pipe ends the cell even inside a code span (GFM), and a
-    check's label holds extglob alternatives (`--filter=*/*__@(a|b)`)."""
-    return str(text).replace("|", "\\|")
-
-
 def first_failure(r):
     """The killer's first failing line, for a markdown cell ('' without one: a timeout)."""
     why = (r.get("failures") or {}).get(r.get("killer"), "")
     line = why.splitlines()[0] if why else ""
-    return "`" + md_cell(line[:140]).replace("`", "'") + "`" if line else ""
+    return "`" + sanitize_report.cell(line[:140]).replace("`", "'") + "`" if line else ""
 
 
 def totals(rows, eq):
@@ -1068,7 +1062,7 @@ def time_table(results):
     if builds:
         md.append(f"| build (nvcc + relink) | {len(builds)} | {sum(builds) / len(builds):.1f} | "
                   f"{max(builds):.1f} | - |")
-    md += [f"| {md_cell(label)} | {n} | {tot / n:.1f} | {mx:.1f} | {k} |"
+    md += [f"| {sanitize_report.cell(label)} | {n} | {tot / n:.1f} | {mx:.1f} | {k} |"
            for label, (n, tot, mx, k) in rows.items()]
     return md
 
@@ -1131,7 +1125,8 @@ def report(results, eq, out, meta, late=()):
            "| mutant | where | operator | killer | s | first failing line |",
            "| --- | --- | --- | --- | ---: | --- |"]
     md += [f"| {r['id']} | {r['file']}:{r['line']} {r['kernel']} | {r['operator']} | "
-           f"{md_cell(r['killer'])}{' (timeout)' if 'timeout' in r['status'] else ''} | "
+           f"{sanitize_report.cell(r['killer'])}"
+           f"{' (timeout)' if 'timeout' in r['status'] else ''} | "
            f"{r['seconds']} | "
            + first_failure(r) + " |" for r in results if r["status"].startswith("killed")]
     md += time_table(results)
@@ -1487,7 +1482,7 @@ def main(argv=None):
     r.add_argument("--out", default=os.path.join(ROOT, "out", "mutate"))
     r.add_argument("--resume", help="an earlier pass's mutation-report.json over the same "
                    "selection and bundle commit: its kills stand, the rest runs again")
-    sc = [x for x in sub.choices.values() if x.prog.endswith(" same-code")][0]
+    sc = sub.choices["same-code"]
     sc.add_argument("--jobs", type=int, default=2, help="parallel nvcc compiles")
     sc.add_argument("--nvcc", help="the nvcc to use (default: on PATH, else /usr/local/cuda)")
     sc.add_argument("--out", help="a JSON file of the mutants with their same_code verdict")

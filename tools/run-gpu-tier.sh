@@ -163,6 +163,13 @@ step() { # name, command...
 # Every section goes through both (sanitize_all: several steps per GPU, GPU_JOBS_PER_DEVICE).
 source tools/gpu_dispatch.sh
 gpu_dispatch_init "$GPUS" "$OUT" || exit 2
+# The sanitizer tier's case sets, `binary<TAB>filter<TAB>key` lines, from the set's one reader
+# (tools/sanitize_report.py --list: the key is binary.part for a row with a part); with
+# SANITIZE_FILTER one a binary (its parts would repeat the same filter), keyed by the binary.
+sanitize_sets() {
+    python3 tools/sanitize_report.py --set tools/sanitize_set.tsv --list \
+        ${SANITIZE_FILTER:+--one-per-binary}
+}
 night_jobs() { # every job of the night by its step name: the same list on every shard
     local t f b sets
     for t in bin/*_test; do
@@ -181,12 +188,11 @@ night_jobs() { # every job of the night by its step name: the same list on every
         if [ "$FUZZ_SECONDS" -gt 0 ]; then echo "fuzz_$b"; fi
     done
     if [ "$SANITIZE" -eq 1 ]; then # sanitize_all's jobs: one per case set (binary[.part])
-        sets=$(awk -F'\t' -v one="${SANITIZE_FILTER:+1}" '$1 !~ /^(#|$)/ {
-                   k = (one || $3 == "") ? $1 : $1 "." $3; if (!seen[k]++) print k }' \
-            tools/sanitize_set.tsv 2> /dev/null)
-        for b in ${sets:-$(cd bin && ls -- *gpu*_test)}; do
-            if [ -x "bin/${b%%.*}" ]; then echo "sanitize_$b"; fi
-        done
+        sets=$(sanitize_sets 2> /dev/null | cut -f1,3 | tr '\t' ' ')
+        if [ -z "$sets" ]; then sets=$(cd bin && ls -- *gpu*_test | sed 's/.*/& &/'); fi
+        while read -r b key; do
+            if [ -n "$b" ] && [ -x "bin/$b" ]; then echo "sanitize_$key"; fi
+        done <<< "$sets"
     fi
     if [ "$BENCH" -eq 1 ]; then for b in bin/bench_*; do [ ! -e "$b" ] || basename "$b"; done; fi
 }
@@ -378,23 +384,17 @@ fuzz_all() {
 #    slowest cases (Criterion's XML, OUT/cases/) and the steps that passed near their timeout.
 #    SANITIZE_FILTER replaces every binary's filter (a narrower run: one step a binary).
 sanitize_all() {
-    local CS NCU bin filter part key tool s jobs=${SANITIZE_JOBS:-12} t0=$SECONDS running=0
+    local CS NCU bin filter key tool s jobs=${SANITIZE_JOBS:-12} t0=$SECONDS running=0
     local timeout=${SANITIZE_TIMEOUT:-420}
     CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     mkdir -p "$OUT/census" "$OUT/cases"
-    local sets=() seen=" "
-    while IFS=$'\t' read -r bin filter part; do
-        case "$bin" in ''|'#'*) continue ;; esac
+    local sets=()
+    while IFS=$'\t' read -r bin filter key; do
         [ -x "bin/$bin" ] || continue
-        key=$bin${part:+.$part}
-        if [ -n "${SANITIZE_FILTER:-}" ]; then # one step a binary: its parts would repeat it
-            case "$seen" in *" $bin "*) continue ;; esac
-            seen+="$bin " key=$bin
-        fi
         in_shard "sanitize_$key" || continue
         sets+=("$bin"$'\t'"${SANITIZE_FILTER:-$filter}"$'\t'"$key")
-    done < tools/sanitize_set.tsv
+    done < <(sanitize_sets)
     for t in bin/*gpu*_test; do # every GPU test binary must have a case set
         grep -q "^$(basename "$t")"$'\t' tools/sanitize_set.tsv ||
             step "sanitize_set_$(basename "$t")" false

@@ -5,7 +5,11 @@ case set) and the shared-memory kernels racecheck did not reach.
 
 usage: sanitize_report.py --set tools/sanitize_set.tsv --census DIR --xml DIR --logs DIR
                           [--cases DIR] [--timeout SECONDS] [--wall SECONDS] --out DIR
-Writes DIR/sanitize-report.md and DIR/sanitize-report.json and prints the markdown.
+       sanitize_report.py --set tools/sanitize_set.tsv --list [--one-per-binary]
+Writes DIR/sanitize-report.md and DIR/sanitize-report.json and prints the markdown. --list
+prints the set's case sets instead, one `binary<TAB>filter<TAB>key` line each, for
+run-gpu-tier.sh (the one reader of the set's rows): --one-per-binary keeps each binary's first
+row, keyed by the binary alone (SANITIZE_FILTER's narrower run, one step a binary).
 
 A row of the set is a binary, its Criterion filter and, optionally, a part name: the rows of one
 binary with parts split its case set into steps of their own (key `binary.part`), each with its
@@ -52,10 +56,20 @@ def read_set(path):
     return rows
 
 
+def one_per_binary(rows):
+    """Each binary's first row of read_set's rows, keyed by the binary alone."""
+    seen, out = set(), []
+    for b, f, _ in rows:
+        if b not in seen:
+            seen.add(b)
+            out.append((b, f, b))
+    return out
+
+
 def cell(text):
     """text for a markdown table cell: a pipe, even inside a code span, ends the cell (GFM), so
-    an extglob filter's alternatives (`*/@(a|b)`) are escaped."""
-    return text.replace("|", "\\|")
+    an extglob filter's alternatives (`*/@(a|b)`) are escaped (this report's and mutate.py's)."""
+    return str(text).replace("|", "\\|")
 
 
 def read_cases(path):
@@ -139,16 +153,27 @@ def read_step(xml_dir, logs_dir, tool, key, cases_dir=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", required=True)
-    ap.add_argument("--census", required=True)
-    ap.add_argument("--xml", required=True)
-    ap.add_argument("--logs", required=True)
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--one-per-binary", action="store_true")
+    ap.add_argument("--census")
+    ap.add_argument("--xml")
+    ap.add_argument("--logs")
     ap.add_argument("--cases", default=None)
     ap.add_argument("--timeout", type=float, default=None)
     ap.add_argument("--wall", type=int, default=None)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out")
     a = ap.parse_args()
 
     case_set = read_set(a.set)
+    if a.one_per_binary:
+        case_set = one_per_binary(case_set)
+    if a.list:
+        for row in case_set:
+            print("\t".join(row))
+        return
+    missing = [o for o in ("census", "xml", "logs", "out") if getattr(a, o) is None]
+    if missing:
+        ap.error("the report needs " + ", ".join("--" + o for o in missing))
     census, census_err = {}, {}
     for _, _, key in case_set:
         census[key], census_err[key] = read_census(os.path.join(a.census, key + ".csv"))

@@ -150,6 +150,18 @@ class SanitizeParts(unittest.TestCase):
         rep, _ = self.run_parts()  # no --timeout: nothing is judged near
         self.assertEqual(rep["near_timeout"], [])
 
+    def test_list_gives_the_case_sets_the_tier_runs(self):
+        # run-gpu-tier.sh reads the set through --list: a key per part, or one row a binary
+        d = parts_fixture()
+        run = lambda *x: subprocess.run(
+            [sys.executable, os.path.join(HERE, "sanitize_report.py"), "--set",
+             os.path.join(d, "set.tsv"), "--list", *x], check=True, capture_output=True,
+            text=True).stdout.splitlines()
+        self.assertEqual(run(), ["a_test\t*/x_*\ta_test.one", "a_test\t*/y_*\ta_test.two",
+                                 "b_test\t*/@(san_*|small)\tb_test"])
+        self.assertEqual(run("--one-per-binary"),
+                         ["a_test\t*/x_*\ta_test", "b_test\t*/@(san_*|small)\tb_test"])
+
     def test_a_malformed_or_repeated_row_is_refused(self):
         d = parts_fixture()
         for bad in ("a_test\n", "a_test\t*/x\tone\na_test\t*/y\tone\n", "a\tb\tc\td\n"):
