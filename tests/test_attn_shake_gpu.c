@@ -17,6 +17,18 @@
  * partial is nearly all of that head's output. Query 0's empty partial ends at head 2's row; the
  * next float of the workspace is query 1 head 0's column 0 in the same chunk. The check: the
  * output within class attn of the oracle (the bounds of the stated walk, mla_attn_walk).
+ *
+ * empty_partial_nan_ws__<arm>: the shake build also fills the split walk's workspace with NaN
+ * (0xFF bytes) before each walk. A walk that leaves any part of a partial unwritten then hands
+ * the combine a NaN, and the combine's weight of an empty partial (0) does not remove it
+ * (fmaf(0, NaN, o) is NaN). The product build's pool workspace holds finite stale values, so
+ * there such a partial is invisible: the twenty-fifth session's mutant 83f5c17762 (the bf16
+ * door's empty-chunk zero loop at twice its stride, half of the partial unwritten) survived
+ * every check. One case an arm (the f32 launcher and the door's three arms, each called
+ * directly), at 8 heads (a partial head tile for every arm), kv_rank 128 + d_rope 64, t_q 2,
+ * with t_kv chosen on the arm's own chunk plan so that its last chunk holds no slot of query 0.
+ * The check: the output within the arm's class of the oracle (its stated walk and arithmetic,
+ * tests/lib/tc_attn.h), so a NaN anywhere fails.
  * Without a usable GPU the test reports SKIPPED (GPU_REQUIRE), never passed. */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -26,10 +38,13 @@
 #include <string.h>
 
 #include "kernels/mla.h"
+#include "kernels/mla_door.h"
 #include "oracle/mla_oracle.h"
 #include "tests/lib/compare.h"
+#include "tests/lib/geometry.h"
 #include "tests/lib/gpu_util.h"
 #include "tests/lib/mla_fill.h"
+#include "tests/lib/tc_attn.h"
 #include "tests/lib/testbed_criterion.h"
 
 #define TARGET "attn_shake_gpu_test"
@@ -90,4 +105,88 @@ Test(attn_shake, empty_partial_rows, .timeout = 300) {
                0);
     free(q_lat), free(q_pe), free(cache), free(got), free(ref), free(atol);
     gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bca), gpu_buf_free(&bo);
+}
+
+/* The chunk plan arm tc's launcher uses (kernels/mla_attn.cu at_plan): the bf16 arm its own
+ * (mla_attn_tcb_chunk_slots), the f32 launcher and the tf32 and 3xtf32 arms the f32 arm's. */
+static int64_t arm_chunk_slots(int tc, int32_t n_head, int32_t kv_rank, int32_t t_q, int64_t w) {
+    return tc == TC_ATTN_BF16 ? mla_attn_tcb_chunk_slots(n_head, t_q, w)
+                              : mla_attn_chunk_slots(n_head, kv_rank, t_q, w);
+}
+
+static void run_nan_ws(const char *test, int tc) {
+    enum { NH = 8, NR = 128, NDR = 64, NTQ = 2 };
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, test);
+    /* t_kv: the arm's last chunk starts at query 0's length, t_kv - 1 (so query 0's block there
+     * is an empty partial, and query 1's holds its last row) */
+    int32_t T = 0;
+    int64_t cs = 0, n_ch = 0;
+    for (int32_t tk = 2000; tk < 20000 && !T; tk++) {
+        cs = arm_chunk_slots(tc, NH, NR, NTQ, tk);
+        n_ch = (tk + cs - 1) / cs;
+        if (n_ch >= 2 && (n_ch - 1) * cs == (int64_t)tk - 1) T = tk;
+    }
+    cr_assert(T > 0, "no t_kv in [2000, 20000) leaves the %s plan's last chunk empty for query 0",
+              tc ? tc_attn_flag(tc) : "f32");
+    char cname[200];
+    snprintf(cname, sizeof cname,
+             "%s, 8 heads, kv_rank 128 + d_rope 64, t_q 2, t_kv %d: %lld chunks of %lld slots, "
+             "the last empty for query 0, the workspace NaN-filled (shake build)",
+             tc ? tc_attn_flag(tc) : "f32 launcher", T, (long long)n_ch, (long long)cs);
+    tb_set_case(&t, cname);
+    const int32_t K = NR + NDR;
+    const size_t nq = (size_t)NTQ * NH, no = nq * NR, nc = (size_t)T * K;
+    float *q_lat = tb_xmalloc(&t, no * 4), *q_pe = tb_xmalloc(&t, nq * NDR * 4),
+          *cache = tb_xmalloc(&t, nc * 4);
+    mla_fill_host_f32(q_lat, no, MLA_FILL_REALISTIC, SEED, "q_lat", 1.0f);
+    mla_fill_host_f32(q_pe, nq * NDR, MLA_FILL_REALISTIC, SEED, "q_pe", 1.0f);
+    mla_fill_host_f32(cache, nc, MLA_FILL_REALISTIC, SEED, "cache", 1.0f);
+    const float scale = MLA_GLM5_SCALE;
+    gpu_buf bql = gpu_buf_from_host(q_lat, no * 4), bqp = gpu_buf_from_host(q_pe, nq * NDR * 4),
+            bca = gpu_buf_from_host(cache, nc * 4), bo = gpu_buf_alloc(no * 4);
+    cr_assert(!tc || tc_attn_covers(tc, NR, NDR, bca.ptr), "the %s arm does not cover the case",
+              tc_attn_flag(tc));
+    gpu_buf_poison(&bo);
+    const int rc = tc ? mla_attn_absorbed_tc_f32(bql.ptr, bqp.ptr, bca.ptr, bo.ptr, NH, NR, NDR,
+                                                 NTQ, T, scale, tc, NULL)
+                      : memra_mla_attn_absorbed_f32(bql.ptr, bqp.ptr, bca.ptr, bo.ptr, NH, NR, NDR,
+                                                    NTQ, T, scale, NULL);
+    tb_launched(&t, rc,
+                tc ? "mla_attn_absorbed_tc_f32 (shake build)"
+                   : "memra_mla_attn_absorbed_f32 (shake build)");
+    float *got = tb_output(&t, &bo, "o_lat", "shake build", 1);
+    tb_input_untouched(&t, &bca, cache, "cache");
+    float *ref = tb_xmalloc(&t, no * 4);
+    double *atol = tb_xmalloc(&t, no * sizeof *atol);
+    oracle_attn_absorbed_f32(q_lat, q_pe, cache, ref, NH, NR, NDR, NTQ, T, scale);
+    mla_attn_arith ab;
+    const mla_attn_arith *ar = tc_attn_arith(tc, NH, NR, NDR, NTQ, T, &ab);
+    mla_tol_attn_bounds_arith(q_lat, q_pe, cache, NH, NR, NDR, NTQ, T, scale, tc_attn_walk(tc), ar,
+                              atol);
+    size_t n_nan = 0;
+    for (size_t e = 0; e < no; e++) n_nan += got[e] != got[e];
+    cr_log_info("%s: %zu NaN outputs of %zu (0 expected: the oracle is finite)", cname, n_nan, no);
+    const int64_t shape[3] = {NTQ, NH, NR};
+    tb_compare(&t, "o_lat", ST_F32, 3, shape, got, "shake_build", ref, "oracle", MLA_TOL_ATTN, atol,
+               0);
+    free(q_lat), free(q_pe), free(cache), free(got), free(ref), free(atol);
+    gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bca), gpu_buf_free(&bo);
+}
+
+Test(attn_shake, empty_partial_nan_ws__f32, .timeout = 300) {
+    GPU_REQUIRE();
+    run_nan_ws("empty_partial_nan_ws__f32", 0);
+}
+Test(attn_shake, empty_partial_nan_ws__tf32, .timeout = 300) {
+    GPU_REQUIRE();
+    run_nan_ws("empty_partial_nan_ws__tf32", TC_ATTN_TF32);
+}
+Test(attn_shake, empty_partial_nan_ws__3xtf32, .timeout = 300) {
+    GPU_REQUIRE();
+    run_nan_ws("empty_partial_nan_ws__3xtf32", TC_ATTN_3XTF32);
+}
+Test(attn_shake, empty_partial_nan_ws__bf16, .timeout = 300) {
+    GPU_REQUIRE();
+    run_nan_ws("empty_partial_nan_ws__bf16", TC_ATTN_BF16);
 }
