@@ -404,22 +404,38 @@ def equivalent_key(r, eq):
 
 
 def select(ms, a):
+    """The mutants a command works on. A selection by --file / --kernel / --operator / --sample
+    leaves out the ledger's equivalents (tools/mutation_equivalent.txt) before it samples, so no
+    GPU time goes to a mutant already decided and a sample's size counts only mutants that can
+    be killed; --with-equivalents keeps them (to audit the ledger). Mutants named by --ids or
+    --also are always kept. a.ledger_left_out: how many were left out."""
     also = set(a.also.split(",")) if getattr(a, "also", None) else set()
     extra = [m for m in ms if m["id"] in also]
+    a.ledger_left_out = 0
     if getattr(a, "ids", None):
         want = set(a.ids.split(","))
         ms = [m for m in ms if m["id"] in want]
-    ms = _select_filtered(ms, a)
+    ms = _select_filtered(ms, a, sample=False)
+    if not getattr(a, "ids", None) and not getattr(a, "with_equivalents", False):
+        eq = read_equivalent(EQUIV_FILE)  # the module's, read now (a test may point it elsewhere)
+        kept = [m for m in ms if equivalent_key(m, eq) is None]
+        a.ledger_left_out = len(ms) - len(kept)
+        ms = kept
+    ms = _select_sample(ms, a)
     return ms + [m for m in extra if m["id"] not in {x["id"] for x in ms}]
 
 
-def _select_filtered(ms, a):
+def _select_filtered(ms, a, sample=True):
     if a.file:
         ms = [m for m in ms if m["file"] == a.file or os.path.basename(m["file"]) == a.file]
     if a.kernel:
         ms = [m for m in ms if m["kernel"] == a.kernel]
     if a.operator:
         ms = [m for m in ms if m["operator"] == a.operator]
+    return _select_sample(ms, a) if sample else ms
+
+
+def _select_sample(ms, a):
     if a.sample and a.sample < len(ms):
         rng = random.Random(a.seed)
         ms = sorted(rng.sample(ms, a.sample), key=lambda m: (m["file"], m["start"]))
@@ -1300,6 +1316,9 @@ def cmd_run(a, ms):
     n_also = len(set(a.also.split(","))) if getattr(a, "also", None) else 0
     meta = (f"{len(ms) + len(resumed)} mutants ({'sampled: ' + str(a.sample) + ' with seed ' + str(a.seed) if a.sample else 'all generated'}"
             + (f", plus {n_also} named by --also (earlier survivors re-run)" if n_also else "")
+            + (f"; {a.ledger_left_out} ledger equivalents left out before the selection "
+               "(tools/mutation_equivalent.txt; --with-equivalents keeps them)"
+               if getattr(a, "ledger_left_out", 0) else "")
             + (f"; {len(resumed)} final verdicts (killed, or no build) resumed from "
                f"{os.path.basename(a.resume)} (bundle commit {a.resume_commit}), the other "
                f"{len(ms)} run here" if resumed else "")
@@ -1452,6 +1471,10 @@ def main(argv=None):
         p.add_argument("--also", help="these mutant ids in addition to the selection (a sample "
                        "plus earlier survivors to re-kill)")
         p.add_argument("--seed", type=int, default=1)
+        p.add_argument("--with-equivalents", action="store_true",
+                       help="keep the ledger's equivalents (tools/mutation_equivalent.txt) in a "
+                            "selection by file, kernel, operator or sample (by default they are "
+                            "left out before sampling; --ids / --also always keep theirs)")
         p.add_argument("--files", nargs="*", default=None, help=argparse.SUPPRESS)
     sub.choices["list"].add_argument("-o", "--output")
     r = sub.choices["run"]
@@ -1503,7 +1526,9 @@ def main(argv=None):
         for f, c in sorted(counts.items()):
             print(f"{f}: {sum(c.values())} mutants (" +
                   ", ".join(f"{o} {c[o]}" for o in OPERATORS if o in c) + ")")
-        print(f"mutate: {len(sel)} of {len(ms)} generated mutants selected")
+        print(f"mutate: {len(sel)} of {len(ms)} generated mutants selected"
+              + (f" ({a.ledger_left_out} ledger equivalents left out)" if a.ledger_left_out
+                 else ""))
         if a.output:
             with open(a.output, "w") as f:
                 json.dump(sel, f, indent=1)

@@ -1143,5 +1143,37 @@ def ids_and_also_pick_named_mutants():
         assert tot["equivalent"] == 1 and tot["survived"] == 1, tot
 
 
+
+@test
+def a_selection_leaves_out_the_ledgers_equivalents_before_it_samples():
+    with tempfile.TemporaryDirectory() as t:
+        ms = planted(t)
+        m0 = ms[0]
+        led = os.path.join(t, "eq.txt")
+        with open(led, "w") as f:  # the line form: every mutant of m0's operator on m0's line
+            f.write(f"{m0['file']}\t{m0['operator']}\t{m0['before']}\tplanted reason\n")
+        eq = mu.read_equivalent(led)
+        n_eq = sum(mu.equivalent_key(m, eq) is not None for m in ms)
+        assert n_eq >= 1
+        saved = mu.EQUIV_FILE
+        mu.EQUIV_FILE = led
+        try:
+            class A:
+                file = kernel = operator = ids = also = None
+                sample, seed, with_equivalents = 0, 1, False
+            a = A()
+            got = mu.select(ms, a)
+            assert len(got) == len(ms) - n_eq and a.ledger_left_out == n_eq, (len(got), n_eq)
+            assert all(mu.equivalent_key(m, eq) is None for m in got)
+            a.sample = len(ms) - n_eq  # a sample of all the others: none of the ledger's
+            assert len(mu.select(ms, a)) == len(ms) - n_eq
+            a.sample, a.with_equivalents = 0, True
+            assert len(mu.select(ms, a)) == len(ms) and a.ledger_left_out == 0
+            a.with_equivalents, a.ids = False, m0["id"]  # a named mutant is always kept
+            assert [m["id"] for m in mu.select(ms, a)] == [m0["id"]]
+        finally:
+            mu.EQUIV_FILE = saved
+
+
 if __name__ == "__main__":
     sys.exit(main("mutate_test"))
