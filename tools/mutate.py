@@ -105,6 +105,18 @@ def code_mask(text):
             continue
         line_start = c == "\n" or (line_start and c in " \t")
         i += 1
+    # static_assert(...): checked by the compiler, never code; a mutant there either does not
+    # compile or is the same machine code (twenty-sixth session, same-code over attn_tc_f32)
+    masked = "".join(out)
+    for m in re.finditer(r"\bstatic_assert\s*\(", masked):
+        depth, j = 0, m.end() - 1
+        while j < n:
+            depth += masked[j] == "("
+            depth -= masked[j] == ")"
+            j += 1
+            if depth == 0:
+                break
+        blank(m.start(), j)
     return "".join(out)
 
 
@@ -204,6 +216,17 @@ def _args3(mask, start):
     return None, None
 
 
+def _top_level_comma(expr):
+    """Whether expr has a comma outside its parentheses and brackets."""
+    depth = 0
+    for ch in expr:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            return True
+    return False
+
+
 def gen_ops(text, mask):
     """Yield (op, start, end, replacement) over the masked text."""
     # REL: comparison operators (not <<, >>, ->, <=> templates are rare in kernels)
@@ -225,7 +248,9 @@ def gen_ops(text, mask):
             mm = re.match(r"\s*([^;&|?:]+?)\s*(?=[;)]|&&|\|\|)", rest)
             if mm and mm.group(1).strip() and "(" not in mm.group(1) or \
                     (mm and mm.group(1).count("(") == mm.group(1).count(")")):
-                if mm:
+                if mm and not _top_level_comma(mm.group(1)):
+                    # (a bound ending at a top-level comma, as in static_assert(x <= 8, "..."),
+                    # would take the comma into its parentheses and never compile)
                     s, e = b + mm.start(1), b + mm.end(1)
                     expr = text[s:e]
                     yield "OFF1", s, e, f"({expr}) - 1" if op == "<" else f"({expr}) + 1"

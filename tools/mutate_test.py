@@ -1175,5 +1175,24 @@ def a_selection_leaves_out_the_ledgers_equivalents_before_it_samples():
             mu.EQUIV_FILE = saved
 
 
+@test
+def static_asserts_and_bounds_before_a_top_level_comma_are_never_mutated():
+    src = ("template <int K> __global__ void k(float *y, int n) {\n"
+           "    static_assert(K >= 0 && K <= 8, \"arm\");\n"
+           "    if (K < 4, n < 2) y[0] = 1.0f;\n"
+           "}\n")
+    with tempfile.TemporaryDirectory() as t:
+        os.makedirs(os.path.join(t, "kernels"))
+        path = os.path.join(t, "kernels", "sa.cu")
+        with open(path, "w") as f:
+            f.write(src)
+        ms = mu.mutants_of(path, "kernels/sa.cu")
+    assert not [m for m in ms if "static_assert" in m["before"]], ms
+    assert find(ms, "OFF1", "n < 2)", "n < (2) - 1)")  # the bound after the comma is kept
+    # `K < 4, n < 2`: the first bound would be `(4, n) - 1`, which is not the bound
+    assert not [m for m in ms if m["operator"] == "OFF1" and "(4, n" in m["after"]], \
+        [m["after"] for m in ms if m["operator"] == "OFF1"]
+
+
 if __name__ == "__main__":
     sys.exit(main("mutate_test"))
