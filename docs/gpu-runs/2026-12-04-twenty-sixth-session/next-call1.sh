@@ -1,0 +1,29 @@
+#!/bin/bash
+# Written in the twenty-sixth session (no device lent), NOT RUN: the next session's first call.
+# 1. probe_door_pingpong (tools/bench, the ping-pong prototype of the bf16 door: docs/performance.md,
+#    "Twenty-sixth session"): its rows beside the bf16 and tf32 arms, bytes of both schedules
+#    compared; it exits 1 on a broken row. If it hangs (a barrier protocol error), the timeout
+#    says so and the tier still runs.
+# 2. The tier's tests and benchmarks, without the sanitizer tier (call 2): the untested test code
+#    of the twenty-fifth and twenty-sixth sessions runs here (tc_attn_gpu/san_exact_alloc__*,
+#    kpool_identities on exact allocations, attn_shake/empty_partial_nan_ws__*).
+set -o pipefail
+D=$OUT; R=$(pwd); T0=$SECONDS
+cd bundle
+ln -sfn ../golden golden
+[ -d bin ] || tar -xJf bin.tar.xz
+mkdir -p out && tar -C out -xJf lib.tar.xz
+mkdir -p $D/w
+st() { echo "$1 rc=$2 $((SECONDS-T0)) s" >> $D/w/steps.txt; }
+cat COMMIT > $D/w/steps.txt
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv >> $D/w/steps.txt
+export LD_LIBRARY_PATH=$(pwd)/out/lib:/usr/local/cuda/lib64
+timeout 120 bin/probe_door_pingpong --rounds 3 > $D/w/probe-pingpong.md 2>&1; st probe_door_pingpong $?
+OUT=$R/bundle/out timeout 430 ./run-gpu-tier.sh --parallel --bench --jobs 4 > $D/w/tier.log 2>&1; st tier $?
+cp out/goals.md out/bench-*.json out/peer-torch.json $D/w/ 2>/dev/null
+tar -czf $D/w/logs.tar.gz out/logs out/*.log out/*.json out/*.md 2>/dev/null
+cd $D/w
+cat probe-pingpong.md
+tail -14 tier.log
+head -40 goals.md 2>/dev/null
+cat steps.txt
