@@ -31,7 +31,10 @@
  * its bytes differ from the bf16 arm's; the probe prints how far each arm is from the f32
  * launcher (the class attn walk), not a verdict. A prototype that proves worth it becomes an arm
  * with its own walk and class, tests and sanitizer cases, as the bf16 arm did.
- *     probe_door_pingpong [--once] [--rounds N] */
+ * Every checked call starts from NaN outputs, and the prototype's from a NaN workspace. --check
+ * runs only the untimed rows (for compute-sanitizer); --once the timed rows once each, untimed
+ * (for ncu).
+ *     probe_door_pingpong [--once | --check] [--rounds N] */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -55,6 +58,7 @@
 #define PP_PLB 24  /* P row stride in bf16 (48 bytes: ldmatrix rows distinct) */
 #define PP_NNT 16  /* P . V n-tiles a warp: 128 columns */
 #define PP_MAX_CHUNKS 256
+#define PP_CNT 128 /* the combine's threads (= columns) a block: attn_combine_f32's AC_NT */
 
 static_assert(PP_W / 16 == 4 * PP_KS && PP_R / 4 == 8 * PP_NNT, "the prototype's fixed shape");
 
@@ -422,14 +426,14 @@ static __global__ void __launch_bounds__(PP_NT, 1)
 /* attn_combine_f32 of kernels/mla_attn.cu (its CB-batched form, chunks ascending), copied so the
  * prototype's row pays the same combine as the arms' rows. */
 template <int CB>
-static __global__ void __launch_bounds__(256)
+static __global__ void __launch_bounds__(PP_CNT)
     pp_combine(const float *__restrict__ ws_o, const float *__restrict__ ws_ml,
                float *__restrict__ o_lat, int64_t n_qh, int32_t kv_rank, int32_t n_chunks) {
     __shared__ float m_s[PP_MAX_CHUNKS], l_s[PP_MAX_CHUNKS], w_s[PP_MAX_CHUNKS];
-    __shared__ float red_s[8];
+    __shared__ float red_s[PP_CNT / 32];
     const int tid = threadIdx.x;
     const int64_t qh = blockIdx.x;
-    const int32_t r = blockIdx.y * 256 + tid;
+    const int32_t r = blockIdx.y * PP_CNT + tid;
     const bool col = r < kv_rank;
     const float *src = ws_o + qh * kv_rank + (col ? r : 0);
     const int64_t stride = n_qh * kv_rank;
@@ -445,7 +449,7 @@ static __global__ void __launch_bounds__(256)
     load(vb, 1);
     float m_loc = -INFINITY;
     int nonempty = 0, poison = 0;
-    for (int32_t c = tid; c < n_chunks; c += 256) {
+    for (int32_t c = tid; c < n_chunks; c += PP_CNT) {
         const float *ml = ws_ml + ((int64_t)c * n_qh + qh) * 3;
         const float m = ml[0], l = ml[1], f = ml[2];
         const bool ne = f != 0.0f;
@@ -463,9 +467,9 @@ static __global__ void __launch_bounds__(256)
     poison = __syncthreads_or(poison);
     float M = red_s[0];
 #pragma unroll
-    for (int w = 1; w < 8; w++) M = fmaxf(M, red_s[w]);
+    for (int w = 1; w < PP_CNT / 32; w++) M = fmaxf(M, red_s[w]);
     const bool live = M != -INFINITY;
-    for (int32_t c = tid; c < n_chunks; c += 256)
+    for (int32_t c = tid; c < n_chunks; c += PP_CNT)
         w_s[c] = (live && m_s[c] != -INFINITY) ? expf(m_s[c] - M) : 0.0f;
     __syncthreads();
     if (!col) return;
@@ -511,17 +515,18 @@ static void pp_run(int turn, const float *ql, const float *qp, const float *cach
     kern<<<(unsigned)(n_tiles * n_chunks), PP_NT, pp_smem_bytes()>>>(
         ql, qp, cache, o, ws, ws_ml, H, t_q, t_kv, scale, cs, n_chunks);
     if (n_chunks > 1) {
-        dim3 grid((unsigned)n_qh, (unsigned)((PP_R + 255) / 256));
+        dim3 grid((unsigned)n_qh, (unsigned)((PP_R + PP_CNT - 1) / PP_CNT));
         auto comb = n_chunks > 32 ? pp_combine<32> : pp_combine<16>;
-        comb<<<grid, 256>>>(ws, ws_ml, o, n_qh, PP_R, n_chunks);
+        comb<<<grid, PP_CNT>>>(ws, ws_ml, o, n_qh, PP_R, n_chunks);
     }
 }
 
 int main(int argc, char **argv) {
-    bool once = false;
+    bool once = false, check = false;
     int rounds = 3;
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--once")) once = true;
+        if (!strcmp(argv[a], "--check")) check = true;
         if (!strcmp(argv[a], "--rounds") && a + 1 < argc) rounds = atoi(argv[++a]);
     }
     cudaDeviceProp prop;
@@ -551,11 +556,19 @@ int main(int argc, char **argv) {
         const char *name;
         int32_t t_q, t_kv;
         bool timed;
-    } rows[] = {{"decode 32K", 1, 32768, true},   {"verify (t_q 4)", 4, 32768, true},
-                {"decode 8K", 1, 8192, true},     {"decode 128K", 1, 131072, true},
-                {"t_kv 1", 1, 1, false},          {"t_kv 17", 1, 17, false},
-                {"t_kv 40, t_q 4", 4, 40, false}, {"t_kv 289, t_q 4", 4, 289, false},
-                {"t_kv 4099", 1, 4099, false}};
+    } rows[] = {{"decode 32K", 1, 32768, true},
+                {"verify (t_q 4)", 4, 32768, true},
+                {"decode 8K", 1, 8192, true},
+                {"decode 128K", 1, 131072, true},
+                {"t_kv 1", 1, 1, false},
+                {"t_kv 17", 1, 17, false},
+                {"t_kv 40, t_q 4", 4, 40, false},
+                {"t_kv 289, t_q 4", 4, 289, false},
+                {"t_kv 4099", 1, 4099, false},
+                /* 96-slot chunks (6 tiles: both rings wrap, each parity flips), the last chunk
+                 * 3 and 5 tiles */
+                {"t_kv 10600", 1, 10600, false},
+                {"t_kv 10630", 1, 10630, false}};
     /* arms: 0 the f32 launcher (the reference), 1 tf32, 2 bf16, 3 ping-pong free, 4 ping-pong
      * with turns */
     const char *arm_name[5] = {"f32", "tf32", "bf16", "pp free", "pp turns"};
@@ -589,9 +602,16 @@ int main(int argc, char **argv) {
     printf("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
     int bad = 0;
     for (const row &r : rows) {
-        for (int a = 0; a < 5; a++) call(r, a);
-        CK(cudaDeviceSynchronize());
+        if (check && r.timed) continue;
         const size_t n = (size_t)r.t_q * H * R;
+        /* every output NaN before its call, and the prototype's workspace NaN (as the shake
+         * build's): an element or a partial left unwritten shows as NaN */
+        for (int a = 0; a < 5; a++) {
+            CK(cudaMemset(o[a], 0xFF, (size_t)T_Q_MAX * H * R * 4));
+            if (a >= 3) CK(cudaMemset(ws, 0xFF, ws_floats * 4));
+            call(r, a);
+        }
+        CK(cudaDeviceSynchronize());
         std::vector<float> h[5];
         for (int a = 0; a < 5; a++) {
             h[a].resize(n);
@@ -608,7 +628,7 @@ int main(int argc, char **argv) {
             same_pp += h[3][e] == h[4][e];
         }
         double t[5] = {0, 0, 0, 0, 0};
-        if (r.timed) {
+        if (r.timed && !check) {
             std::vector<double> tv[5];
             for (int k = 0; k < rounds; k++)
                 for (int a = 1; a < 5; a++) tv[a].push_back(median_us([&] { call(r, a); }));

@@ -6,7 +6,9 @@
 #    says so and the tier still runs.
 # 2. The tier's tests and benchmarks, without the sanitizer tier (call 2): the untested test code
 #    of the twenty-fifth and twenty-sixth sessions runs here (tc_attn_gpu/san_exact_alloc__*,
-#    kpool_identities on exact allocations, attn_shake/empty_partial_nan_ws__*).
+#    kpool_identities on exact allocations, attn_shake/empty_partial_nan_ws__*). Its 300 s is a
+#    guess (no session timed tests + bench without the sanitizer tier); if it is cut, run the
+#    tier alone next.
 set -o pipefail
 D=$OUT; R=$(pwd); T0=$SECONDS
 cd bundle
@@ -19,11 +21,17 @@ cat COMMIT > $D/w/steps.txt
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv >> $D/w/steps.txt
 export LD_LIBRARY_PATH=$(pwd)/out/lib:/usr/local/cuda/lib64
 timeout 120 bin/probe_door_pingpong --rounds 3 > $D/w/probe-pingpong.md 2>&1; st probe_door_pingpong $?
-OUT=$R/bundle/out timeout 430 ./run-gpu-tier.sh --parallel --bench --jobs 4 > $D/w/tier.log 2>&1; st tier $?
+# its untimed rows (the ring wrap-arounds included) under racecheck and synccheck: the barrier
+# protocol's hazards, and a hang cut by the timeout
+for tool in racecheck synccheck; do
+  timeout 90 /usr/local/cuda/bin/compute-sanitizer --tool $tool --error-exitcode 3 bin/probe_door_pingpong --check > $D/w/probe-pingpong-$tool.txt 2>&1; st "probe --check $tool" $?
+done
+OUT=$R/bundle/out timeout 300 ./run-gpu-tier.sh --parallel --bench --jobs 4 > $D/w/tier.log 2>&1; st tier $?
 cp out/goals.md out/bench-*.json out/peer-torch.json $D/w/ 2>/dev/null
 tar -czf $D/w/logs.tar.gz out/logs out/*.log out/*.json out/*.md 2>/dev/null
 cd $D/w
 cat probe-pingpong.md
+tail -3 probe-pingpong-racecheck.txt probe-pingpong-synccheck.txt
 tail -14 tier.log
 head -40 goals.md 2>/dev/null
 cat steps.txt
