@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "kernels/mla.h"
+#include "kernels/mla_cuda_util.cuh"
 #include "kernels/mla_door.h"
 #include "tools/bench/probe_util.cuh"
 
@@ -97,29 +98,6 @@ static __device__ __forceinline__ void pp_arrive(uint64_t *bar) {
     const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(b) : "memory");
 }
-/* the cp.async helpers of mla_cuda_util.cuh, which a probe outside kernels/ does not include */
-static __device__ __forceinline__ void pp_cp16(void *smem, const void *gmem, bool valid) {
-    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    const int n = valid ? 16 : 0;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n)
-                 : "memory");
-}
-static __device__ __forceinline__ void pp_mbar_init(uint64_t *bar, unsigned count) {
-    const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
-}
-static __device__ __forceinline__ void pp_mbar_wait(uint64_t *bar, unsigned parity) {
-    const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
-    asm volatile("{\n"
-                 ".reg .pred p;\n"
-                 "PP_MBAR_WAIT:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-                 "@!p bra PP_MBAR_WAIT;\n"
-                 "}\n" ::"r"(b),
-                 "r"(parity)
-                 : "memory");
-}
-
 template <int TURN>
 static __global__ void __launch_bounds__(PP_NT, 1)
     pp_walk(const float *__restrict__ q_lat, const float *__restrict__ q_pe,
@@ -166,10 +144,10 @@ static __global__ void __launch_bounds__(PP_NT, 1)
 
     if (tid == 0) {
         for (int b = 0; b < PP_NB; b++) {
-            pp_mbar_init(&full[b], PP_NT);
-            pp_mbar_init(&empty[b], PP_NT);
+            mla_mbar_init(&full[b], PP_NT);
+            mla_mbar_init(&empty[b], PP_NT);
         }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        mla_mbar_fence_init();
     }
     __syncthreads();
 
@@ -181,7 +159,7 @@ static __global__ void __launch_bounds__(PP_NT, 1)
         float *dst = ks + ((size_t)(k & 3) * PP_JT + cr) * PP_LDK + 4 * cq;
         const float *src = cache + (ok ? s : 0) * PP_W + 4 * cq;
 #pragma unroll
-        for (int u = 0; u < PP_W / 64; u++) pp_cp16(dst + 64 * u, src + 64 * u, ok);
+        for (int u = 0; u < PP_W / 64; u++) mla_cp_async16(dst + 64 * u, src + 64 * u, ok);
         pp_cp_arrive(&full[k & 3]);
     };
     issue(0);
@@ -199,10 +177,10 @@ static __global__ void __launch_bounds__(PP_NT, 1)
             float *qd = qb + (size_t)qr * PP_LDK;
             for (int32_t c4 = qc; c4 < PP_W / 4; c4 += 8) {
                 const int32_t c = 4 * c4;
-                pp_cp16(qd + c, c < PP_R ? ql + c : qp + (c - PP_R), true);
+                mla_cp_async16(qd + c, c < PP_R ? ql + c : qp + (c - PP_R), true);
             }
-            asm volatile("cp.async.commit_group;\n" ::: "memory");
-            asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+            mla_cp_async_commit();
+            mla_cp_async_wait<0>();
             __syncthreads();
             if (g == half) {
 #pragma unroll
@@ -245,10 +223,10 @@ static __global__ void __launch_bounds__(PP_NT, 1)
 
     for (int32_t k = 0; k < n_k; k++) {
         if (k + 2 < n_k) {
-            if (k >= 2) pp_mbar_wait(&empty[(k + 2) & 3], (((k + 2) >> 2) - 1) & 1);
+            if (k >= 2) mla_mbar_wait(&empty[(k + 2) & 3], (((k + 2) >> 2) - 1) & 1);
             issue(k + 2);
         }
-        pp_mbar_wait(&full[k & 3], (k >> 2) & 1);
+        mla_mbar_wait(&full[k & 3], (k >> 2) & 1);
         const float *buf = ks + (size_t)(k & 3) * PP_JT * PP_LDK;
         if (TURN) pp_bar_sync(3 + g, PP_NT);
 
