@@ -53,18 +53,34 @@
 
 enum { H = 3, R = 130, DR = 2, TQ = 2 };
 
+/* The chunk plan arm tc's launcher uses (kernels/mla_attn.cu at_plan): the bf16 arm its own
+ * (mla_attn_tcb_chunk_slots), the f32 launcher (tc 0) and the tf32 and 3xtf32 arms the f32
+ * arm's. */
+static int64_t arm_chunk_slots(int tc, int32_t n_head, int32_t kv_rank, int32_t t_q, int64_t w) {
+    return tc == TC_ATTN_BF16 ? mla_attn_tcb_chunk_slots(n_head, t_q, w)
+                              : mla_attn_chunk_slots(n_head, kv_rank, t_q, w);
+}
+
+/* The first t_kv in [lo, 20000) whose arm-tc plan starts its last chunk at query 0's length
+ * (t_kv - t_q + 1), so that query 0's block there is an empty partial; 0 if none. *cs and *n_ch:
+ * that plan's chunk slots and chunks. */
+static int32_t t_kv_last_chunk_empty(int tc, int32_t n_head, int32_t kv_rank, int32_t t_q,
+                                     int32_t lo, int64_t *cs, int64_t *n_ch) {
+    for (int32_t tk = lo; tk < 20000; tk++) {
+        *cs = arm_chunk_slots(tc, n_head, kv_rank, t_q, tk);
+        *n_ch = (tk + *cs - 1) / *cs;
+        if (*n_ch >= 2 && (*n_ch - 1) * *cs == (int64_t)tk - t_q + 1) return tk;
+    }
+    return 0;
+}
+
 Test(attn_shake, empty_partial_rows, .timeout = 300) {
     GPU_REQUIRE();
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, "empty_partial_rows");
     /* t_kv: the last chunk starts at query 0's length, t_kv - 1 */
-    int32_t T = 0;
     int64_t cs = 0, n_ch = 0;
-    for (int32_t tk = 3000; tk < 20000 && !T; tk++) {
-        cs = mla_attn_chunk_slots(H, R, TQ, tk);
-        n_ch = (tk + cs - 1) / cs;
-        if (n_ch >= 2 && (n_ch - 1) * cs == (int64_t)tk - 1) T = tk;
-    }
+    const int32_t T = t_kv_last_chunk_empty(0, H, R, TQ, 3000, &cs, &n_ch);
     cr_assert(T > 0, "no t_kv in [3000, 20000) puts query 1's last row alone in the last chunk");
     char cname[160];
     snprintf(cname, sizeof cname,
@@ -107,26 +123,14 @@ Test(attn_shake, empty_partial_rows, .timeout = 300) {
     gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bca), gpu_buf_free(&bo);
 }
 
-/* The chunk plan arm tc's launcher uses (kernels/mla_attn.cu at_plan): the bf16 arm its own
- * (mla_attn_tcb_chunk_slots), the f32 launcher and the tf32 and 3xtf32 arms the f32 arm's. */
-static int64_t arm_chunk_slots(int tc, int32_t n_head, int32_t kv_rank, int32_t t_q, int64_t w) {
-    return tc == TC_ATTN_BF16 ? mla_attn_tcb_chunk_slots(n_head, t_q, w)
-                              : mla_attn_chunk_slots(n_head, kv_rank, t_q, w);
-}
-
 static void run_nan_ws(const char *test, int tc) {
     enum { NH = 8, NR = 128, NDR = 64, NTQ = 2 };
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, test);
     /* t_kv: the arm's last chunk starts at query 0's length, t_kv - 1 (so query 0's block there
      * is an empty partial, and query 1's holds its last row) */
-    int32_t T = 0;
     int64_t cs = 0, n_ch = 0;
-    for (int32_t tk = 2000; tk < 20000 && !T; tk++) {
-        cs = arm_chunk_slots(tc, NH, NR, NTQ, tk);
-        n_ch = (tk + cs - 1) / cs;
-        if (n_ch >= 2 && (n_ch - 1) * cs == (int64_t)tk - 1) T = tk;
-    }
+    const int32_t T = t_kv_last_chunk_empty(tc, NH, NR, NTQ, 2000, &cs, &n_ch);
     cr_assert(T > 0, "no t_kv in [2000, 20000) leaves the %s plan's last chunk empty for query 0",
               tc ? tc_attn_flag(tc) : "f32");
     char cname[200];

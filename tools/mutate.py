@@ -440,7 +440,7 @@ def select(ms, a):
     if getattr(a, "ids", None):
         want = set(a.ids.split(","))
         ms = [m for m in ms if m["id"] in want]
-    ms = _select_filtered(ms, a, sample=False)
+    ms = _select_filtered(ms, a)
     if not getattr(a, "ids", None) and not getattr(a, "with_equivalents", False):
         eq = read_equivalent(EQUIV_FILE)  # the module's, read now (a test may point it elsewhere)
         kept = [m for m in ms if equivalent_key(m, eq) is None]
@@ -450,14 +450,14 @@ def select(ms, a):
     return ms + [m for m in extra if m["id"] not in {x["id"] for x in ms}]
 
 
-def _select_filtered(ms, a, sample=True):
+def _select_filtered(ms, a):
     if a.file:
         ms = [m for m in ms if m["file"] == a.file or os.path.basename(m["file"]) == a.file]
     if a.kernel:
         ms = [m for m in ms if m["kernel"] == a.kernel]
     if a.operator:
         ms = [m for m in ms if m["operator"] == a.operator]
-    return _select_sample(ms, a) if sample else ms
+    return ms
 
 
 def _select_sample(ms, a):
