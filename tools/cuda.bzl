@@ -12,6 +12,9 @@ API (after rules_cuda's, reduced to what this project needs):
     cmd_suffix: a string (or a select() of strings) appended to every nvcc command line, each
                 value starting with a space: configurable flags, e.g. the test-only bite defines
                 of kernels/BUILD (docs/fixtures-that-bite.md); default "" (the command unchanged)
+    gencode:    replaces CUDA_GENCODE for these sources (still overridable by
+                CUDA_GENCODE_OVERRIDE), e.g. "-gencode=arch=compute_90a,code=sm_90a" for code that
+                needs Hopper's arch-specific instructions (wgmma, setmaxnreg); default None
   The result links statically (linkstatic = True) and depends on @cuda//:cudart.
 
 Architecture: CUDA_GENCODE below (Hopper: sm_90 machine code only; no PTX is embedded, so the
@@ -32,7 +35,8 @@ NVCC_FLAGS = " ".join([
     "-Xcompiler -fPIC",
 ])
 
-def cuda_library(name, srcs, hdrs = [], deps = [], cuda_hdrs = [], copts = [], host_copts = [], cmd_suffix = "", **kwargs):
+def cuda_library(name, srcs, hdrs = [], deps = [], cuda_hdrs = [], copts = [], host_copts = [], cmd_suffix = "", gencode = None, **kwargs):
+    flags = NVCC_FLAGS if gencode == None else NVCC_FLAGS.replace(CUDA_GENCODE, gencode)
     objs = []
     for src in srcs:
         base = src.split("/")[-1].rsplit(".", 1)[0]
@@ -43,7 +47,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], cuda_hdrs = [], copts = [], h
             outs = [out],
             cmd = " ".join([
                 NVCC,
-                NVCC_FLAGS,
+                flags,
                 " ".join(["-Xcompiler " + o for o in host_copts]),
                 " ".join(copts),
                 "-I. -I$(GENDIR)",

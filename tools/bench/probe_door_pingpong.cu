@@ -47,6 +47,7 @@
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_util.cuh"
 #include "kernels/mla_door.h"
+#include "tools/bench/probe_combine.cuh"
 #include "tools/bench/probe_util.cuh"
 
 #define PP_NT 256
@@ -58,8 +59,7 @@
 #define PP_KS 9    /* k16 steps a warp: 36 over the group's 4 warps */
 #define PP_PLB 24  /* P row stride in bf16 (48 bytes: ldmatrix rows distinct) */
 #define PP_NNT 16  /* P . V n-tiles a warp: 128 columns */
-#define PP_MAX_CHUNKS 256
-#define PP_CNT 128 /* the combine's threads (= columns) a block: attn_combine_f32's AC_NT */
+#define PP_MAX_CHUNKS PROBE_COMBINE_MAX_CHUNKS
 
 static_assert(PP_W / 16 == 4 * PP_KS && PP_R / 4 == 8 * PP_NNT, "the prototype's fixed shape");
 
@@ -401,87 +401,6 @@ static __global__ void __launch_bounds__(PP_NT, 1)
     }
 }
 
-/* attn_combine_f32 of kernels/mla_attn.cu (its CB-batched form, chunks ascending), copied so the
- * prototype's row pays the same combine as the arms' rows. */
-template <int CB>
-static __global__ void __launch_bounds__(PP_CNT)
-    pp_combine(const float *__restrict__ ws_o, const float *__restrict__ ws_ml,
-               float *__restrict__ o_lat, int64_t n_qh, int32_t kv_rank, int32_t n_chunks) {
-    __shared__ float m_s[PP_MAX_CHUNKS], l_s[PP_MAX_CHUNKS], w_s[PP_MAX_CHUNKS];
-    __shared__ float red_s[PP_CNT / 32];
-    const int tid = threadIdx.x;
-    const int64_t qh = blockIdx.x;
-    const int32_t r = blockIdx.y * PP_CNT + tid;
-    const bool col = r < kv_rank;
-    const float *src = ws_o + qh * kv_rank + (col ? r : 0);
-    const int64_t stride = n_qh * kv_rank;
-    auto load = [&](float(&v)[CB], int32_t b) {
-#pragma unroll
-        for (int j = 0; j < CB; j++) {
-            const int32_t c = b * CB + j;
-            v[j] = (col && c < n_chunks) ? __ldg(src + (int64_t)c * stride) : 0.0f;
-        }
-    };
-    float va[CB], vb[CB];
-    load(va, 0);
-    load(vb, 1);
-    float m_loc = -INFINITY;
-    int nonempty = 0, poison = 0;
-    for (int32_t c = tid; c < n_chunks; c += PP_CNT) {
-        const float *ml = ws_ml + ((int64_t)c * n_qh + qh) * 3;
-        const float m = ml[0], l = ml[1], f = ml[2];
-        const bool ne = f != 0.0f;
-        nonempty |= ne;
-        poison |= f == 2.0f;
-        if (ne && m == m) m_loc = fmaxf(m_loc, m);
-        m_s[c] = ne ? m : -INFINITY;
-        l_s[c] = ne ? l : 0.0f;
-    }
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1)
-        m_loc = fmaxf(m_loc, __shfl_xor_sync(0xffffffffu, m_loc, off));
-    if ((tid & 31) == 0) red_s[tid >> 5] = m_loc;
-    nonempty = __syncthreads_or(nonempty);
-    poison = __syncthreads_or(poison);
-    float M = red_s[0];
-#pragma unroll
-    for (int w = 1; w < PP_CNT / 32; w++) M = fmaxf(M, red_s[w]);
-    const bool live = M != -INFINITY;
-    for (int32_t c = tid; c < n_chunks; c += PP_CNT)
-        w_s[c] = (live && m_s[c] != -INFINITY) ? expf(m_s[c] - M) : 0.0f;
-    __syncthreads();
-    if (!col) return;
-    float L = 0.0f, o = 0.0f;
-    auto merge = [&](const float(&v)[CB], int32_t b) {
-#pragma unroll
-        for (int j = 0; j < CB; j++) {
-            const int32_t c = b * CB + j;
-            if (c < n_chunks) {
-                const float w = w_s[c];
-                L = __fmaf_rn(w, l_s[c], L);
-                o = __fmaf_rn(w, v[j], o);
-            }
-        }
-    };
-    const int32_t n_b = (n_chunks + CB - 1) / CB;
-    for (int32_t b = 0; b < n_b; b += 2) {
-        merge(va, b);
-        if (b + 2 < n_b) load(va, b + 2);
-        if (b + 1 < n_b) {
-            merge(vb, b + 1);
-            if (b + 3 < n_b) load(vb, b + 3);
-        }
-    }
-    float out;
-    if (!nonempty)
-        out = 0.0f;
-    else if (poison || fabsf(M) == INFINITY)
-        out = NAN;
-    else
-        out = __fdiv_rn(o, L);
-    o_lat[qh * kv_rank + r] = out;
-}
-
 /* The prototype on the bf16 arm's plan; ws holds the plan's workspace at its largest. */
 static void pp_run(int turn, const float *ql, const float *qp, const float *cache, float *o,
                    float *ws, int32_t H, int32_t t_q, int32_t t_kv, float scale) {
@@ -493,9 +412,7 @@ static void pp_run(int turn, const float *ql, const float *qp, const float *cach
     kern<<<(unsigned)(n_tiles * n_chunks), PP_NT, pp_smem_bytes()>>>(
         ql, qp, cache, o, ws, ws_ml, H, t_q, t_kv, scale, cs, n_chunks);
     if (n_chunks > 1) {
-        dim3 grid((unsigned)n_qh, (unsigned)((PP_R + PP_CNT - 1) / PP_CNT));
-        auto comb = n_chunks > 32 ? pp_combine<32> : pp_combine<16>;
-        comb<<<grid, PP_CNT>>>(ws, ws_ml, o, n_qh, PP_R, n_chunks);
+        probe_combine_launch(ws, ws_ml, o, n_qh, PP_R, n_chunks);
     }
 }
 

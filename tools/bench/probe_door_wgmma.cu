@@ -1,0 +1,629 @@
+/* probe_door_wgmma.cu (twenty-seventh session): a warp-specialised wgmma walk for the door at
+ * glm5's shape, as a standalone prototype timed beside the shipped door arms and the read floor.
+ * It answers one question before an arm is built: with the cache converted to bf16 once per block
+ * in shared memory and both products on wgmma (asynchronous, A or B from shared memory), does
+ * the door's walk reach its read floor?
+ *
+ * Why this form (docs/performance.md, "Twenty-seventh session"): the mma.sync arms convert every
+ * fragment in every warp from an f32 tile, keep q in registers (80 of the 255) and hand the
+ * logits between 8 warps through shared memory, so their three phases are chains of dependent
+ * latencies (the ninth, twenty-third and twenty-fourth sessions' profiles). Here:
+ *  - warpgroup 2 (the producer, one thread; setmaxnreg gives its registers to the others) streams
+ *    the chunk's cache rows by bulk copies (the copy engine, no registers) into two 36,864-byte
+ *    f32 stages of 16 rows, each completing on an mbarrier's transaction count;
+ *  - warpgroup 1 converts each stage to bf16 (cvt.rn, as the bf16 arm) into the 128-byte
+ *    swizzled K-major layout wgmma reads, each 32-slot tile into one of two bf16 tile buffers,
+ *    tile k + 1 while warpgroup 0 computes tile k's logits; it also owns output columns 256..511;
+ *  - warpgroup 0 first loads q (64 heads x 576, f32 from global to bf16 in the same layout) while
+ *    the first tiles stream, then computes a tile's 64 x 32 logits by 36 wgmma.m64n32k16 (A = q,
+ *    B = the tile, both from shared memory, one f32 accumulator over K), the online softmax in
+ *    registers (a quad of threads a head row, no shared memory), hands P (bf16 A fragments) and
+ *    the rescale to warpgroup 1 through 5 KB of shared memory, and owns output columns 0..255;
+ *  - each warpgroup accumulates O (64 x 256 f32, 128 registers a thread) by two
+ *    wgmma.m64n256k16 a tile with A = P from registers and B = the same bf16 tile read N-major
+ *    (the V view of the cache rows), so the tile is converted once for both products;
+ *  - each group waits for its own P . V at the end of a tile (deferring that wait past the next
+ *    tile's logits made ptxas serialise every wgmma of the loop, C7515).
+ * The first form (call 1 of the twenty-seventh session) converted tile k + 1 only after tile k's
+ * P . V and staged q through the same two stages: every phase ran in series, 5 us a tile.
+ * Arithmetic: the bf16 arm's operands and roundings (q, the cache and P rounded to bf16, f32
+ * accumulators), 32-slot tiles on the bf16 arm's chunk plan, workspace and combine (a copy), the
+ * logits in one accumulator over all 36 k16 steps. Not covered: NaN and infinite logits (no rare
+ * paths), shapes other than glm5's. So its bytes differ from the bf16 arm's; the probe prints each
+ * arm's distance from the f32 launcher, not a verdict. Built for sm_90a (wgmma).
+ * Every checked call starts from NaN outputs and a NaN workspace. --check runs only the untimed
+ * rows (for compute-sanitizer); --once the timed rows once each, untimed (for ncu).
+ *     probe_door_wgmma [--once | --check] [--rounds N] */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vector>
+
+#include "kernels/mla.h"
+#include "kernels/mla_cuda_util.cuh"
+#include "kernels/mla_door.h"
+#include "tools/bench/probe_combine.cuh"
+#include "tools/bench/probe_util.cuh"
+
+#define WG_NT 384 /* warpgroup 0, warpgroup 1, the producer warpgroup (one thread issues) */
+#define WG_JT 32  /* slots a tile */
+#define WG_HT 16  /* rows a staged half tile */
+#define WG_W 576  /* kv_rank 512 + d_rope 64 */
+#define WG_R 512
+#define WG_DR 64
+#define WG_STAGE 36864 /* bytes: 16 rows x 576 f32 */
+#define WG_TILE 36864  /* bytes: 32 rows x 576 bf16, 9 column blocks of 32 x 128 B */
+#define WG_Q 73728     /* bytes: 64 rows x 576 bf16, 9 column blocks of 64 x 128 B */
+#define WG_PX 10       /* words a thread hands over: P (2 k16 steps x 4) and two rescales */
+#define WG_OFF_TILE WG_Q
+#define WG_OFF_STAGE (WG_OFF_TILE + 2 * WG_TILE)
+#define WG_OFF_PX (WG_OFF_STAGE + 2 * WG_STAGE)
+#define WG_OFF_FIN (WG_OFF_PX + WG_PX * 128 * 4)
+#define WG_OFF_BAR (WG_OFF_FIN + 64 * 4)
+#define WG_NBAR 10 /* fullF[2] emptyF[2] fullB[2] emptyB[2] pready pfree */
+#define WG_SMEM (WG_OFF_BAR + WG_NBAR * 8 + 1024) /* + the 1024-byte alignment of the base */
+
+static_assert(WG_SMEM <= 232448, "the prototype's shared memory");
+static_assert(WG_STAGE == WG_HT * WG_W * 4, "stages");
+
+/* the byte offset of bf16 element (row, col) in a 128-byte swizzled K-major region of rb rows a
+ * 64-column block: 16-byte chunk c of a 128-byte row sits at chunk c ^ (row & 7) (Swizzle<3,4,3>,
+ * the pattern wgmma's 128B mode applies to 1024-byte aligned atoms of 8 rows) */
+static __device__ __forceinline__ uint32_t wg_sw(int row, int col, int rb) {
+    return (uint32_t)((col >> 6) * rb * 128 + row * 128 + ((((col & 63) >> 3) ^ (row & 7)) << 4) +
+                      ((col & 7) << 1));
+}
+/* a shared-memory matrix descriptor in the 128B swizzle mode */
+static __device__ __forceinline__ uint64_t wg_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
+    return (uint64_t)((saddr & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |
+           ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
+}
+static __device__ __forceinline__ uint32_t wg_pack(float lo, float hi) {
+    uint32_t r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+static __device__ __forceinline__ void wg_fence(void) {
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+static __device__ __forceinline__ void wg_commit(void) {
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N> static __device__ __forceinline__ void wg_wait(void) {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/* the accumulators' reads kept after the wait (and their writes before the next wgmma) */
+template <int N> static __device__ __forceinline__ void wg_keep(float (&d)[N]) {
+#pragma unroll
+    for (int e = 0; e < N; e++) asm volatile("" : "+f"(d[e])::"memory");
+}
+static __device__ __forceinline__ void wg_proxy_fence(void) {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+static __device__ __forceinline__ void wg_arrive(uint64_t *bar) {
+    const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(b) : "memory");
+}
+static __device__ __forceinline__ void wg_named_sync(int id, int n) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory");
+}
+/* 4 floats as bf16 into the swizzled region at byte offset off (8 bytes) */
+static __device__ __forceinline__ void wg_st4(uint8_t *base, uint32_t off, float4 v) {
+    *reinterpret_cast<uint2 *>(base + off) = make_uint2(wg_pack(v.x, v.y), wg_pack(v.z, v.w));
+}
+
+static __device__ __forceinline__ void wg_mma_ss_n32(float (&d)[16], uint64_t da, uint64_t db,
+                                                     int acc) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, "
+                 "1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+                 : "l"(da), "l"(db), "r"(acc));
+}
+
+static __device__ __forceinline__ void wg_mma_rs_n256(float (&d)[128], const uint32_t (&a)[4],
+                                                      uint64_t db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%"
+        "24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%"
+        "46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%"
+        "68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%"
+        "90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%"
+        "110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127},"
+        " "
+        "{%128,%129,%130,%131}, %132, p, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+
+/* MODE (the time's split, timing only): 0 the walk; 1 without the epilogue's stores (no output);
+ * 2 also without any wgmma (the stream, the conversions, the softmax's protocol: no output). */
+template <int MODE>
+static __global__ void __launch_bounds__(WG_NT, 1)
+    wg_walk(const float *__restrict__ q_lat, const float *__restrict__ q_pe,
+            const float *__restrict__ cache, float *__restrict__ o_lat, float *__restrict__ ws_o,
+            float *__restrict__ ws_ml, int32_t n_head, int32_t t_q, int32_t t_kv, float scale,
+            int64_t chunk_slots, int32_t n_chunks) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ uint8_t wg_smem_raw[];
+    uint8_t *smem = (uint8_t *)(((uintptr_t)wg_smem_raw + 1023) & ~(uintptr_t)1023);
+    uint8_t *q_s = smem, *tiles = smem + WG_OFF_TILE;
+    float *stages = (float *)(smem + WG_OFF_STAGE);
+    uint32_t *px = (uint32_t *)(smem + WG_OFF_PX);
+    float *fin_l = (float *)(smem + WG_OFF_FIN);
+    uint64_t *bars = (uint64_t *)(smem + WG_OFF_BAR);
+    uint64_t *fullF = bars, *emptyF = bars + 2, *fullB = bars + 4, *emptyB = bars + 6;
+    uint64_t *pready = bars + 8, *pfree = bars + 9;
+    const int tid = threadIdx.x;
+
+    const int32_t n_hg = n_head / 64;
+    const int64_t n_tiles = (int64_t)t_q * n_hg;
+    const int64_t tile = (int64_t)blockIdx.x % n_tiles;
+    const int32_t chunk = (int32_t)((int64_t)blockIdx.x / n_tiles);
+    const int64_t i = tile / n_hg;
+    const int32_t h0 = (int32_t)(tile - i * n_hg) * 64;
+    const int64_t n_qh = (int64_t)t_q * n_head;
+    const int64_t c_begin = (int64_t)chunk * chunk_slots;
+    int64_t c_end = c_begin + chunk_slots;
+    const int64_t w_len = (int64_t)t_kv - t_q + i + 1; /* causal */
+    if (c_end > w_len) c_end = w_len;
+    const int32_t n_k = c_end > c_begin ? (int32_t)((c_end - c_begin + WG_JT - 1) / WG_JT) : 0;
+
+    if (n_k == 0) { /* an empty partial, as the bf16 arm's */
+        for (int32_t e = tid; e < 64 * WG_R; e += WG_NT) {
+            const int32_t hh = e / WG_R, h = h0 + hh;
+            ws_o[((int64_t)chunk * n_qh + i * n_head + h) * WG_R + (e - hh * WG_R)] = 0.0f;
+        }
+        if (tid < 64) {
+            float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + h0 + tid) * 3;
+            ml[0] = -INFINITY;
+            ml[1] = 0.0f;
+            ml[2] = 0.0f;
+        }
+        return;
+    }
+    if (tid == 0) {
+        for (int b = 0; b < 2; b++) {
+            mla_mbar_init(&fullF[b], 1);
+            mla_mbar_init(&emptyF[b], 128);
+            mla_mbar_init(&fullB[b], 128);
+            mla_mbar_init(&emptyB[b], 256);
+        }
+        mla_mbar_init(pready, 128);
+        mla_mbar_init(pfree, 128);
+        mla_mbar_fence_init();
+    }
+    __syncthreads();
+    const int32_t n_h = 2 * n_k; /* the staged stream: 2 halves a tile */
+
+    if (tid >= 256) { /* ---- the producer warpgroup: bulk copies into the two f32 stages ---- */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (tid == 256) {
+            for (int32_t h = 0; h < n_h; h++) {
+                const int st = h & 1;
+                if (h >= 2) mla_mbar_wait(&emptyF[st], ((h >> 1) - 1) & 1);
+                float *dst = stages + (size_t)st * (WG_STAGE / 4);
+                const int64_t s0 = c_begin + (int64_t)WG_HT * h;
+                int64_t rows = c_end - s0;
+                rows = rows < 0 ? 0 : rows > WG_HT ? WG_HT : rows;
+                mla_mbar_expect(&fullF[st], (unsigned)(rows * WG_W * 4));
+                if (rows > 0)
+                    mla_bulk_copy(dst, cache + s0 * WG_W, (unsigned)(rows * WG_W * 4), &fullF[st]);
+            }
+        }
+        return;
+    }
+
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    const int wg = tid >> 7, t = tid & 127, w = t >> 5, lane = t & 31;
+    const int r0 = 16 * w + (lane >> 2); /* this thread's accumulator rows r0, r0 + 8 */
+    const uint32_t q_a = (uint32_t)__cvta_generic_to_shared(q_s);
+    const uint32_t tiles_a = (uint32_t)__cvta_generic_to_shared(tiles);
+    float o[128];
+#pragma unroll
+    for (int e = 0; e < 128; e++) o[e] = 0.0f;
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+
+    if (wg == 1) { /* ---- warpgroup 1: the conversions, and columns 256..511 ---- */
+        /* tile k's two staged halves to bf16 into buffer k & 1, then fullB */
+        auto convert = [&](int32_t k) {
+            uint8_t *tb = tiles + (size_t)(k & 1) * WG_TILE;
+            for (int hh = 0; hh < 2; hh++) {
+                const int32_t h = 2 * k + hh;
+                const int st = h & 1;
+                mla_mbar_wait(&fullF[st], (h >> 1) & 1);
+                const float *sc = stages + (size_t)st * (WG_STAGE / 4);
+                int64_t rv = c_end - (c_begin + (int64_t)WG_JT * k + WG_HT * hh);
+                const int rows = rv < 0 ? 0 : rv > WG_HT ? WG_HT : (int)rv;
+#pragma unroll 6
+                for (int j = 0; j < 18; j++) {
+                    const int e = t + 128 * j, row = e / 144, c4 = e - 144 * (e / 144);
+                    const float4 v =
+                        row < rows ? *reinterpret_cast<const float4 *>(sc + row * WG_W + 4 * c4)
+                                   : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                    wg_st4(tb, wg_sw(WG_HT * hh + row, 4 * c4, WG_JT), v);
+                }
+                wg_arrive(&emptyF[st]);
+            }
+            wg_proxy_fence();
+            wg_arrive(&fullB[k & 1]);
+        };
+        convert(0);
+        for (int32_t k = 0; k < n_k; k++) {
+            const int bt = k & 1;
+            /* tile k + 1 while warpgroup 0 computes tile k's logits: its buffer is tile k - 1's,
+             * free once both groups' P . V of tile k - 1 are done */
+            if (k + 1 < n_k) {
+                if (k >= 1) mla_mbar_wait(&emptyB[bt ^ 1], (((k + 1) >> 1) - 1) & 1);
+                convert(k + 1);
+            }
+            mla_mbar_wait(pready, k & 1);
+            uint32_t a[2][4];
+#pragma unroll
+            for (int j = 0; j < 2; j++)
+#pragma unroll
+                for (int x = 0; x < 4; x++) a[j][x] = px[(4 * j + x) * 128 + t];
+            const float al0 = __uint_as_float(px[8 * 128 + t]);
+            const float al1 = __uint_as_float(px[9 * 128 + t]);
+            wg_arrive(pfree);
+#pragma unroll
+            for (int n = 0; n < 32; n++) {
+                o[4 * n] = __fmul_rn(o[4 * n], al0);
+                o[4 * n + 1] = __fmul_rn(o[4 * n + 1], al0);
+                o[4 * n + 2] = __fmul_rn(o[4 * n + 2], al1);
+                o[4 * n + 3] = __fmul_rn(o[4 * n + 3], al1);
+            }
+            wg_fence();
+#pragma unroll
+            for (int j = 0; j < (MODE == 2 ? 0 : 2); j++)
+                wg_mma_rs_n256(o, a[j],
+                               wg_desc(tiles_a + bt * WG_TILE + 4 * 4096 + j * 2048, 4096, 1024));
+            wg_commit();
+            wg_wait<0>();
+            wg_keep(o);
+            wg_arrive(&emptyB[bt]);
+        }
+    } else { /* ---- warpgroup 0: the logits, the softmax, and columns 0..255 ---- */
+        /* q: this block's 64 heads x 576, f32 from global (L2) to bf16 in the swizzled K-major
+         * layout, in 4 batches of 18 float4 loads a thread, while the producer and warpgroup 1
+         * stream and convert the first tiles */
+        const int64_t qh0 = i * n_head + h0;
+#pragma unroll 1
+        for (int b = 0; b < 4; b++) {
+            float4 v[18];
+#pragma unroll
+            for (int j = 0; j < 18; j++) {
+                const int e = t + 128 * (18 * b + j), hr = e / 144, c = 4 * (e - 144 * hr);
+                const float *src = c < WG_R ? q_lat + (qh0 + hr) * WG_R + c
+                                            : q_pe + (qh0 + hr) * WG_DR + (c - WG_R);
+                v[j] = __ldg(reinterpret_cast<const float4 *>(src));
+            }
+#pragma unroll
+            for (int j = 0; j < 18; j++) {
+                const int e = t + 128 * (18 * b + j), hr = e / 144, c = 4 * (e - 144 * hr);
+                wg_st4(q_s, wg_sw(hr, c, 64), v[j]);
+            }
+        }
+        wg_proxy_fence();
+        wg_named_sync(2, 128); /* q complete for the group's wgmma */
+        for (int32_t k = 0; k < n_k; k++) {
+            const int bt = k & 1;
+            mla_mbar_wait(&fullB[bt], (k >> 1) & 1);
+            float s[16]; /* written by the first wgmma (scale-d 0): no other instruction defines it
+                          * while tile k - 1's P . V may still run */
+            wg_fence();
+#pragma unroll
+            for (int ks = 0; ks < (MODE == 2 ? 0 : 36); ks++) {
+                const uint32_t ko = (uint32_t)((ks & 3) * 32);
+                wg_mma_ss_n32(s, wg_desc(q_a + (ks >> 2) * 8192 + ko, 16, 1024),
+                              wg_desc(tiles_a + bt * WG_TILE + (ks >> 2) * 4096 + ko, 16, 1024),
+                              ks > 0);
+            }
+            wg_commit();
+            wg_wait<0>();
+            wg_keep(s);
+            /* the online softmax: rows r0 (s[4n], s[4n + 1]) and r0 + 8 (s[4n + 2], s[4n + 3]),
+             * slots 8n + 2 (lane & 3) + {0, 1} of the tile */
+            const int64_t sb = c_begin + (int64_t)WG_JT * k + 2 * (lane & 3);
+            float x[16], mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+            for (int n = 0; n < 4; n++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const bool v = sb + 8 * n + e < c_end;
+                    x[4 * n + e] = v ? __fmul_rn(scale, s[4 * n + e]) : -INFINITY;
+                    x[4 * n + 2 + e] = v ? __fmul_rn(scale, s[4 * n + 2 + e]) : -INFINITY;
+                    mx0 = fmaxf(mx0, x[4 * n + e]);
+                    mx1 = fmaxf(mx1, x[4 * n + 2 + e]);
+                }
+            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+            const float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
+            const float al0 = mn0 == -INFINITY ? 1.0f : expf(m0 - mn0);
+            const float al1 = mn1 == -INFINITY ? 1.0f : expf(m1 - mn1);
+            float p[16], sum0 = 0.0f, sum1 = 0.0f;
+#pragma unroll
+            for (int n = 0; n < 4; n++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const float a0 = x[4 * n + e], a1 = x[4 * n + 2 + e];
+                    p[4 * n + e] = a0 == -INFINITY ? 0.0f : expf(a0 - mn0);
+                    p[4 * n + 2 + e] = a1 == -INFINITY ? 0.0f : expf(a1 - mn1);
+                    sum0 = __fadd_rn(sum0, p[4 * n + e]);
+                    sum1 = __fadd_rn(sum1, p[4 * n + 2 + e]);
+                }
+            sum0 = __fadd_rn(sum0, __shfl_xor_sync(0xffffffffu, sum0, 1));
+            sum0 = __fadd_rn(sum0, __shfl_xor_sync(0xffffffffu, sum0, 2));
+            sum1 = __fadd_rn(sum1, __shfl_xor_sync(0xffffffffu, sum1, 1));
+            sum1 = __fadd_rn(sum1, __shfl_xor_sync(0xffffffffu, sum1, 2));
+            l0 = __fmaf_rn(l0, al0, sum0);
+            l1 = __fmaf_rn(l1, al1, sum1);
+            m0 = mn0;
+            m1 = mn1;
+            uint32_t a[2][4];
+#pragma unroll
+            for (int j = 0; j < 2; j++) {
+                a[j][0] = wg_pack(p[8 * j], p[8 * j + 1]);
+                a[j][1] = wg_pack(p[8 * j + 2], p[8 * j + 3]);
+                a[j][2] = wg_pack(p[8 * j + 4], p[8 * j + 5]);
+                a[j][3] = wg_pack(p[8 * j + 6], p[8 * j + 7]);
+            }
+            if (k >= 1) mla_mbar_wait(pfree, (k - 1) & 1);
+#pragma unroll
+            for (int j = 0; j < 2; j++)
+#pragma unroll
+                for (int xx = 0; xx < 4; xx++) px[(4 * j + xx) * 128 + t] = a[j][xx];
+            px[8 * 128 + t] = __float_as_uint(al0);
+            px[9 * 128 + t] = __float_as_uint(al1);
+            wg_arrive(pready);
+#pragma unroll
+            for (int n = 0; n < 32; n++) {
+                o[4 * n] = __fmul_rn(o[4 * n], al0);
+                o[4 * n + 1] = __fmul_rn(o[4 * n + 1], al0);
+                o[4 * n + 2] = __fmul_rn(o[4 * n + 2], al1);
+                o[4 * n + 3] = __fmul_rn(o[4 * n + 3], al1);
+            }
+            wg_fence();
+#pragma unroll
+            for (int j = 0; j < (MODE == 2 ? 0 : 2); j++)
+                wg_mma_rs_n256(o, a[j], wg_desc(tiles_a + bt * WG_TILE + j * 2048, 4096, 1024));
+            wg_commit();
+            /* waited here, not under the next tile's logits: with the wait deferred, ptxas
+             * serialises every wgmma of the loop (C7515) */
+            wg_wait<0>();
+            wg_keep(o);
+            wg_arrive(&emptyB[bt]);
+        }
+        wg_wait<0>();
+        wg_keep(o);
+        if ((lane & 3) == 0) {
+            fin_l[r0] = l0;
+            fin_l[r0 + 8] = l1;
+        }
+    }
+    wg_named_sync(1, 256); /* fin_l for warpgroup 1 */
+    if (wg == 1) {
+        l0 = fin_l[r0];
+        l1 = fin_l[r0 + 8];
+    }
+    const int32_t cb = 256 * wg + 2 * (lane & 3);
+    if (MODE != 0) {
+        bool hit = l0 == 12345.678f; /* never true: keeps every accumulator's work */
+#pragma unroll
+        for (int e = 0; e < 128; e++) hit |= o[e] == 12345.678f;
+        if (hit) o_lat[0] = 1.0f;
+    } else if (n_chunks > 1) {
+        float *row0 = ws_o + ((int64_t)chunk * n_qh + i * n_head + h0 + r0) * WG_R + cb;
+        float *row1 = row0 + 8 * WG_R;
+#pragma unroll
+        for (int n = 0; n < 32; n++) {
+            *reinterpret_cast<float2 *>(row0 + 8 * n) = make_float2(o[4 * n], o[4 * n + 1]);
+            *reinterpret_cast<float2 *>(row1 + 8 * n) = make_float2(o[4 * n + 2], o[4 * n + 3]);
+        }
+        if (wg == 0 && (lane & 3) == 0) {
+            float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + h0 + r0) * 3;
+            ml[0] = m0;
+            ml[1] = l0;
+            ml[2] = 1.0f;
+            ml[24] = m1;
+            ml[25] = l1;
+            ml[26] = 1.0f;
+        }
+    } else {
+        float *row0 = o_lat + (i * n_head + h0 + r0) * WG_R + cb, *row1 = row0 + 8 * WG_R;
+#pragma unroll
+        for (int n = 0; n < 32; n++) {
+            row0[8 * n] = __fdiv_rn(o[4 * n], l0);
+            row0[8 * n + 1] = __fdiv_rn(o[4 * n + 1], l0);
+            row1[8 * n] = __fdiv_rn(o[4 * n + 2], l1);
+            row1[8 * n + 1] = __fdiv_rn(o[4 * n + 3], l1);
+        }
+    }
+#else
+    __trap(); /* built without sm_90a */
+#endif
+}
+
+/* The prototype on the bf16 arm's plan; ws holds the plan's workspace at its largest. mode -1:
+ * the walk and the combine; 0, 1, 2: the walk alone in that MODE (the split of the row's time). */
+static void wg_run(const float *ql, const float *qp, const float *cache, float *o, float *ws,
+                   int32_t H, int32_t t_q, int32_t t_kv, float scale, int mode = -1) {
+    const int64_t w_max = t_kv, cs = mla_attn_tcb_chunk_slots(H, t_q, w_max);
+    const int32_t n_chunks = (int32_t)((w_max + cs - 1) / cs);
+    const int64_t n_qh = (int64_t)t_q * H, n_tiles = (int64_t)t_q * (H / 64);
+    float *ws_ml = ws + (size_t)n_chunks * n_qh * WG_R;
+    auto kern = mode == 1 ? wg_walk<1> : mode == 2 ? wg_walk<2> : wg_walk<0>;
+    kern<<<(unsigned)(n_tiles * n_chunks), WG_NT, WG_SMEM>>>(ql, qp, cache, o, ws, ws_ml, H, t_q,
+                                                             t_kv, scale, cs, n_chunks);
+    if (n_chunks > 1 && mode < 0) probe_combine_launch(ws, ws_ml, o, n_qh, WG_R, n_chunks);
+}
+
+int main(int argc, char **argv) {
+    bool once = false, check = false;
+    int rounds = 3;
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--once")) once = true;
+        if (!strcmp(argv[a], "--check")) check = true;
+        if (!strcmp(argv[a], "--rounds") && a + 1 < argc) rounds = atoi(argv[++a]);
+    }
+    cudaDeviceProp prop;
+    probe_device("probe_door_wgmma", &prop);
+    const int32_t H = MLA_GLM5_N_HEAD, R = MLA_GLM5_KV_RANK, DR = MLA_GLM5_D_ROPE, W = R + DR;
+    static_assert(MLA_GLM5_KV_RANK == WG_R && MLA_GLM5_D_ROPE == WG_DR && MLA_GLM5_N_HEAD % 64 == 0,
+                  "the prototype's shape is glm5's");
+    const int32_t T_KV_MAX = 131072, T_Q_MAX = 4;
+    const float scale = MLA_GLM5_SCALE;
+    CK(cudaFuncSetAttribute(wg_walk<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
+    CK(cudaFuncSetAttribute(wg_walk<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
+    CK(cudaFuncSetAttribute(wg_walk<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
+    float *cache, *ql, *qp, *ws, *o[4];
+    CK(cudaMalloc(&cache, (size_t)T_KV_MAX * W * 4));
+    CK(cudaMalloc(&ql, (size_t)T_Q_MAX * H * R * 4));
+    CK(cudaMalloc(&qp, (size_t)T_Q_MAX * H * DR * 4));
+    for (int a = 0; a < 4; a++) CK(cudaMalloc(&o[a], (size_t)T_Q_MAX * H * R * 4));
+    const size_t ws_floats = (size_t)PROBE_COMBINE_MAX_CHUNKS * T_Q_MAX * H * (R + 3);
+    CK(cudaMalloc(&ws, ws_floats * 4));
+    fill<<<1024, 256>>>(cache, (int64_t)T_KV_MAX * W, mla_fill_name_hash("cache"), 1.0f);
+    fill<<<256, 256>>>(ql, (int64_t)T_Q_MAX * H * R, mla_fill_name_hash("q_lat"), 0.1f);
+    fill<<<64, 256>>>(qp, (int64_t)T_Q_MAX * H * DR, mla_fill_name_hash("q_pe"), 1.0f);
+    CK(cudaDeviceSynchronize());
+    struct row {
+        const char *name;
+        int32_t t_q, t_kv;
+        bool timed;
+    } rows[] = {{"decode 32K", 1, 32768, true},     {"decode 4K (one tile a block)", 1, 4096, true},
+                {"verify (t_q 4)", 4, 32768, true}, {"decode 8K", 1, 8192, true},
+                {"decode 128K", 1, 131072, true},   {"t_kv 1", 1, 1, false},
+                {"t_kv 17", 1, 17, false},          {"t_kv 40, t_q 4", 4, 40, false},
+                {"t_kv 289, t_q 4", 4, 289, false}, {"t_kv 4099", 1, 4099, false},
+                {"t_kv 10600", 1, 10600, false},    {"t_kv 10630", 1, 10630, false}};
+    /* arms: 0 the f32 launcher (the reference), 1 tf32, 2 bf16, 3 the wgmma prototype */
+    const char *arm_name[4] = {"f32", "tf32", "bf16", "wgmma"};
+    auto call = [&](const row &r, int a) {
+        int rc = 0;
+        if (a == 0)
+            rc = memra_mla_attn_absorbed_f32(ql, qp, cache, o[a], H, R, DR, r.t_q, r.t_kv, scale,
+                                             NULL);
+        else if (a < 3)
+            rc = mla_attn_absorbed_tc_f32(ql, qp, cache, o[a], H, R, DR, r.t_q, r.t_kv, scale, a,
+                                          NULL);
+        else
+            wg_run(ql, qp, cache, o[a], ws, H, r.t_q, r.t_kv, scale);
+        CK(cudaGetLastError());
+        if (rc != 0) {
+            fprintf(stderr, "probe_door_wgmma: %s arm %s returned %d\n", r.name, arm_name[a], rc);
+            exit(1);
+        }
+    };
+    if (once) {
+        for (const row &r : rows)
+            if (r.timed)
+                for (int a = 1; a < 4; a++) call(r, a);
+        CK(cudaDeviceSynchronize());
+        printf("probe_door_wgmma --once: the timed rows x tf32, bf16, wgmma ran\n");
+        return 0;
+    }
+    printf("| row | read floor us | tf32 us | bf16 us | wgmma us | walk us | walk, no stores us | "
+           "stream + convert us | wgmma / best arm | max |arm - f32| / max |f32|: tf32, bf16, "
+           "wgmma | wgmma run twice |\n");
+    printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
+    int bad = 0;
+    std::vector<float> again;
+    for (const row &r : rows) {
+        if (check && r.timed) continue;
+        const size_t n = (size_t)r.t_q * H * R;
+        for (int a = 0; a < 4; a++) {
+            CK(cudaMemset(o[a], 0xFF, (size_t)T_Q_MAX * H * R * 4));
+            if (a == 3) CK(cudaMemset(ws, 0xFF, ws_floats * 4));
+            call(r, a);
+        }
+        CK(cudaDeviceSynchronize());
+        std::vector<float> h[4];
+        for (int a = 0; a < 4; a++) {
+            h[a].resize(n);
+            CK(cudaMemcpy(h[a].data(), o[a], n * 4, cudaMemcpyDeviceToHost));
+        }
+        /* run twice: the same bytes (a race or an unwritten element shows) */
+        CK(cudaMemset(o[3], 0xFF, (size_t)T_Q_MAX * H * R * 4));
+        CK(cudaMemset(ws, 0xFF, ws_floats * 4));
+        call(r, 3);
+        CK(cudaDeviceSynchronize());
+        again.resize(n);
+        CK(cudaMemcpy(again.data(), o[3], n * 4, cudaMemcpyDeviceToHost));
+        const bool same = memcmp(again.data(), h[3].data(), n * 4) == 0;
+        double vmax = 0, d[4] = {0, 0, 0, 0};
+        size_t nonfinite[4] = {0, 0, 0, 0};
+        for (size_t e = 0; e < n; e++) {
+            vmax = fmax(vmax, fabs((double)h[0][e]));
+            for (int a = 1; a < 4; a++) {
+                if (!isfinite(h[a][e])) nonfinite[a]++;
+                d[a] = fmax(d[a], fabs((double)h[a][e] - h[0][e]));
+            }
+        }
+        double t[4] = {0, 0, 0, 0}, t_walk[3] = {0, 0, 0}, t_read = 0;
+        if (r.timed && !check) {
+            std::vector<double> tv[4], tw[3], tr;
+            const int64_t n4 = (int64_t)r.t_kv * W / 4;
+            for (int k = 0; k < rounds; k++) {
+                for (int a = 1; a < 4; a++) tv[a].push_back(median_us([&] { call(r, a); }));
+                for (int md = 0; md < 3; md++)
+                    tw[md].push_back(median_us(
+                        [&] { wg_run(ql, qp, cache, o[3], ws, H, r.t_q, r.t_kv, scale, md); }));
+                double rf = INFINITY; /* the read floor as bench_dense takes it */
+                for (int per_sm : {4, 8, 16})
+                    rf = fmin(rf, median_us([&] {
+                                  stream_read<<<per_sm * prop.multiProcessorCount, 256>>>(
+                                      (const float4 *)cache, n4, g_sink);
+                              }));
+                tr.push_back(rf);
+            }
+            for (int a = 1; a < 4; a++) t[a] = median_of(tv[a]);
+            for (int md = 0; md < 3; md++) t_walk[md] = median_of(tw[md]);
+            t_read = median_of(tr);
+        }
+        const double rel[4] = {0, d[1] / vmax, d[2] / vmax, d[3] / vmax};
+        /* a prototype far outside the bf16 arm's distance from the f32 launcher is broken */
+        const bool broken = nonfinite[3] || rel[3] > 4 * rel[2] + 1e-6 || !same;
+        bad |= broken;
+        const double best = fmin(t[1], t[2]);
+        printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.2e, %.2e, %.2e | "
+               "%s%s |\n",
+               r.name, t_read, t[1], t[2], t[3], t_walk[0], t_walk[1], t_walk[2],
+               best > 0 ? t[3] / best : 0.0, rel[1], rel[2], rel[3],
+               same ? "same bytes" : "DIFFERENT", broken ? "; BROKEN" : "");
+        fflush(stdout);
+    }
+    printf("probe_door_wgmma: %s\n", bad ? "a prototype row is broken (see BROKEN)"
+                                         : "every prototype row within 4x the bf16 arm's "
+                                           "distance from the f32 launcher, the same bytes twice");
+    return bad ? 1 : 0;
+}
