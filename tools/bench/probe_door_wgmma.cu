@@ -14,8 +14,9 @@
  *  - warpgroup 1 converts each stage to bf16 (cvt.rn, as the bf16 arm) into the 128-byte
  *    swizzled K-major layout wgmma reads, each 32-slot tile into one of two bf16 tile buffers,
  *    tile k + 1 while warpgroup 0 computes tile k's logits; it also owns output columns 256..511;
- *  - warpgroup 0 first loads q (64 heads x 576, f32 from global to bf16 in the same layout) while
- *    the first tiles stream, then computes a tile's 64 x 32 logits by 36 wgmma.m64n32k16 (A = q,
+ *  - both warpgroups first load q (32 heads x 576 each, f32 from global to bf16 in the same
+ *    layout, one batch of 36 float4 loads a thread) while the first tiles stream;
+ *  - warpgroup 0 computes a tile's 64 x 32 logits by 36 wgmma.m64n32k16 (A = q,
  *    B = the tile, both from shared memory, one f32 accumulator over K), the online softmax in
  *    registers (a quad of threads a head row, no shared memory), hands P (bf16 A fragments) and
  *    the rescale to warpgroup 1 through 5 KB of shared memory, and owns output columns 0..255;
@@ -25,7 +26,9 @@
  *  - each group waits for its own P . V at the end of a tile (deferring that wait past the next
  *    tile's logits made ptxas serialise every wgmma of the loop, C7515).
  * The first form (call 1 of the twenty-seventh session) converted tile k + 1 only after tile k's
- * P . V and staged q through the same two stages: every phase ran in series, 5 us a tile.
+ * P . V and staged q through the same two stages: every phase ran in series, 5 us a tile. The
+ * second (call 2) had warpgroup 0 load q alone in 4 batches, the l handoff through a named
+ * barrier, and warpgroup 1 released P's buffer before its rescale had read the alphas.
  * Arithmetic: the bf16 arm's operands and roundings (q, the cache and P rounded to bf16, f32
  * accumulators), 32-slot tiles on the bf16 arm's chunk plan, workspace and combine (a copy), the
  * logits in one accumulator over all 36 k16 steps. Not covered: NaN and infinite logits (no rare
@@ -62,8 +65,7 @@
 #define WG_OFF_TILE WG_Q
 #define WG_OFF_STAGE (WG_OFF_TILE + 2 * WG_TILE)
 #define WG_OFF_PX (WG_OFF_STAGE + 2 * WG_STAGE)
-#define WG_OFF_FIN (WG_OFF_PX + WG_PX * 128 * 4)
-#define WG_OFF_BAR (WG_OFF_FIN + 64 * 4)
+#define WG_OFF_BAR (WG_OFF_PX + WG_PX * 128 * 4)
 #define WG_NBAR 10 /* fullF[2] emptyF[2] fullB[2] emptyB[2] pready pfree */
 #define WG_SMEM (WG_OFF_BAR + WG_NBAR * 8 + 1024) /* + the 1024-byte alignment of the base */
 
@@ -177,7 +179,6 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     uint8_t *q_s = smem, *tiles = smem + WG_OFF_TILE;
     float *stages = (float *)(smem + WG_OFF_STAGE);
     uint32_t *px = (uint32_t *)(smem + WG_OFF_PX);
-    float *fin_l = (float *)(smem + WG_OFF_FIN);
     uint64_t *bars = (uint64_t *)(smem + WG_OFF_BAR);
     uint64_t *fullF = bars, *emptyF = bars + 2, *fullB = bars + 4, *emptyB = bars + 6;
     uint64_t *pready = bars + 8, *pfree = bars + 9;
@@ -246,6 +247,27 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     const int r0 = 16 * w + (lane >> 2); /* this thread's accumulator rows r0, r0 + 8 */
     const uint32_t q_a = (uint32_t)__cvta_generic_to_shared(q_s);
     const uint32_t tiles_a = (uint32_t)__cvta_generic_to_shared(tiles);
+    {
+        /* q: this block's 64 heads x 576, f32 from global (L2) to bf16 in the swizzled K-major
+         * layout, warpgroup c heads 32 c .. 32 c + 31 in one batch of 36 float4 loads a thread,
+         * while the producer streams the first tiles */
+        const int64_t qh0 = i * n_head + h0 + 32 * wg;
+        float4 v[36];
+#pragma unroll
+        for (int j = 0; j < 36; j++) {
+            const int e = t + 128 * j, hr = e / 144, c = 4 * (e - 144 * hr);
+            const float *src =
+                c < WG_R ? q_lat + (qh0 + hr) * WG_R + c : q_pe + (qh0 + hr) * WG_DR + (c - WG_R);
+            v[j] = __ldg(reinterpret_cast<const float4 *>(src));
+        }
+#pragma unroll
+        for (int j = 0; j < 36; j++) {
+            const int e = t + 128 * j, hr = e / 144, c = 4 * (e - 144 * hr);
+            wg_st4(q_s, wg_sw(32 * wg + hr, c, 64), v[j]);
+        }
+        wg_proxy_fence();
+        wg_named_sync(2, 256); /* q complete for warpgroup 0's wgmma */
+    }
     float o[128];
 #pragma unroll
     for (int e = 0; e < 128; e++) o[e] = 0.0f;
@@ -292,7 +314,6 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                 for (int x = 0; x < 4; x++) a[j][x] = px[(4 * j + x) * 128 + t];
             const float al0 = __uint_as_float(px[8 * 128 + t]);
             const float al1 = __uint_as_float(px[9 * 128 + t]);
-            wg_arrive(pfree);
 #pragma unroll
             for (int n = 0; n < 32; n++) {
                 o[4 * n] = __fmul_rn(o[4 * n], al0);
@@ -300,6 +321,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                 o[4 * n + 2] = __fmul_rn(o[4 * n + 2], al1);
                 o[4 * n + 3] = __fmul_rn(o[4 * n + 3], al1);
             }
+            wg_arrive(pfree); /* after the rescale has consumed the loads */
             wg_fence();
 #pragma unroll
             for (int j = 0; j < (MODE == 2 ? 0 : 2); j++)
@@ -310,29 +332,10 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             wg_keep(o);
             wg_arrive(&emptyB[bt]);
         }
+        mla_mbar_wait(pready, n_k & 1); /* the denominators, after the last tile */
+        l0 = __uint_as_float(px[t]);
+        l1 = __uint_as_float(px[128 + t]);
     } else { /* ---- warpgroup 0: the logits, the softmax, and columns 0..255 ---- */
-        /* q: this block's 64 heads x 576, f32 from global (L2) to bf16 in the swizzled K-major
-         * layout, in 4 batches of 18 float4 loads a thread, while the producer and warpgroup 1
-         * stream and convert the first tiles */
-        const int64_t qh0 = i * n_head + h0;
-#pragma unroll 1
-        for (int b = 0; b < 4; b++) {
-            float4 v[18];
-#pragma unroll
-            for (int j = 0; j < 18; j++) {
-                const int e = t + 128 * (18 * b + j), hr = e / 144, c = 4 * (e - 144 * hr);
-                const float *src = c < WG_R ? q_lat + (qh0 + hr) * WG_R + c
-                                            : q_pe + (qh0 + hr) * WG_DR + (c - WG_R);
-                v[j] = __ldg(reinterpret_cast<const float4 *>(src));
-            }
-#pragma unroll
-            for (int j = 0; j < 18; j++) {
-                const int e = t + 128 * (18 * b + j), hr = e / 144, c = 4 * (e - 144 * hr);
-                wg_st4(q_s, wg_sw(hr, c, 64), v[j]);
-            }
-        }
-        wg_proxy_fence();
-        wg_named_sync(2, 128); /* q complete for the group's wgmma */
         for (int32_t k = 0; k < n_k; k++) {
             const int bt = k & 1;
             mla_mbar_wait(&fullB[bt], (k >> 1) & 1);
@@ -425,15 +428,10 @@ static __global__ void __launch_bounds__(WG_NT, 1)
         }
         wg_wait<0>();
         wg_keep(o);
-        if ((lane & 3) == 0) {
-            fin_l[r0] = l0;
-            fin_l[r0 + 8] = l1;
-        }
-    }
-    wg_named_sync(1, 256); /* fin_l for warpgroup 1 */
-    if (wg == 1) {
-        l0 = fin_l[r0];
-        l1 = fin_l[r0 + 8];
+        mla_mbar_wait(pfree, (n_k - 1) & 1); /* the last tile's P read: px free */
+        px[t] = __float_as_uint(l0);
+        px[128 + t] = __float_as_uint(l1);
+        wg_arrive(pready);
     }
     const int32_t cb = 256 * wg + 2 * (lane & 3);
     if (MODE != 0) {
