@@ -29,7 +29,7 @@ for fn in _Z7wg_walkILi0ELi4EEvPKfS1_S1_PfS2_S2_iiifli _Z7wg_walkILi0ELi2EEvPKfS
     p=$(printf '%04x' 0x$pc); echo "== $fn $pc"; grep -n -B6 -A2 "/\*$p\*/" $D/w/$fn.sass | head -24
   done
 done > $D/w/hazard-sass.txt 2>&1; st sass $?
-OUT=$R/bundle/out timeout 400 ./run-gpu-tier.sh --parallel --bench --jobs 4 > $D/w/tier.log 2>&1; st tier $?
+OUT=$R/bundle/out timeout 300 ./run-gpu-tier.sh --parallel --bench --jobs 4 > $D/w/tier.log 2>&1; st tier $?
 cp out/goals.md out/bench-*.json out/peer-torch.json out/summary-gpu.json $D/w/ 2>/dev/null
 tar -czf $D/w/logs.tar.gz out/logs out/*.log out/*.md 2>/dev/null
 cd $D/w
