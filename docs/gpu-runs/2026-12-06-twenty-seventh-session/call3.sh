@@ -19,7 +19,7 @@ export LD_LIBRARY_PATH=$(pwd)/out/lib:/usr/local/cuda/lib64
 SAN=/usr/local/cuda/bin/compute-sanitizer
 timeout 60 var/probe_door_wgmma --rounds 3 > $D/w/probe-wgmma.md 2>&1; st probe_door_wgmma $?
 for tool in memcheck racecheck; do
-  timeout 70 $SAN --tool $tool --error-exitcode 3 var/probe_door_wgmma --check > $D/w/probe-wgmma-$tool.txt 2>&1; st "wgmma --check $tool" $?
+  timeout 60 $SAN --tool $tool --error-exitcode 3 var/probe_door_wgmma --check > $D/w/probe-wgmma-$tool.txt 2>&1; st "wgmma --check $tool" $?
 done
 OBJ=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump 2>/dev/null)
 PCS=$(grep -o "+0x[0-9a-f]*" $D/w/probe-wgmma-racecheck.txt | sort -u | sed 's/+0x//')
@@ -34,7 +34,7 @@ done > $D/w/hazard-sass.txt 2>&1; st sass $?
 # and the shake build's NaN-filled workspace
 run_case() { # name binary filter [sanitizer]
   local n=$1 b=$2 f=$3 tool=${4:-}
-  if [ $((SECONDS-T0)) -gt 150 ]; then st "case $n skipped (the call's time)" -; return; fi
+  if [ $((SECONDS-T0)) -gt 100 ]; then st "case $n skipped (the call's time)" -; return; fi
   if [ -n "$tool" ]; then
     timeout 90 $SAN --tool $tool --error-exitcode 3 bin/$b --jobs 1 --filter "$f" > $D/w/case-$n.txt 2>&1
   else
