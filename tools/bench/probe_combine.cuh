@@ -1,6 +1,9 @@
-/* probe_combine.cuh: the split walk's combine, shared by the door prototypes
- * (probe_door_pingpong.cu, probe_door_wgmma.cu): a copy of attn_combine_f32 (kernels/mla_attn.cu,
- * static there), so a prototype's row pays the same combine as the shipped arms' rows. */
+/* probe_combine.cuh: what the door prototypes (probe_door_pingpong.cu, probe_door_wgmma.cu) share
+ * on the bf16 arm's chunk plan and workspace:
+ *  - probe_block_of, a block's (query, 64-head group, chunk) and its chunk's visible slots;
+ *  - probe_empty_partial, the partial of a chunk with no visible slot, as the bf16 arm writes it;
+ *  - the split walk's combine: a copy of attn_combine_f32 (kernels/mla_attn.cu, static there), so
+ *    a prototype's row pays the same combine as the shipped arms' rows. */
 #ifndef MLA_PROBE_COMBINE_CUH
 #define MLA_PROBE_COMBINE_CUH
 
@@ -10,6 +13,49 @@
 
 #define PROBE_COMBINE_MAX_CHUNKS 256
 #define PROBE_COMBINE_NT 128 /* threads (= columns) a block: attn_combine_f32's AC_NT */
+
+/* A prototype block on the bf16 arm's plan: blockIdx.x = chunk * n_tiles + tile, tile = (query i,
+ * head group h0 .. h0 + 63); its chunk's slots [c_begin, c_end), c_end cut at the causal limit
+ * (t_kv - t_q + i + 1 visible slots); n_k its row tiles of jt slots (0: an empty partial). */
+struct probe_block {
+    int64_t i, n_qh, c_begin, c_end;
+    int32_t h0, chunk, n_k;
+};
+static __device__ __forceinline__ probe_block probe_block_of(int32_t n_head, int32_t t_q,
+                                                             int32_t t_kv, int64_t chunk_slots,
+                                                             int32_t jt) {
+    probe_block b;
+    const int32_t n_hg = n_head / 64;
+    const int64_t n_tiles = (int64_t)t_q * n_hg;
+    const int64_t tile = (int64_t)blockIdx.x % n_tiles;
+    b.chunk = (int32_t)((int64_t)blockIdx.x / n_tiles);
+    b.i = tile / n_hg;
+    b.h0 = (int32_t)(tile - b.i * n_hg) * 64;
+    b.n_qh = (int64_t)t_q * n_head;
+    b.c_begin = (int64_t)b.chunk * chunk_slots;
+    b.c_end = b.c_begin + chunk_slots;
+    const int64_t w_len = (int64_t)t_kv - t_q + b.i + 1; /* causal */
+    if (b.c_end > w_len) b.c_end = w_len;
+    b.n_k = b.c_end > b.c_begin ? (int32_t)((b.c_end - b.c_begin + jt - 1) / jt) : 0;
+    return b;
+}
+
+/* The partial of a chunk with no visible slot, as the bf16 arm writes it (zeros, m = -inf, l = 0,
+ * flag 0), by the block's nt threads. */
+static __device__ void probe_empty_partial(const probe_block &b, float *ws_o, float *ws_ml,
+                                           int32_t n_head, int32_t kv_rank, int nt) {
+    const int tid = threadIdx.x;
+    for (int32_t e = tid; e < 64 * kv_rank; e += nt) {
+        const int32_t hh = e / kv_rank, h = b.h0 + hh;
+        ws_o[((int64_t)b.chunk * b.n_qh + b.i * n_head + h) * kv_rank + (e - hh * kv_rank)] = 0.0f;
+    }
+    if (tid < 64) {
+        float *ml = ws_ml + ((int64_t)b.chunk * b.n_qh + b.i * n_head + b.h0 + tid) * 3;
+        ml[0] = -INFINITY;
+        ml[1] = 0.0f;
+        ml[2] = 0.0f;
+    }
+}
 
 /* attn_combine_f32 of kernels/mla_attn.cu (its CB-batched form, chunks ascending), copied so a
  * prototype's row pays the same combine as the arms' rows. The workspace is the arms': ws_o

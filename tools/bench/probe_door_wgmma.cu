@@ -190,30 +190,11 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     static_assert(NS == 2 || NS == 4, "stages");
     const int tid = threadIdx.x;
 
-    const int32_t n_hg = n_head / 64;
-    const int64_t n_tiles = (int64_t)t_q * n_hg;
-    const int64_t tile = (int64_t)blockIdx.x % n_tiles;
-    const int32_t chunk = (int32_t)((int64_t)blockIdx.x / n_tiles);
-    const int64_t i = tile / n_hg;
-    const int32_t h0 = (int32_t)(tile - i * n_hg) * 64;
-    const int64_t n_qh = (int64_t)t_q * n_head;
-    const int64_t c_begin = (int64_t)chunk * chunk_slots;
-    int64_t c_end = c_begin + chunk_slots;
-    const int64_t w_len = (int64_t)t_kv - t_q + i + 1; /* causal */
-    if (c_end > w_len) c_end = w_len;
-    const int32_t n_k = c_end > c_begin ? (int32_t)((c_end - c_begin + WG_JT - 1) / WG_JT) : 0;
-
+    const probe_block pb = probe_block_of(n_head, t_q, t_kv, chunk_slots, WG_JT);
+    const int64_t i = pb.i, n_qh = pb.n_qh, c_begin = pb.c_begin, c_end = pb.c_end;
+    const int32_t h0 = pb.h0, chunk = pb.chunk, n_k = pb.n_k;
     if (n_k == 0) { /* an empty partial, as the bf16 arm's */
-        for (int32_t e = tid; e < 64 * WG_R; e += WG_NT) {
-            const int32_t hh = e / WG_R, h = h0 + hh;
-            ws_o[((int64_t)chunk * n_qh + i * n_head + h) * WG_R + (e - hh * WG_R)] = 0.0f;
-        }
-        if (tid < 64) {
-            float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + h0 + tid) * 3;
-            ml[0] = -INFINITY;
-            ml[1] = 0.0f;
-            ml[2] = 0.0f;
-        }
+        probe_empty_partial(pb, ws_o, ws_ml, n_head, WG_R, WG_NT);
         return;
     }
     if (tid == 0) {
