@@ -112,8 +112,11 @@ static __device__ __forceinline__ void wg_arrive(uint64_t *bar) {
     const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(b) : "memory");
 }
-static __device__ __forceinline__ void wg_named_sync(int id, int n) {
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory");
+/* a named barrier with its id and count as immediates: the second form's racecheck hazards sat
+ * across a barrier whose id and count were registers, and that racecheck misreads such a barrier
+ * is one hypothesis (untested) */
+template <int ID, int N> static __device__ __forceinline__ void wg_named_sync(void) {
+    asm volatile("bar.sync %0, %1;" ::"n"(ID), "n"(N) : "memory");
 }
 /* 4 floats as bf16 into the swizzled region at byte offset off (8 bytes) */
 static __device__ __forceinline__ void wg_st4(uint8_t *base, uint32_t off, float4 v) {
@@ -255,7 +258,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             wg_st4(q_s, wg_sw(32 * wg + hr, c, 64), v[j]);
         }
         wg_proxy_fence();
-        wg_named_sync(2, 256); /* q complete for warpgroup 0's wgmma */
+        wg_named_sync<2, 256>(); /* q complete for warpgroup 0's wgmma */
     }
     float o[128];
 #pragma unroll
@@ -328,6 +331,9 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             mla_mbar_wait(&fullB[bt], (k >> 1) & 1);
             float s[16]; /* written by the first wgmma (scale-d 0): no other instruction defines it
                           * while tile k - 1's P . V may still run */
+            if (MODE == 2) /* no wgmma: the softmax's inputs defined (the timing mode only) */
+#pragma unroll
+                for (int e = 0; e < 16; e++) s[e] = 0.0f;
             wg_fence();
 #pragma unroll
             for (int ks = 0; ks < (MODE == 2 ? 0 : 36); ks++) {
