@@ -47,7 +47,7 @@
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_util.cuh"
 #include "kernels/mla_door.h"
-#include "tools/bench/probe_combine.cuh"
+#include "tools/bench/probe_door.cuh"
 #include "tools/bench/probe_util.cuh"
 
 #define PP_NT 256
@@ -59,7 +59,6 @@
 #define PP_KS 9    /* k16 steps a warp: 36 over the group's 4 warps */
 #define PP_PLB 24  /* P row stride in bf16 (48 bytes: ldmatrix rows distinct) */
 #define PP_NNT 16  /* P . V n-tiles a warp: 128 columns */
-#define PP_MAX_CHUNKS PROBE_COMBINE_MAX_CHUNKS
 
 static_assert(PP_W / 16 == 4 * PP_KS && PP_R / 4 == 8 * PP_NNT, "the prototype's fixed shape");
 
@@ -71,11 +70,6 @@ static size_t pp_smem_bytes(void) {
            + (size_t)2 * PP_NB * 8;           /* full, empty mbarriers */
 }
 
-static __device__ __forceinline__ uint32_t pp_pack(float lo, float hi) {
-    uint32_t r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
 static __device__ __forceinline__ void pp_mma(float c[4], const uint32_t a[4],
                                               const uint32_t b[2]) {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
@@ -93,10 +87,6 @@ static __device__ __forceinline__ void pp_bar_arrive(int id, int n) {
 static __device__ __forceinline__ void pp_cp_arrive(uint64_t *bar) {
     const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(b) : "memory");
-}
-static __device__ __forceinline__ void pp_arrive(uint64_t *bar) {
-    const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(b) : "memory");
 }
 template <int TURN>
 static __global__ void __launch_bounds__(PP_NT, 1)
@@ -173,10 +163,10 @@ static __global__ void __launch_bounds__(PP_NT, 1)
                         const float *ra = qb + (size_t)(mt * 16 + fg) * PP_LDK + c;
                         const float4 lo = *reinterpret_cast<const float4 *>(ra);
                         const float4 hi = *reinterpret_cast<const float4 *>(ra + 8 * PP_LDK);
-                        qf[mt][s][0] = pp_pack(lo.x, lo.y);
-                        qf[mt][s][1] = pp_pack(hi.x, hi.y);
-                        qf[mt][s][2] = pp_pack(lo.z, lo.w);
-                        qf[mt][s][3] = pp_pack(hi.z, hi.w);
+                        qf[mt][s][0] = probe_bf16x2(lo.x, lo.y);
+                        qf[mt][s][1] = probe_bf16x2(hi.x, hi.y);
+                        qf[mt][s][2] = probe_bf16x2(lo.z, lo.w);
+                        qf[mt][s][3] = probe_bf16x2(hi.z, hi.w);
                     }
             }
             __syncthreads(); /* the half's reads done before the next half or tile 2 */
@@ -227,7 +217,7 @@ static __global__ void __launch_bounds__(PP_NT, 1)
 #pragma unroll
                 for (int nt = 0; nt < 2; nt++) {
                     const float4 kv4 = *reinterpret_cast<const float4 *>(bs + nt * 8 * PP_LDK + c);
-                    const uint32_t b[2] = {pp_pack(kv4.x, kv4.y), pp_pack(kv4.z, kv4.w)};
+                    const uint32_t b[2] = {probe_bf16x2(kv4.x, kv4.y), probe_bf16x2(kv4.z, kv4.w)};
 #pragma unroll
                     for (int mt = 0; mt < 2; mt++) pp_mma(sa[nt][mt], qf[mt][s], b);
                 }
@@ -291,7 +281,7 @@ static __global__ void __launch_bounds__(PP_NT, 1)
             for (int x = 0; x < 4; x++)
                 p[x] = (live && vd[x] && lg[x] == lg[x]) ? expf(lg[x] - m_new) : 0.0f;
             *reinterpret_cast<uint2 *>(psg + sh * PP_PLB + 4 * sq) =
-                make_uint2(pp_pack(p[0], p[1]), pp_pack(p[2], p[3]));
+                make_uint2(probe_bf16x2(p[0], p[1]), probe_bf16x2(p[2], p[3]));
             float ls = __fadd_rn(__fadd_rn(__fadd_rn(p[0], p[1]), p[2]), p[3]);
             ls = __fadd_rn(ls, __shfl_xor_sync(0xffffffffu, ls, 1));
             ls = __fadd_rn(ls, __shfl_xor_sync(0xffffffffu, ls, 2));
@@ -324,13 +314,13 @@ static __global__ void __launch_bounds__(PP_NT, 1)
 #pragma unroll
             for (int nt = 0; nt < PP_NNT; nt++) {
                 const float *bk = bv + nt * 8;
-                const uint32_t b[2] = {pp_pack(bk[0], bk[PP_LDK]),
-                                       pp_pack(bk[8 * PP_LDK], bk[9 * PP_LDK])};
+                const uint32_t b[2] = {probe_bf16x2(bk[0], bk[PP_LDK]),
+                                       probe_bf16x2(bk[8 * PP_LDK], bk[9 * PP_LDK])};
 #pragma unroll
                 for (int mt = 0; mt < 2; mt++) pp_mma(o[mt][nt], a[mt], b);
             }
         }
-        pp_arrive(&empty[k & 3]); /* this thread's reads of buffer k % 4 are done */
+        probe_mbar_arrive(&empty[k & 3]); /* this thread's reads of buffer k % 4 are done */
         /* the next tile's barrier (b) orders the group's P and alpha reads before their writes */
     }
 
@@ -398,64 +388,46 @@ static void pp_run(int turn, const float *ql, const float *qp, const float *cach
 }
 
 int main(int argc, char **argv) {
-    bool once = false, check = false;
-    int rounds = 3;
-    for (int a = 1; a < argc; a++) {
-        if (!strcmp(argv[a], "--once")) once = true;
-        if (!strcmp(argv[a], "--check")) check = true;
-        if (!strcmp(argv[a], "--rounds") && a + 1 < argc) rounds = atoi(argv[++a]);
-    }
+    const probe_door_opts op = probe_door_parse(argc, argv);
+    const bool once = op.once, check = op.check;
+    const int rounds = op.rounds;
     cudaDeviceProp prop;
     probe_device("probe_door_pingpong", &prop);
-    const int32_t H = MLA_GLM5_N_HEAD, R = MLA_GLM5_KV_RANK, DR = MLA_GLM5_D_ROPE, W = R + DR;
+    const int32_t H = MLA_GLM5_N_HEAD, R = MLA_GLM5_KV_RANK;
     static_assert(MLA_GLM5_KV_RANK == PP_R && MLA_GLM5_KV_RANK + MLA_GLM5_D_ROPE == PP_W &&
                       MLA_GLM5_N_HEAD % 64 == 0,
                   "the prototype's shape is glm5's");
-    const int32_t T_KV_MAX = 131072, T_Q_MAX = 4;
+    const int32_t T_Q_MAX = PROBE_DOOR_T_Q_MAX;
     const float scale = MLA_GLM5_SCALE;
     CK(cudaFuncSetAttribute(pp_walk<0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)pp_smem_bytes()));
     CK(cudaFuncSetAttribute(pp_walk<1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)pp_smem_bytes()));
-    float *cache, *ql, *qp, *ws, *o[5];
-    CK(cudaMalloc(&cache, (size_t)T_KV_MAX * W * 4));
-    CK(cudaMalloc(&ql, (size_t)T_Q_MAX * H * R * 4));
-    CK(cudaMalloc(&qp, (size_t)T_Q_MAX * H * DR * 4));
-    for (int a = 0; a < 5; a++) CK(cudaMalloc(&o[a], (size_t)T_Q_MAX * H * R * 4));
-    const size_t ws_floats = (size_t)PP_MAX_CHUNKS * T_Q_MAX * H * (R + 3);
-    CK(cudaMalloc(&ws, ws_floats * 4));
-    fill<<<1024, 256>>>(cache, (int64_t)T_KV_MAX * W, mla_fill_name_hash("cache"), 1.0f);
-    fill<<<256, 256>>>(ql, (int64_t)T_Q_MAX * H * R, mla_fill_name_hash("q_lat"), 0.1f);
-    fill<<<64, 256>>>(qp, (int64_t)T_Q_MAX * H * DR, mla_fill_name_hash("q_pe"), 1.0f);
-    CK(cudaDeviceSynchronize());
-    struct row {
-        const char *name;
-        int32_t t_q, t_kv;
-        bool timed;
-    } rows[] = {{"decode 32K", 1, 32768, true},
-                {"verify (t_q 4)", 4, 32768, true},
-                {"decode 8K", 1, 8192, true},
-                {"decode 128K", 1, 131072, true},
-                {"t_kv 1", 1, 1, false},
-                {"t_kv 17", 1, 17, false},
-                {"t_kv 40, t_q 4", 4, 40, false},
-                {"t_kv 289, t_q 4", 4, 289, false},
-                {"t_kv 4099", 1, 4099, false},
-                /* 96-slot chunks (6 tiles: both rings wrap, each parity flips), the last chunk
-                 * 3 and 5 tiles */
-                {"t_kv 10600", 1, 10600, false},
-                {"t_kv 10630", 1, 10630, false}};
+    const probe_door_io io = probe_door_io_make();
+    float *const cache = io.cache, *const ql = io.ql, *const qp = io.qp, *const ws = io.ws;
+    float *const *o = io.o;
+    const size_t ws_floats = io.ws_floats;
+    typedef probe_row row;
+    const row rows[] = {{"decode 32K", 1, 32768, true},
+                        {"verify (t_q 4)", 4, 32768, true},
+                        {"decode 8K", 1, 8192, true},
+                        {"decode 128K", 1, 131072, true},
+                        {"t_kv 1", 1, 1, false},
+                        {"t_kv 17", 1, 17, false},
+                        {"t_kv 40, t_q 4", 4, 40, false},
+                        {"t_kv 289, t_q 4", 4, 289, false},
+                        {"t_kv 4099", 1, 4099, false},
+                        /* 96-slot chunks (6 tiles: both rings wrap, each parity flips), the last
+                         * chunk 3 and 5 tiles */
+                        {"t_kv 10600", 1, 10600, false},
+                        {"t_kv 10630", 1, 10630, false}};
     /* arms: 0 the f32 launcher (the reference), 1 tf32, 2 bf16, 3 ping-pong free, 4 ping-pong
      * with turns */
     const char *arm_name[5] = {"f32", "tf32", "bf16", "pp free", "pp turns"};
     auto call = [&](const row &r, int a) {
         int rc = 0;
-        if (a == 0)
-            rc = memra_mla_attn_absorbed_f32(ql, qp, cache, o[a], H, R, DR, r.t_q, r.t_kv, scale,
-                                             NULL);
-        else if (a < 3)
-            rc = mla_attn_absorbed_tc_f32(ql, qp, cache, o[a], H, R, DR, r.t_q, r.t_kv, scale, a,
-                                          NULL);
+        if (a < 3)
+            rc = probe_door_base_arm(io, a, r.t_q, r.t_kv);
         else
             pp_run(a - 3, ql, qp, cache, o[a], ws, H, r.t_q, r.t_kv, scale);
         CK(cudaGetLastError());

@@ -52,7 +52,7 @@
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_util.cuh"
 #include "kernels/mla_door.h"
-#include "tools/bench/probe_combine.cuh"
+#include "tools/bench/probe_door.cuh"
 #include "tools/bench/probe_util.cuh"
 
 #define WG_NT 384 /* warpgroup 0, warpgroup 1, the producer warpgroup (one thread issues) */
@@ -86,11 +86,6 @@ static __device__ __forceinline__ uint64_t wg_desc(uint32_t saddr, uint32_t lbo,
     return (uint64_t)((saddr & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |
            ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
 }
-static __device__ __forceinline__ uint32_t wg_pack(float lo, float hi) {
-    uint32_t r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
 static __device__ __forceinline__ void wg_fence(void) {
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
@@ -108,10 +103,6 @@ template <int N> static __device__ __forceinline__ void wg_keep(float (&d)[N]) {
 static __device__ __forceinline__ void wg_proxy_fence(void) {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
-static __device__ __forceinline__ void wg_arrive(uint64_t *bar) {
-    const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(b) : "memory");
-}
 /* a named barrier with its id and count as immediates: the second form's racecheck hazards sat
  * across a barrier whose id and count were registers, and that racecheck misreads such a barrier
  * is one hypothesis (untested) */
@@ -120,7 +111,8 @@ template <int ID, int N> static __device__ __forceinline__ void wg_named_sync(vo
 }
 /* 4 floats as bf16 into the swizzled region at byte offset off (8 bytes) */
 static __device__ __forceinline__ void wg_st4(uint8_t *base, uint32_t off, float4 v) {
-    *reinterpret_cast<uint2 *>(base + off) = make_uint2(wg_pack(v.x, v.y), wg_pack(v.z, v.w));
+    *reinterpret_cast<uint2 *>(base + off) =
+        make_uint2(probe_bf16x2(v.x, v.y), probe_bf16x2(v.z, v.w));
 }
 
 static __device__ __forceinline__ void wg_mma_ss_n32(float (&d)[16], uint64_t da, uint64_t db,
@@ -282,10 +274,10 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                                    : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
                     wg_st4(tb, wg_sw(HT * st + row, 4 * c4, WG_JT), v);
                 }
-                wg_arrive(&emptyF[st]);
+                probe_mbar_arrive(&emptyF[st]);
             }
             wg_proxy_fence();
-            wg_arrive(&fullB[k & 1]);
+            probe_mbar_arrive(&fullB[k & 1]);
         };
         convert(0);
         for (int32_t k = 0; k < n_k; k++) {
@@ -311,7 +303,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                 o[4 * n + 2] = __fmul_rn(o[4 * n + 2], al1);
                 o[4 * n + 3] = __fmul_rn(o[4 * n + 3], al1);
             }
-            wg_arrive(pfree); /* after the rescale has consumed the loads */
+            probe_mbar_arrive(pfree); /* after the rescale has consumed the loads */
             wg_fence();
 #pragma unroll
             for (int j = 0; j < (MODE == 2 ? 0 : 2); j++)
@@ -320,7 +312,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             wg_commit();
             wg_wait<0>();
             wg_keep(o);
-            wg_arrive(&emptyB[bt]);
+            probe_mbar_arrive(&emptyB[bt]);
         }
         mla_mbar_wait(pready, n_k & 1); /* the denominators, after the last tile */
         l0 = __uint_as_float(px[t]);
@@ -388,10 +380,10 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             uint32_t a[2][4];
 #pragma unroll
             for (int j = 0; j < 2; j++) {
-                a[j][0] = wg_pack(p[8 * j], p[8 * j + 1]);
-                a[j][1] = wg_pack(p[8 * j + 2], p[8 * j + 3]);
-                a[j][2] = wg_pack(p[8 * j + 4], p[8 * j + 5]);
-                a[j][3] = wg_pack(p[8 * j + 6], p[8 * j + 7]);
+                a[j][0] = probe_bf16x2(p[8 * j], p[8 * j + 1]);
+                a[j][1] = probe_bf16x2(p[8 * j + 2], p[8 * j + 3]);
+                a[j][2] = probe_bf16x2(p[8 * j + 4], p[8 * j + 5]);
+                a[j][3] = probe_bf16x2(p[8 * j + 6], p[8 * j + 7]);
             }
             if (k >= 1) mla_mbar_wait(pfree, (k - 1) & 1);
 #pragma unroll
@@ -400,7 +392,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                 for (int xx = 0; xx < 4; xx++) px[(4 * j + xx) * 128 + t] = a[j][xx];
             px[8 * 128 + t] = __float_as_uint(al0);
             px[9 * 128 + t] = __float_as_uint(al1);
-            wg_arrive(pready);
+            probe_mbar_arrive(pready);
 #pragma unroll
             for (int n = 0; n < 32; n++) {
                 o[4 * n] = __fmul_rn(o[4 * n], al0);
@@ -417,14 +409,12 @@ static __global__ void __launch_bounds__(WG_NT, 1)
              * serialises every wgmma of the loop (C7515) */
             wg_wait<0>();
             wg_keep(o);
-            wg_arrive(&emptyB[bt]);
+            probe_mbar_arrive(&emptyB[bt]);
         }
-        wg_wait<0>();
-        wg_keep(o);
         mla_mbar_wait(pfree, (n_k - 1) & 1); /* the last tile's P read: px free */
         px[t] = __float_as_uint(l0);
         px[128 + t] = __float_as_uint(l1);
-        wg_arrive(pready);
+        probe_mbar_arrive(pready);
     }
     const int32_t cb = 256 * wg + 2 * (lane & 3);
     if (MODE != 0) {
@@ -483,56 +473,39 @@ static void wg_run(const float *ql, const float *qp, const float *cache, float *
 }
 
 int main(int argc, char **argv) {
-    bool once = false, check = false;
-    int rounds = 3;
-    for (int a = 1; a < argc; a++) {
-        if (!strcmp(argv[a], "--once")) once = true;
-        if (!strcmp(argv[a], "--check")) check = true;
-        if (!strcmp(argv[a], "--rounds") && a + 1 < argc) rounds = atoi(argv[++a]);
-    }
+    const probe_door_opts op = probe_door_parse(argc, argv);
+    const bool once = op.once, check = op.check;
+    const int rounds = op.rounds;
     cudaDeviceProp prop;
     probe_device("probe_door_wgmma", &prop);
-    const int32_t H = MLA_GLM5_N_HEAD, R = MLA_GLM5_KV_RANK, DR = MLA_GLM5_D_ROPE, W = R + DR;
+    const int32_t H = MLA_GLM5_N_HEAD, R = MLA_GLM5_KV_RANK, W = R + MLA_GLM5_D_ROPE;
     static_assert(MLA_GLM5_KV_RANK == WG_R && MLA_GLM5_D_ROPE == WG_DR && MLA_GLM5_N_HEAD % 64 == 0,
                   "the prototype's shape is glm5's");
-    const int32_t T_KV_MAX = 131072, T_Q_MAX = 4;
+    const int32_t T_Q_MAX = PROBE_DOOR_T_Q_MAX;
     const float scale = MLA_GLM5_SCALE;
     CK(cudaFuncSetAttribute(wg_walk<0, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
     CK(cudaFuncSetAttribute(wg_walk<0, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
     CK(cudaFuncSetAttribute(wg_walk<1, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
     CK(cudaFuncSetAttribute(wg_walk<2, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
-    float *cache, *ql, *qp, *ws, *o[5];
-    CK(cudaMalloc(&cache, (size_t)T_KV_MAX * W * 4));
-    CK(cudaMalloc(&ql, (size_t)T_Q_MAX * H * R * 4));
-    CK(cudaMalloc(&qp, (size_t)T_Q_MAX * H * DR * 4));
-    for (int a = 0; a < 5; a++) CK(cudaMalloc(&o[a], (size_t)T_Q_MAX * H * R * 4));
-    const size_t ws_floats = (size_t)PROBE_COMBINE_MAX_CHUNKS * T_Q_MAX * H * (R + 3);
-    CK(cudaMalloc(&ws, ws_floats * 4));
-    fill<<<1024, 256>>>(cache, (int64_t)T_KV_MAX * W, mla_fill_name_hash("cache"), 1.0f);
-    fill<<<256, 256>>>(ql, (int64_t)T_Q_MAX * H * R, mla_fill_name_hash("q_lat"), 0.1f);
-    fill<<<64, 256>>>(qp, (int64_t)T_Q_MAX * H * DR, mla_fill_name_hash("q_pe"), 1.0f);
-    CK(cudaDeviceSynchronize());
-    struct row {
-        const char *name;
-        int32_t t_q, t_kv;
-        bool timed;
-    } rows[] = {{"decode 32K", 1, 32768, true},     {"decode 4K (one tile a block)", 1, 4096, true},
-                {"verify (t_q 4)", 4, 32768, true}, {"decode 8K", 1, 8192, true},
-                {"decode 128K", 1, 131072, true},   {"t_kv 1", 1, 1, false},
-                {"t_kv 17", 1, 17, false},          {"t_kv 40, t_q 4", 4, 40, false},
-                {"t_kv 289, t_q 4", 4, 289, false}, {"t_kv 4099", 1, 4099, false},
-                {"t_kv 10600", 1, 10600, false},    {"t_kv 10630", 1, 10630, false}};
+    const probe_door_io io = probe_door_io_make();
+    float *const cache = io.cache, *const ql = io.ql, *const qp = io.qp, *const ws = io.ws;
+    float *const *o = io.o;
+    const size_t ws_floats = io.ws_floats;
+    typedef probe_row row;
+    const row rows[] = {
+        {"decode 32K", 1, 32768, true},     {"decode 4K (one tile a block)", 1, 4096, true},
+        {"verify (t_q 4)", 4, 32768, true}, {"decode 8K", 1, 8192, true},
+        {"decode 128K", 1, 131072, true},   {"t_kv 1", 1, 1, false},
+        {"t_kv 17", 1, 17, false},          {"t_kv 40, t_q 4", 4, 40, false},
+        {"t_kv 289, t_q 4", 4, 289, false}, {"t_kv 4099", 1, 4099, false},
+        {"t_kv 10600", 1, 10600, false},    {"t_kv 10630", 1, 10630, false}};
     /* arms: 0 the f32 launcher (the reference), 1 tf32, 2 bf16, 3 the wgmma prototype with 4
      * stages, 4 with 2 stages (the same arithmetic: the same bytes as arm 3) */
     const char *arm_name[5] = {"f32", "tf32", "bf16", "wgmma", "wgmma 2 stages"};
     auto call = [&](const row &r, int a) {
         int rc = 0;
-        if (a == 0)
-            rc = memra_mla_attn_absorbed_f32(ql, qp, cache, o[a], H, R, DR, r.t_q, r.t_kv, scale,
-                                             NULL);
-        else if (a < 3)
-            rc = mla_attn_absorbed_tc_f32(ql, qp, cache, o[a], H, R, DR, r.t_q, r.t_kv, scale, a,
-                                          NULL);
+        if (a < 3)
+            rc = probe_door_base_arm(io, a, r.t_q, r.t_kv);
         else
             wg_run(ql, qp, cache, o[a], ws, H, r.t_q, r.t_kv, scale, a == 3 ? 4 : 2);
         CK(cudaGetLastError());

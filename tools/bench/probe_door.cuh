@@ -1,18 +1,41 @@
-/* probe_combine.cuh: what the door prototypes (probe_door_pingpong.cu, probe_door_wgmma.cu) share
+/* probe_door.cuh: what the door prototypes (probe_door_pingpong.cu, probe_door_wgmma.cu) share
  * on the bf16 arm's chunk plan and workspace:
+ *  - probe_bf16x2 (two floats to bf16, round to nearest even, as the bf16 arm) and
+ *    probe_mbar_arrive (one plain arrival on an mbarrier);
  *  - probe_block_of, a block's (query, 64-head group, chunk) and its chunk's visible slots;
  *  - probe_empty_partial, the partial of a chunk with no visible slot, as the bf16 arm writes it;
  *  - the split walk's combine: a copy of attn_combine_f32 (kernels/mla_attn.cu, static there), so
- *    a prototype's row pays the same combine as the shipped arms' rows. */
-#ifndef MLA_PROBE_COMBINE_CUH
-#define MLA_PROBE_COMBINE_CUH
+ *    a prototype's row pays the same combine as the shipped arms' rows;
+ *  - on the host: probe_door_parse, the options; probe_door_io, glm5's inputs at the
+ *    prototypes' largest row, their outputs and workspace; probe_door_base_arm, the shipped arms
+ *    every prototype is timed and checked beside; probe_row, a table row. */
+#ifndef MLA_PROBE_DOOR_CUH
+#define MLA_PROBE_DOOR_CUH
 
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/mla.h"
+#include "kernels/mla_door.h"
+#include "tools/bench/probe_util.cuh"
 
 #define PROBE_COMBINE_MAX_CHUNKS 256
 #define PROBE_COMBINE_NT 128 /* threads (= columns) a block: attn_combine_f32's AC_NT */
+
+/* bf16(lo) in the low half, bf16(hi) in the high half (cvt.rn: round to nearest even) */
+static __device__ __forceinline__ uint32_t probe_bf16x2(float lo, float hi) {
+    uint32_t r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+/* one arrival of this thread on the mbarrier (release semantics) */
+static __device__ __forceinline__ void probe_mbar_arrive(uint64_t *bar) {
+    const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(b) : "memory");
+}
 
 /* A prototype block on the bf16 arm's plan: blockIdx.x = chunk * n_tiles + tile, tile = (query i,
  * head group h0 .. h0 + 63); its chunk's slots [c_begin, c_end), c_end cut at the causal limit
@@ -148,4 +171,66 @@ static void probe_combine_launch(const float *ws_o, const float *ws_ml, float *o
     comb<<<grid, PROBE_COMBINE_NT>>>(ws_o, ws_ml, o_lat, n_qh, kv_rank, n_chunks);
 }
 
-#endif /* MLA_PROBE_COMBINE_CUH */
+/* ---- host ---- */
+
+#define PROBE_DOOR_T_KV_MAX 131072 /* the prototypes' largest row: decode 128K */
+#define PROBE_DOOR_T_Q_MAX 4       /* and verify */
+#define PROBE_DOOR_ARMS 5          /* outputs: the 3 base arms and 2 prototype arms */
+
+/* The prototypes' options: [--once | --check] [--rounds N]. */
+struct probe_door_opts {
+    bool once = false, check = false;
+    int rounds = 3;
+};
+static probe_door_opts probe_door_parse(int argc, char **argv) {
+    probe_door_opts op;
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--once")) op.once = true;
+        if (!strcmp(argv[a], "--check")) op.check = true;
+        if (!strcmp(argv[a], "--rounds") && a + 1 < argc) op.rounds = atoi(argv[++a]);
+    }
+    return op;
+}
+
+/* A table row: its shape and whether it is timed (else only checked). */
+struct probe_row {
+    const char *name;
+    int32_t t_q, t_kv;
+    bool timed;
+};
+
+/* glm5's q_lat, q_pe and cache at the largest row (the realistic fill, as bench_dense's), an
+ * output per arm and the bf16 plan's workspace at its largest (ws_floats). */
+struct probe_door_io {
+    float *cache, *ql, *qp, *ws, *o[PROBE_DOOR_ARMS];
+    size_t ws_floats;
+};
+static probe_door_io probe_door_io_make(void) {
+    const int32_t H = MLA_GLM5_N_HEAD, R = MLA_GLM5_KV_RANK, DR = MLA_GLM5_D_ROPE, W = R + DR;
+    const int64_t T_KV = PROBE_DOOR_T_KV_MAX, T_Q = PROBE_DOOR_T_Q_MAX;
+    probe_door_io io;
+    CK(cudaMalloc(&io.cache, (size_t)T_KV * W * 4));
+    CK(cudaMalloc(&io.ql, (size_t)T_Q * H * R * 4));
+    CK(cudaMalloc(&io.qp, (size_t)T_Q * H * DR * 4));
+    for (int a = 0; a < PROBE_DOOR_ARMS; a++) CK(cudaMalloc(&io.o[a], (size_t)T_Q * H * R * 4));
+    io.ws_floats = (size_t)PROBE_COMBINE_MAX_CHUNKS * T_Q * H * (R + 3);
+    CK(cudaMalloc(&io.ws, io.ws_floats * 4));
+    fill<<<1024, 256>>>(io.cache, T_KV * W, mla_fill_name_hash("cache"), 1.0f);
+    fill<<<256, 256>>>(io.ql, T_Q * H * R, mla_fill_name_hash("q_lat"), 0.1f);
+    fill<<<64, 256>>>(io.qp, T_Q * H * DR, mla_fill_name_hash("q_pe"), 1.0f);
+    CK(cudaDeviceSynchronize());
+    return io;
+}
+
+/* Base arm a into io.o[a]: 0 the f32 launcher (the reference), 1 the tf32 door arm, 2 the bf16
+ * door arm. @return the launcher's status. */
+static int probe_door_base_arm(const probe_door_io &io, int a, int32_t t_q, int32_t t_kv) {
+    const int32_t H = MLA_GLM5_N_HEAD, R = MLA_GLM5_KV_RANK, DR = MLA_GLM5_D_ROPE;
+    if (a == 0)
+        return memra_mla_attn_absorbed_f32(io.ql, io.qp, io.cache, io.o[0], H, R, DR, t_q, t_kv,
+                                           MLA_GLM5_SCALE, NULL);
+    return mla_attn_absorbed_tc_f32(io.ql, io.qp, io.cache, io.o[a], H, R, DR, t_q, t_kv,
+                                    MLA_GLM5_SCALE, a, NULL);
+}
+
+#endif /* MLA_PROBE_DOOR_CUH */
