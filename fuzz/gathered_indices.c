@@ -129,17 +129,19 @@ int fuzz_one_input(const uint8_t *data, size_t size) {
     check_empty_queries(t, orc, "oracle", n_valid, tq, H, R, zeros);
     tb_compare(t, "o_lat", ST_F32, 3, shape, alt, "oracle (list reordered)", orc, "oracle",
                MLA_TOL_ATTN, atol, 0);
-    enum { N_ARMS = 3 };
+    enum { N_ARMS = 4 };
     static const char *const TC_WHAT[N_ARMS] = {
-        "attn_gathered TC arm tf32", "attn_gathered TC arm 3xtf32", "attn_gathered TC arm bf16"};
-    static const int TC_ARM[N_ARMS] = {TC_ATTN_TF32, TC_ATTN_3XTF32,
-                                       TC_ATTN_BF16}; /* tests/lib/tc_attn.h */
+        "attn_gathered TC arm tf32", "attn_gathered TC arm 3xtf32", "attn_gathered TC arm bf16",
+        "attn_gathered TC arm wgmma"};
+    static const int TC_ARM[N_ARMS] = {TC_ATTN_TF32, TC_ATTN_3XTF32, TC_ATTN_BF16,
+                                       TC_ATTN_WGMMA}; /* tests/lib/tc_attn.h */
     if (fuzz_gpu_enabled()) {
         fuzz_buf *dout = fuzz_out(t, "o_lat", nq * 4, "attn_gathered", 1); /* poisoned */
         /* the TC arms' outputs: full or untouched, decided after the upload (the alignment) */
         fuzz_buf *dtc[N_ARMS] = {fuzz_out(t, "o_lat", nq * 4, TC_WHAT[0], 0),
                                  fuzz_out(t, "o_lat", nq * 4, TC_WHAT[1], 0),
-                                 fuzz_out(t, "o_lat", nq * 4, TC_WHAT[2], 0)};
+                                 fuzz_out(t, "o_lat", nq * 4, TC_WHAT[2], 0),
+                                 fuzz_out(t, "o_lat", nq * 4, TC_WHAT[3], 0)};
         fuzz_gpu_upload(t);
         fuzz_launched(t,
                       memra_mla_attn_gathered_f32(dql->dev, dr ? dqp->dev : NULL, dc->dev, di->dev,

@@ -85,6 +85,8 @@
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_check.h"
 #include "kernels/mla_cuda_util.cuh"
+#include "kernels/mla_attn_walk.cuh"
+#include "kernels/mla_attn_wg.h"
 #include "kernels/mla_door.h"
 #include "kernels/mla_validate.h"
 
@@ -278,31 +280,8 @@ template <int HT> static size_t at_smem_bytes(int32_t ld) {
 
 /* --------------------------------------------------------------------------- walks -------- */
 
-/* attn_absorbed: query i sees rows 0 ..= t_kv - t_q + i, slot s is row s. */
-struct walk_causal {
-    int32_t t_kv, t_q;
-    __device__ __forceinline__ int64_t length(int64_t i) const {
-        return (int64_t)t_kv - t_q + i + 1;
-    }
-    __device__ __forceinline__ int32_t row(int64_t, int64_t s) const { return (int32_t)s; }
-};
-
-/* attn_gathered: slot s of query i is idx[i][s]; negative entries are skipped (-1). */
-struct walk_list {
-    const int32_t *idx;
-    int32_t n_slots;
-    __device__ __forceinline__ int64_t length(int64_t) const { return n_slots; }
-    __device__ __forceinline__ int32_t row(int64_t i, int64_t s) const {
-#if defined(MLA_BITE_GATHER_STOP_AT_PAD)
-        /* BITE (test-only, docs/fixtures-that-bite.md): the first -1 ends the list, so rows
-         * listed after a -1 are dropped (glm5_kpool_gather_edges). */
-        for (int64_t t = 0; t < s; t++)
-            if (idx[i * n_slots + t] < 0) return -1;
-#endif
-        int32_t r = idx[i * n_slots + s];
-        return r < 0 ? -1 : r;
-    }
-};
+/* walk_causal and walk_list: kernels/mla_attn_walk.cuh (shared with the wgmma door arm,
+ * kernels/mla_attn_wg.cu). */
 
 /* ---------------------------------------------------------------------- the kernel -------- */
 
@@ -1684,13 +1663,14 @@ struct at_launch_plan {
 static at_launch_plan at_plan(int32_t n_head, int32_t kv_rank, int32_t t_q, int64_t w_max,
                               int tc = 0) {
     at_launch_plan p;
-    /* the bf16 door arm (tc 2): 64-head tiles on its own chunks (kernels/mla_door.h) */
-    p.ht = tc == 2 ? TCB_HT : kv_rank <= at_cfg<32>::MAX_RANK ? 32 : 8;
+    /* the bf16 and wgmma door arms (tc 2, 4): 64-head tiles on their own chunks */
+    const bool tc64 = tc == 2 || tc == 4;
+    p.ht = tc64 ? TCB_HT : kv_rank <= at_cfg<32>::MAX_RANK ? 32 : 8;
     p.n_hg = (n_head + p.ht - 1) / p.ht;
     p.n_tiles = (int64_t)t_q * p.n_hg;
     p.n_qh = (int64_t)t_q * n_head;
-    const int64_t cs = tc == 2 ? mla_attn_tcb_chunk_slots(n_head, t_q, w_max)
-                               : mla_attn_chunk_slots(n_head, kv_rank, t_q, w_max); /* mla.h */
+    const int64_t cs = tc64 ? mla_attn_tcb_chunk_slots(n_head, t_q, w_max)
+                            : mla_attn_chunk_slots(n_head, kv_rank, t_q, w_max); /* mla.h */
     p.chunk_slots = cs;
     p.n_chunks = (int32_t)((w_max + cs - 1) / cs);
     p.o_floats = 0;
@@ -1751,6 +1731,7 @@ static int at_ensure_attrs(void) {
         MLA_CUDA_CHECK((at_set_attrs<8, walk_causal>()));
         MLA_CUDA_CHECK((at_set_attrs<32, walk_list>()));
         MLA_CUDA_CHECK((at_set_attrs<8, walk_list>()));
+        MLA_CUDA_CHECK(mla_attn_wg_set_attrs()); /* the wgmma door arm (mla_attn_wg.cu) */
         return 0;
     });
 }
@@ -1776,7 +1757,8 @@ static bool at_tcb_eligible(int32_t kv_rank, int32_t d_rope, const float *cache)
 }
 
 /* ws: the plan's workspace (NULL with one chunk). tc: 0 the f32 arm, 1 / 3 a tensor-core arm
- * (only where at_tc_eligible), 2 the bf16 door arm (only where at_tcb_eligible, on its plan). */
+ * (only where at_tc_eligible), 2 the bf16 door arm (only where at_tcb_eligible, on its plan), 4
+ * the wgmma door arm (only where mla_attn_wg_covers, on the bf16 arm's plan). */
 template <class Walk>
 static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, const float *q_pe,
                                  const float *cache, Walk walk, float *o_lat, float *ws,
@@ -1787,6 +1769,11 @@ static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, co
     float *ws_ml = ws ? ws + p.o_floats : NULL;
     const unsigned blocks = (unsigned)(p.n_tiles * p.n_chunks);
     const bool ht32 = p.ht == 32;
+    if (tc == 4) { /* the wgmma door arm (mla_attn_wg.cu) on the bf16 arm's plan */
+        mla_attn_wg_launch(blocks, q_lat, q_pe, cache, walk, o_lat, ws, ws_ml, n_head, t_q, scale,
+                           p.n_hg, p.chunk_slots, p.n_chunks, st);
+        return;
+    }
     if (tc == 2) { /* the bf16 door arm: its own kernel on its own plan (64-head tiles) */
         auto tbk = kv_rank != 512 ? attn_tc_bf16<Walk, 0>
                    : width == 512 ? attn_tc_bf16<Walk, 8>
@@ -1862,8 +1849,9 @@ static int attn_walk_run(const float *q_lat, const float *q_pe, const float *cac
                          int64_t w_max, float *o_lat, int32_t n_head, int32_t kv_rank,
                          int32_t d_rope, int32_t t_q, float scale, cudaStream_t st, int tc = 0) {
     const at_launch_plan p = at_plan(n_head, kv_rank, t_q, w_max, tc);
-    if (tc == 2 ? !at_tcb_eligible(kv_rank, d_rope, cache)
-                : tc && !at_tc_eligible(p, kv_rank, d_rope, cache))
+    if (tc == 4   ? !mla_attn_wg_covers(kv_rank, d_rope, cache)
+        : tc == 2 ? !at_tcb_eligible(kv_rank, d_rope, cache)
+                  : tc && !at_tc_eligible(p, kv_rank, d_rope, cache))
         return MLA_TC_ATTN_DECLINED;
     float *ws = NULL;
     if (p.n_chunks > 1) {
@@ -1930,7 +1918,7 @@ extern "C" int mla_attn_absorbed_tc_f32(const float *q_lat, const float *q_pe, c
     int rc = mla_validate_attn_absorbed(q_lat, q_pe, cache, o_lat, n_head, kv_rank, d_rope, t_q,
                                         t_kv, scale);
     if (rc) return rc;
-    if (tc != 1 && tc != 2 && tc != 3) return MLA_TC_ATTN_DECLINED;
+    if (tc < 1 || tc > 4) return MLA_TC_ATTN_DECLINED;
     rc = at_ensure_attrs();
     if (rc) return rc;
     walk_causal walk = {t_kv, t_q};
@@ -1945,7 +1933,7 @@ extern "C" int mla_attn_gathered_tc_f32(const float *q_lat, const float *q_pe, c
     int rc = mla_validate_attn_gathered(q_lat, q_pe, cache, idx, o_lat, n_head, kv_rank, d_rope,
                                         t_q, n_slots, scale);
     if (rc) return rc;
-    if (tc != 1 && tc != 2 && tc != 3) return MLA_TC_ATTN_DECLINED;
+    if (tc < 1 || tc > 4) return MLA_TC_ATTN_DECLINED;
     rc = at_ensure_attrs();
     if (rc) return rc;
     walk_list walk = {idx, n_slots};

@@ -78,6 +78,21 @@ static __device__ __forceinline__ void mla_bulk_copy(void *smem, const void *gme
                  : "memory");
 }
 
+/* One plain arrival of this thread on the mbarrier (release semantics: this thread's earlier
+ * shared-memory writes are visible to a thread whose wait completes the phase). */
+static __device__ __forceinline__ void mla_mbar_arrive(uint64_t *bar) {
+    const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(b) : "memory");
+}
+
+/* bf16(lo) in the low half, bf16(hi) in the high half (cvt.rn: round to nearest even; a NaN
+ * stays a NaN, an infinity an infinity). */
+static __device__ __forceinline__ uint32_t mla_bf16x2(float lo, float hi) {
+    uint32_t r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
 /* Until the barrier's phase of this parity has completed (its copies have landed). */
 static __device__ __forceinline__ void mla_mbar_wait(uint64_t *bar, unsigned parity) {
     unsigned b = (unsigned)__cvta_generic_to_shared(bar);

@@ -137,6 +137,7 @@ int mla_tc_attn_mode(void) {
     if (strcmp(v, "tf32") == 0) return 1;
     if (strcmp(v, "bf16") == 0) return 2;
     if (strcmp(v, "3xtf32") == 0) return 3;
+    if (strcmp(v, "wgmma") == 0) return 4;
     return 0;
 }
 
@@ -148,7 +149,8 @@ static void tc_attn_announce(const char *kind, int mode, int32_t t_q, int32_t n_
                 "[mla-tc-attn] engaged %s t=%d heads=%d (%s tensor-core dot products; "
                 "MEMRA_MLA_TC_ATTN)\n",
                 kind, t_q, n_head,
-                mode == 3   ? "3xTF32"
+                mode == 4   ? "bf16 wgmma"
+                : mode == 3 ? "3xTF32"
                 : mode == 2 ? "bf16"
                             : "TF32");
 }

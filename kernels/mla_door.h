@@ -105,6 +105,9 @@ int mla_bf16_transpose_heads(const float *src, uint16_t *dst, int32_t batch, int
  *    Its stated walk is mla_attn_tc_walk and its arithmetic mla_attn_tc_arith (below).
  *  - "bf16" (the second door arm, attn_tc_bf16): the tf32 arm's walk over 64-head tiles with bf16
  *    operands, its own plan and class (mla_attn_tcb_chunk_slots, mla_attn_tcb_arith, below).
+ *  - "wgmma" (the third door arm, attn_tc_wg in kernels/mla_attn_wg.cu, sm_90a): the bf16 arm's
+ *    operands, plan, workspace and combine on Hopper's warpgroup MMAs, its class its own
+ *    (mla_attn_tcw_arith, below). Covered: kv_rank 512 with d_rope 64, a 16-byte aligned cache.
  * Both rest on the accumulator model (H) of docs/tolerances.md, measured on the H200 by
  * //tests:tf32_mma_model_gpu_test. Special values (NaN, +-inf, in q or the cache) give the
  * oracle's NaN and infinity positions in both, on rare paths (a TF32 conversion reads a NaN with
@@ -191,7 +194,30 @@ static inline void mla_attn_tcb_arith(int32_t n_head, int32_t kv_rank, int32_t d
     *pv_inst = (double)pi;
 }
 
-/* 1 ("tf32"), 2 ("bf16"), 3 ("3xtf32") or 0 (unset, anything else), read per call. */
+/* ---- the wgmma door arm (MEMRA_MLA_TC_ATTN=wgmma; kernels/mla_attn_wg.cu attn_tc_wg, 2026-12-06
+ * twenty-eighth session; docs/tolerances.md "The wgmma door arm"). The bf16 arm's operands (q,
+ * the cache and P rounded to bf16 by cvt.rn), plan (mla_attn_tcb_chunk_slots), workspace, edge
+ * semantics and combine; the logits as wgmma.m64n32k16 and P . V as wgmma.m64n256k16, f32
+ * accumulators. Its walk is the tf32 arm's statement (mla_attn_tc_walk: row tiles of 32; inside
+ * a tile a head's 32 weights go through a 3-level pairwise tree a thread and a 2-level butterfly
+ * over 4 threads, 5 roundings, within the stated 6). Its arithmetic is the bf16 arm's form
+ * (mla_attn_tcb_arith) with one difference: the logits of a head accumulate all K / 16 k16
+ * steps in ONE accumulator (the bf16 arm splits them over 8 warps), so KI = K / 16 (36 at glm5's
+ * 576): dot_rel = 2^-7 + 2^-16 + KI * 34u under the accumulator model (H16) for these two
+ * instructions, measured by //tests:wgmma_model_gpu_test; pv_rel, abs_e and pv_inst as the bf16
+ * arm's (2 k16 instructions per row tile of 32 into each output accumulator); dot_inst = K + KI. */
+static inline void mla_attn_tcw_arith(int32_t n_head, int32_t kv_rank, int32_t d_rope, int32_t t_q,
+                                      int64_t w_max, double *dot_rel, double *pv_rel, double *abs_e,
+                                      double *dot_inst, double *pv_inst) {
+    const double u = 1.0 / 16777216.0;
+    mla_attn_tcb_arith(n_head, kv_rank, d_rope, t_q, w_max, dot_rel, pv_rel, abs_e, dot_inst,
+                       pv_inst);
+    const int64_t K = (int64_t)kv_rank + d_rope, ki = K / 16, ki_bf16 = (K / 16 + 7) / 8;
+    *dot_rel += (double)(ki - ki_bf16) * 34.0 * u;
+    *dot_inst = (double)(K + ki);
+}
+
+/* 1 ("tf32"), 2 ("bf16"), 3 ("3xtf32"), 4 ("wgmma") or 0 (unset, anything else), read per call. */
 int mla_tc_attn_mode(void);
 
 /* Number of attention calls the TC arms ran (declines that fell back are not counted). The
@@ -211,7 +237,7 @@ int mla_door_attn_gathered_f32(const float *q_lat, const float *q_pe, const floa
                                int32_t d_rope, int32_t t_q, int32_t n_slots, float scale,
                                void *stream);
 
-/* The TC arms themselves (kernels/mla_attn.cu; tc 1, 2 or 3): the launchers' validation, then
+/* The TC arms themselves (kernels/mla_attn.cu; tc 1, 2, 3 or 4): the launchers' validation, then
  * MLA_TC_ATTN_DECLINED without launching where the shape is not covered. */
 int mla_attn_absorbed_tc_f32(const float *q_lat, const float *q_pe, const float *cache,
                              float *o_lat, int32_t n_head, int32_t kv_rank, int32_t d_rope,

@@ -24,8 +24,9 @@
  * (fmaf(0, NaN, o) is NaN). The product build's pool workspace holds finite stale values, so
  * there such a partial is invisible: the twenty-fifth session's mutant 83f5c17762 (the bf16
  * door's empty-chunk zero loop at twice its stride, half of the partial unwritten) survived
- * every check. One case an arm (the f32 launcher and the door's three arms, each called
- * directly), at 8 heads (a partial head tile for every arm), kv_rank 128 + d_rope 64, t_q 2,
+ * every check. One case an arm (the f32 launcher and the door's four arms, each called
+ * directly), at 8 heads (a partial head tile for every arm), kv_rank 128 + d_rope 64 (512 + 64
+ * for the wgmma arm, which covers glm5's width only), t_q 2,
  * with t_kv chosen on the arm's own chunk plan so that its last chunk holds no slot of query 0.
  * The check: the output within the arm's class of the oracle (its stated walk and arithmetic,
  * tests/lib/tc_attn.h), so a NaN anywhere fails.
@@ -53,12 +54,12 @@
 
 enum { H = 3, R = 130, DR = 2, TQ = 2 };
 
-/* The chunk plan arm tc's launcher uses (kernels/mla_attn.cu at_plan): the bf16 arm its own
- * (mla_attn_tcb_chunk_slots), the f32 launcher (tc 0) and the tf32 and 3xtf32 arms the f32
- * arm's. */
+/* The chunk plan arm tc's launcher uses (kernels/mla_attn.cu at_plan): the bf16 and wgmma arms
+ * the bf16 arm's (mla_attn_tcb_chunk_slots), the f32 launcher (tc 0) and the tf32 and 3xtf32 arms
+ * the f32 arm's. */
 static int64_t arm_chunk_slots(int tc, int32_t n_head, int32_t kv_rank, int32_t t_q, int64_t w) {
-    return tc == TC_ATTN_BF16 ? mla_attn_tcb_chunk_slots(n_head, t_q, w)
-                              : mla_attn_chunk_slots(n_head, kv_rank, t_q, w);
+    return tc_attn_is_bf16(tc) ? mla_attn_tcb_chunk_slots(n_head, t_q, w)
+                               : mla_attn_chunk_slots(n_head, kv_rank, t_q, w);
 }
 
 /* The first t_kv in [lo, 20000) whose arm-tc plan starts its last chunk at query 0's length
@@ -124,7 +125,8 @@ Test(attn_shake, empty_partial_rows, .timeout = 300) {
 }
 
 static void run_nan_ws(const char *test, int tc) {
-    enum { NH = 8, NR = 128, NDR = 64, NTQ = 2 };
+    enum { NH = 8, NDR = 64, NTQ = 2 };
+    const int32_t NR = tc == TC_ATTN_WGMMA ? 512 : 128; /* the wgmma arm covers glm5's width */
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, test);
     /* t_kv: the arm's last chunk starts at query 0's length, t_kv - 1 (so query 0's block there
@@ -135,9 +137,9 @@ static void run_nan_ws(const char *test, int tc) {
               tc ? tc_attn_flag(tc) : "f32");
     char cname[200];
     snprintf(cname, sizeof cname,
-             "%s, 8 heads, kv_rank 128 + d_rope 64, t_q 2, t_kv %d: %lld chunks of %lld slots, "
+             "%s, 8 heads, kv_rank %d + d_rope 64, t_q 2, t_kv %d: %lld chunks of %lld slots, "
              "the last empty for query 0, the workspace NaN-filled (shake build)",
-             tc ? tc_attn_flag(tc) : "f32 launcher", T, (long long)n_ch, (long long)cs);
+             tc ? tc_attn_flag(tc) : "f32 launcher", NR, T, (long long)n_ch, (long long)cs);
     tb_set_case(&t, cname);
     const int32_t K = NR + NDR;
     const size_t nq = (size_t)NTQ * NH, no = nq * NR, nc = (size_t)T * K;
@@ -193,4 +195,8 @@ Test(attn_shake, empty_partial_nan_ws__3xtf32, .timeout = 300) {
 Test(attn_shake, empty_partial_nan_ws__bf16, .timeout = 300) {
     GPU_REQUIRE();
     run_nan_ws("empty_partial_nan_ws__bf16", TC_ATTN_BF16);
+}
+Test(attn_shake, empty_partial_nan_ws__wgmma, .timeout = 300) {
+    GPU_REQUIRE();
+    run_nan_ws("empty_partial_nan_ws__wgmma", TC_ATTN_WGMMA);
 }

@@ -32,7 +32,12 @@
  * Geometries: glm5 decode (t_q 1, 64 heads, t_kv 4096: a split walk), glm5 verify (t_q 4 over
  * 1040 rows), glm5_next decode (NoPE, 512 columns), a partial head tile (3 heads), gathered
  * lists (2048 slots with -1 between entries and repeats), kv_rank 128 (the arms' general form).
- * Each arm: __tf32, __3xtf32 and __bf16 (the 64-head bf16 door, its own class).
+ * Each arm: __tf32, __3xtf32 and __bf16 (the 64-head bf16 door, its own class); __wgmma (the
+ * bf16 door's operands on warpgroup MMAs, kernels/mla_attn_wg.cu, its own class) on the
+ * geometries of glm5's width, plus glm5 decode at t_kv 32768 (its shipped shape) and 4099 (a
+ * partial last tile), and declines_{next_decode,small_rank,wide}__wgmma where it falls back; its
+ * q_4byte_aligned_wgmma, san_exact_alloc__wgmma, operand_rounding_wgmma and
+ * weight_rounding_wgmma as the bf16 door's.
  *  - tc_attn_gpu/<edge>__<arm>, the special-value edges: one planted cache element, 8 heads over
  *    300 rows, each arm within class attn of the oracle (NaN and infinity positions exact):
  *  - low_payload_nan, low_payload_nan_latent: a NaN whose payload lies only in the low 13 mantissa
@@ -224,6 +229,7 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
                    : !strcmp(mode, tc_attn_flag(TC_ATTN_TF32))   ? TC_ATTN_TF32
                    : !strcmp(mode, tc_attn_flag(TC_ATTN_3XTF32)) ? TC_ATTN_3XTF32
                    : !strcmp(mode, tc_attn_flag(TC_ATTN_BF16))   ? TC_ATTN_BF16
+                   : !strcmp(mode, tc_attn_flag(TC_ATTN_WGMMA))  ? TC_ATTN_WGMMA
                                                                  : 0; /* the flag's arm, or none */
     const int rule = tc != 0 && tc_attn_covers(tc, g->kv_rank, g->d_rope, bca->ptr);
     tb_expectf(&t, rule == expect_tc, "case %s states expect_tc %d, the coverage rule says %d",
@@ -363,6 +369,35 @@ static const geom G_SMALL_RANK = {"kv_rank 128, d_rope 64, 5 heads, t_q 2, t_kv 
                                   0.0f};
 ARM_TESTS(small_rank, G_SMALL_RANK)
 
+/* The wgmma door (kernels/mla_attn_wg.cu) covers kv_rank 512 with d_rope 64 only: engaged on
+ * every geometry above of that width (the edges, decode, verify, 3 heads, gathered), declined
+ * (the f32 launcher's bytes) on glm5_next's NoPE width and kv_rank 128. expect: the coverage
+ * rule's verdict, stated per case (run() checks it against tests/lib/tc_attn.h). */
+#define WGMMA_TEST(g, G, expect)                                                                   \
+    Test(tc_attn_gpu, g##__wgmma, .timeout = 300) {                                                \
+        GPU_REQUIRE();                                                                             \
+        run(#g "__wgmma", &G, "wgmma", expect);                                                    \
+    }
+WGMMA_TEST(low_payload_nan, G_NAN, 1)
+WGMMA_TEST(low_payload_nan_latent, G_NAN_LATENT, 1)
+WGMMA_TEST(inf_rope, G_INF, 1)
+WGMMA_TEST(inf_rope_exact_q, G_INF_EXACT, 1)
+WGMMA_TEST(ninf_latent_exact_q, G_NINF_LATENT, 1)
+WGMMA_TEST(glm5_decode, G_DECODE, 1)
+WGMMA_TEST(glm5_verify, G_VERIFY, 1)
+WGMMA_TEST(partial_heads, G_PARTIAL, 1)
+WGMMA_TEST(gathered, G_GATHER, 1)
+WGMMA_TEST(declines_next_decode, G_NEXT, 0)
+WGMMA_TEST(declines_small_rank, G_SMALL_RANK, 0)
+/* glm5 decode over 32K rows (128 chunks of 256 slots: the door's shipped shape, 8 tiles a
+ * block) and one query over 4099 rows (a partial last tile and a partial last stage) */
+static const geom G_DECODE_32K = {
+    "glm5 decode, t_kv 32768", 64, 512, 64, 1, 32768, 0, MLA_GLM5_SCALE, 0, 0, 0u, 0.0f};
+static const geom G_DECODE_ODD = {"glm5 decode, t_kv 4099", 64, 512, 64, 1,   4099, 0,
+                                  MLA_GLM5_SCALE,           0,  0,   0u, 0.0f};
+WGMMA_TEST(glm5_decode_32k, G_DECODE_32K, 1)
+WGMMA_TEST(glm5_decode_odd, G_DECODE_ODD, 1)
+
 /* n floats of src on the device one float past the allocation's start (own, 16-byte aligned), so
  * only 4-byte aligned: the view into *own is returned in *view, and the host image of the whole
  * allocation (zeros around src) is returned for tb_input_untouched (caller frees both). */
@@ -473,8 +508,14 @@ static void q_4byte_aligned(const char *test, const geom *g) {
 static void q_4byte_aligned_bf16(const char *test, const geom *g) {
     q_4byte_aligned_arm(test, g, "bf16");
 }
+/* the wgmma door loads q itself as well: 16-byte loads where both are 16-byte aligned, else
+ * 4-byte ones (attn_tc_wg) */
+static void q_4byte_aligned_wgmma(const char *test, const geom *g) {
+    q_4byte_aligned_arm(test, g, "wgmma");
+}
 ALIGNMENT_TESTS(q_4byte_aligned)
 ALIGNMENT_TESTS(q_4byte_aligned_bf16)
+ALIGNMENT_TESTS(q_4byte_aligned_wgmma)
 
 /* san_exact_alloc__<arm>: the door on q_lat, q_pe, the cache, the gathered indices and the
  * output in allocations of exactly their size (gpu_exact_*: no guard band), q at float `off` of
@@ -538,7 +579,8 @@ static void exact_alloc_run(tb *t, const geom *g, const char *flag, int off) {
 static void exact_alloc(const char *test, const char *flag) {
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, test);
-    const geom *gs[3] = {&G_PARTIAL, &G_SMALL_RANK, &G_GATHER};
+    /* the wgmma door covers glm5's width only: glm5 decode (a split walk) for kv_rank 128 */
+    const geom *gs[3] = {&G_PARTIAL, strcmp(flag, "wgmma") ? &G_SMALL_RANK : &G_DECODE, &G_GATHER};
     for (int k = 0; k < 3; k++)
         for (int off = 0; off < 2; off++) exact_alloc_run(&t, gs[k], flag, off);
 }
@@ -554,6 +596,10 @@ Test(tc_attn_gpu, san_exact_alloc__3xtf32, .timeout = 300) {
 Test(tc_attn_gpu, san_exact_alloc__bf16, .timeout = 300) {
     GPU_REQUIRE();
     exact_alloc("san_exact_alloc__bf16", "bf16");
+}
+Test(tc_attn_gpu, san_exact_alloc__wgmma, .timeout = 300) {
+    GPU_REQUIRE();
+    exact_alloc("san_exact_alloc__wgmma", "wgmma");
 }
 
 Test(tc_attn_gpu, door_off, .timeout = 300) {
@@ -578,6 +624,10 @@ static const geom G_WIDE = {
 Test(tc_attn_gpu, declines_wide__bf16, .timeout = 300) {
     GPU_REQUIRE();
     run("declines_wide__bf16", &G_WIDE, "bf16", 0);
+}
+Test(tc_attn_gpu, declines_wide__wgmma, .timeout = 300) {
+    GPU_REQUIRE();
+    run("declines_wide__wgmma", &G_WIDE, "wgmma", 0);
 }
 Test(tc_attn_gpu, wide__tf32, .timeout = 300) {
     GPU_REQUIRE();
@@ -676,7 +726,7 @@ static float bf16_trunc(float x) {
 }
 /* Arm tc's operand rounding (1: rounded, 0: truncated) */
 static float arm_round(int tc, int rounded, float x) {
-    if (tc == TC_ATTN_BF16) return rounded ? bf16_rne(x) : bf16_trunc(x);
+    if (tc_attn_is_bf16(tc)) return rounded ? bf16_rne(x) : bf16_trunc(x);
     return rounded ? tf32_rna(x) : tf32_trunc(x);
 }
 
@@ -761,6 +811,14 @@ GEOM_TEST(operand_rounding_bf16, decode, G_DECODE)
 GEOM_TEST(operand_rounding_bf16, verify, G_VERIFY)
 GEOM_TEST(operand_rounding_bf16, next, G_NEXT)
 GEOM_TEST(operand_rounding_bf16, gathered, G_GATHER)
+/* The wgmma door converts q, the cache (one bf16 tile for both products) and P by cvt.rn.bf16x2
+ * as the bf16 door (mla_bf16x2): the same check, on the widths it covers */
+static void operand_rounding_wgmma(const char *test, const geom *g) {
+    operand_rounding_arm(test, g, TC_ATTN_WGMMA);
+}
+GEOM_TEST(operand_rounding_wgmma, decode, G_DECODE)
+GEOM_TEST(operand_rounding_wgmma, verify, G_VERIFY)
+GEOM_TEST(operand_rounding_wgmma, gathered, G_GATHER)
 
 /* The door's softmax weights reach P . V as cvt.rna(p) (at_tf32 into the P tile), its denominator
  * keeps the f32 weights. With every logit exact (q and cache in halves, as integer_identity: each
@@ -793,7 +851,7 @@ static void weight_rounding_arm(const char *test, const geom *g, int tc) {
     const double u = 0x1p-24;
     /* the tile's P . V accumulation: tf32 4 mma.sync k8 instructions at 18u (H), bf16 2 k16 at
      * 34u (H16); an ambiguous head: a weight's rounding may flip, a whole ulp (2^-10 / 2^-7) */
-    const int bf = tc == TC_ATTN_BF16;
+    const int bf = tc_attn_is_bf16(tc);
     const double acc_u = bf ? 68.0 : 72.0, amb_rel = bf ? 0x1p-6 : 0x1p-9;
     double *atol = tb_xmalloc(&t, io.no * sizeof *atol);
     float *reff = tb_xmalloc(&t, io.no * 4);
@@ -916,3 +974,10 @@ GEOM_TEST(weight_rounding, tf32_absorbed, G_ONE_TILE)
 GEOM_TEST(weight_rounding, tf32_gathered, G_ONE_TILE_GATHER)
 GEOM_TEST(weight_rounding_bf16, absorbed, G_ONE_TILE)
 GEOM_TEST(weight_rounding_bf16, gathered, G_ONE_TILE_GATHER)
+/* The wgmma door: P by cvt.rn.bf16x2, 2 k16 instructions a tile into each output accumulator
+ * (wgmma.m64n256k16), its denominator from the f32 weights (depth 5): the bf16 prediction */
+static void weight_rounding_wgmma(const char *test, const geom *g) {
+    weight_rounding_arm(test, g, TC_ATTN_WGMMA);
+}
+GEOM_TEST(weight_rounding_wgmma, absorbed, G_ONE_TILE)
+GEOM_TEST(weight_rounding_wgmma, gathered, G_ONE_TILE_GATHER)

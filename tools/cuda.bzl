@@ -15,6 +15,10 @@ API (after rules_cuda's, reduced to what this project needs):
     gencode:    replaces CUDA_GENCODE for these sources (still overridable by
                 CUDA_GENCODE_OVERRIDE), e.g. "-gencode=arch=compute_90a,code=sm_90a" for code that
                 needs Hopper's arch-specific instructions (wgmma, setmaxnreg); default None
+    arch_srcs:  the sources among srcs that need sm_90a (CUDA_GENCODE_ARCH) while the rest keep
+                `gencode` or CUDA_GENCODE: the product library's wgmma door arm
+                (kernels/mla_attn_wg.cu) beside its sm_90 sources; default [] (also a parameter of
+                cuda_ptxas_reports, so each report sees the flags its object is built with)
   The result links statically (linkstatic = True) and depends on @cuda//:cudart.
 
 Architecture: CUDA_GENCODE below (Hopper: sm_90 machine code only; no PTX is embedded, so the
@@ -27,6 +31,9 @@ NVCC = "/usr/local/cuda/bin/nvcc"
 
 CUDA_GENCODE = "-gencode=arch=compute_90,code=sm_90"
 
+# Hopper's arch-specific target (wgmma, setmaxnreg): runs only on sm_90 devices (H100, H200).
+CUDA_GENCODE_ARCH = "-gencode=arch=compute_90a,code=sm_90a"
+
 # The product flags every nvcc action here starts with (cuda_library's objects, and the ptxas
 # reports of cuda_ptxas_reports, which must see the code the product build compiles).
 NVCC_FLAGS = " ".join([
@@ -35,10 +42,11 @@ NVCC_FLAGS = " ".join([
     "-Xcompiler -fPIC",
 ])
 
-def cuda_library(name, srcs, hdrs = [], deps = [], cuda_hdrs = [], copts = [], host_copts = [], cmd_suffix = "", gencode = None, **kwargs):
-    flags = NVCC_FLAGS if gencode == None else NVCC_FLAGS.replace(CUDA_GENCODE, gencode)
+def cuda_library(name, srcs, hdrs = [], deps = [], cuda_hdrs = [], copts = [], host_copts = [], cmd_suffix = "", gencode = None, arch_srcs = [], **kwargs):
     objs = []
     for src in srcs:
+        g = CUDA_GENCODE_ARCH if src in arch_srcs else gencode
+        flags = NVCC_FLAGS if g == None else NVCC_FLAGS.replace(CUDA_GENCODE, g)
         base = src.split("/")[-1].rsplit(".", 1)[0]
         out = name + "_objs/" + base + ".o"
         native.genrule(
@@ -66,7 +74,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], cuda_hdrs = [], copts = [], h
         **kwargs
     )
 
-def cuda_ptxas_reports(name, srcs, hdrs = [], **kwargs):
+def cuda_ptxas_reports(name, srcs, hdrs = [], arch_srcs = [], **kwargs):
     """One genrule per source: nvcc with the product flags of cuda_library (no cmd_suffix: never a
     bite or slow define) plus -Xptxas -v, its report written to <name>/<file>.ptxas.txt (the
     object is thrown away); and a filegroup `name` of the reports (tools/ptxas_budget.py)."""
@@ -82,7 +90,7 @@ def cuda_ptxas_reports(name, srcs, hdrs = [], **kwargs):
             cmd = " ".join([
                 "T=$$(mktemp -d) &&",
                 NVCC,
-                NVCC_FLAGS,
+                NVCC_FLAGS if src not in arch_srcs else NVCC_FLAGS.replace(CUDA_GENCODE, CUDA_GENCODE_ARCH),
                 "-I. -I$(GENDIR)",
                 "-Xptxas -v",
                 "-c $(location " + src + ")",

@@ -494,7 +494,10 @@ FILE_CHECKS = {
     "kernels/mla_attn.cu": ["attn_absorbed", "attn_gathered", "attn_absorbed_tctf32",
                             "attn_gathered_tctf32", "attn_absorbed_tc3xtf32",
                             "attn_gathered_tc3xtf32", "attn_absorbed_tcbf16",
-                            "attn_gathered_tcbf16"],
+                            "attn_gathered_tcbf16", "attn_absorbed_tcwgmma",
+                            "attn_gathered_tcwgmma"],
+    # the wgmma door arm's kernel (its launch, plan, workspace and combine are mla_attn.cu's)
+    "kernels/mla_attn_wg.cu": ["attn_absorbed_tcwgmma", "attn_gathered_tcwgmma"],
     "kernels/mla_dense.cu": ["rope", "split_latent", "append_latent", "absorb_q", "decompress_v"],
     "kernels/mla_gemm_bf16.cu": ["bf16_absorb_f32", "bf16_absorb_bf16", "bf16_decompress_f32",
                                  "bf16_decompress_bf16"],
@@ -505,6 +508,7 @@ FILE_BINARIES = {
     # that no sanitizer sees loses on every launch; a few seconds, before the others
     "kernels/mla_attn.cu": ["attn_shake_gpu_test", "decode_split_gpu_test", "decode_chain_gpu_test",
                             "tc_attn_gpu_test"],
+    "kernels/mla_attn_wg.cu": ["attn_shake_gpu_test", "tc_attn_gpu_test"],
     "kernels/mla_dense.cu": ["decode_split_gpu_test", "decode_chain_gpu_test"],
     "kernels/mla_gemm_bf16.cu": ["tc_prefill_gpu_test"],
     "kernels/mla_kpool.cu": ["select_shake_gpu_test", "kpool_identities_gpu_test",
@@ -516,6 +520,7 @@ FILE_BINARIES = {
 # launcher's validation and launch). A file not listed gets them all.
 FILE_FUZZERS = {
     "kernels/mla_attn.cu": ["gathered_indices", "contract_codes"],
+    "kernels/mla_attn_wg.cu": ["gathered_indices"],
     "kernels/mla_dense.cu": ["split_invariance", "rope_positions", "contract_codes"],
     "kernels/mla_gemm_bf16.cu": [],
     "kernels/mla_kpool.cu": ["select_order", "score_identity", "ring_residency", "contract_codes"],
@@ -524,6 +529,8 @@ FILE_SANITIZE = {
     "kernels/mla_attn.cu": ["dense_gpu_goldens_test", "kpool_gpu_goldens_test",
                             "decode_split_gpu_test", "decode_chain_gpu_test", "tc_attn_gpu_test",
                             "attn_shake_gpu_test"],
+    "kernels/mla_attn_wg.cu": ["dense_gpu_goldens_test", "kpool_gpu_goldens_test",
+                               "tc_attn_gpu_test", "attn_shake_gpu_test"],
     "kernels/mla_dense.cu": ["dense_gpu_goldens_test", "decode_split_gpu_test",
                              "decode_chain_gpu_test"],
     "kernels/mla_gemm_bf16.cu": ["dense_gpu_goldens_test", "tc_prefill_gpu_test"],
@@ -542,6 +549,7 @@ KERNEL_CHECKS = [
     ("kpool_desc32", ["select"]), ("kpool_write_tail_pad", ["select"]),
     ("block_excl_scan", ["select"]),
     ("attn_tc_bf16", ["attn_absorbed_tcbf16", "attn_gathered_tcbf16"]),
+    ("attn_tc_wg", ["attn_absorbed_tcwgmma", "attn_gathered_tcwgmma"]),
 ]
 GOLDEN_SUITES = ["dense_gpu_goldens_test", "kpool_gpu_goldens_test"]
 
@@ -1366,6 +1374,18 @@ def cmd_run(a, ms):
 # //tools:mutate_test checks that they agree), for same-code's objects.
 PRODUCT_NVCC_FLAGS = ["-std=c++17", "-O3", "-gencode=arch=compute_90,code=sm_90", "-Xcompiler",
                       "-fPIC"]
+# The sources the product build compiles for sm_90a instead (kernels/BUILD MLA_KERNEL_ARCH_SRCS,
+# tools/cuda.bzl CUDA_GENCODE_ARCH; //tools:mutate_test checks both): built with the plain
+# gencode, the wgmma arm's kernel would be its __trap() stub, and every mutant of it the same code.
+PRODUCT_ARCH_SRCS = ("kernels/mla_attn_wg.cu",)
+PRODUCT_ARCH_GENCODE = "-gencode=arch=compute_90a,code=sm_90a"
+
+
+def product_nvcc_flags(rel):
+    """The product build's nvcc flags for the source rel (relative to the repository root)."""
+    if rel not in PRODUCT_ARCH_SRCS:
+        return PRODUCT_NVCC_FLAGS
+    return [PRODUCT_ARCH_GENCODE if f.startswith("-gencode") else f for f in PRODUCT_NVCC_FLAGS]
 # The one section of an nvcc object that differs from one build of the same source to the next:
 # the symbol names, which carry nvcc's per-build module id (checked: every other section of two
 # builds in the same directory is byte-identical; the embedded fatbinary depends on the source's
@@ -1402,7 +1422,7 @@ def differing_sections(a, b):
 
 def nvcc_object(nvcc, root, rel, out):
     """nvcc -c of root/rel with the product flags (-I root): (ok, the compiler's last lines)."""
-    r = subprocess.run([nvcc, *PRODUCT_NVCC_FLAGS, "-I", root, "-c", "-o", out,
+    r = subprocess.run([nvcc, *product_nvcc_flags(rel), "-I", root, "-c", "-o", out,
                         os.path.join(root, rel)], capture_output=True, text=True)
     return r.returncode == 0, "\n".join((r.stdout + r.stderr).strip().splitlines()[-3:])
 

@@ -988,6 +988,17 @@ def same_code_finds_the_mutants_nvcc_compiles_to_the_same_object():
     body = body.replace('"$${CUDA_GENCODE_OVERRIDE:-" + CUDA_GENCODE + "}"', f'"{gencode}"')
     flags = " ".join(re.findall(r'"([^"]*)"', body)).split()
     assert flags == mu.PRODUCT_NVCC_FLAGS, (flags, mu.PRODUCT_NVCC_FLAGS)
+    # the sm_90a sources and their gencode (kernels/BUILD, tools/cuda.bzl)
+    arch = re.search(r'CUDA_GENCODE_ARCH = "([^"]+)"', bzl).group(1)
+    assert arch == mu.PRODUCT_ARCH_GENCODE, (arch, mu.PRODUCT_ARCH_GENCODE)
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels",
+                           "BUILD")) as f:
+        kb = f.read()
+    srcs = re.findall(r'"([^"]+)"', re.search(r"MLA_KERNEL_ARCH_SRCS = \[(.*?)\]", kb, re.S).group(1))
+    assert tuple("kernels/" + x for x in srcs) == mu.PRODUCT_ARCH_SRCS, (srcs, mu.PRODUCT_ARCH_SRCS)
+    assert mu.product_nvcc_flags("kernels/mla_attn_wg.cu") == [
+        arch if f.startswith("-gencode") else f for f in mu.PRODUCT_NVCC_FLAGS]
+    assert mu.product_nvcc_flags("kernels/mla_attn.cu") == mu.PRODUCT_NVCC_FLAGS
 
 
 @test

@@ -34,12 +34,14 @@
 #define MLA_CHECKS_split_latent(V, c) V(c, split_latent, split_latent, 0)
 #define MLA_CHECKS_append_latent(V, c) V(c, append_latent, append_latent, 0)
 #define MLA_CHECKS_absorb_q(V, c) V(c, absorb_q, absorb_q, 0)
-/* attention: variant 0 the f32 launcher; 1 / 2 / 3 the MEMRA_MLA_TC_ATTN door's 3xTF32 / TF32 /
- * bf16 arms (EXPERIMENTAL; within class attn plus the arm's arithmetic, tests/lib/compare.h) */
+/* attention: variant 0 the f32 launcher; 1 / 2 / 3 / 4 the MEMRA_MLA_TC_ATTN door's 3xTF32 /
+ * TF32 / bf16 / wgmma arms (EXPERIMENTAL; within class attn plus the arm's arithmetic,
+ * tests/lib/compare.h) */
 #define MLA_CHECKS_attn_absorbed(V, c)                                                             \
     V(c, attn_absorbed, attn_absorbed, 0)                                                          \
     V(c, attn_absorbed, attn_absorbed_tc3xtf32, 1)                                                 \
-    V(c, attn_absorbed, attn_absorbed_tctf32, 2) V(c, attn_absorbed, attn_absorbed_tcbf16, 3)
+    V(c, attn_absorbed, attn_absorbed_tctf32, 2)                                                   \
+    V(c, attn_absorbed, attn_absorbed_tcbf16, 3) V(c, attn_absorbed, attn_absorbed_tcwgmma, 4)
 #define MLA_CHECKS_decompress_v(V, c) V(c, decompress_v, decompress_v, 0)
 /* variant 0: y f32, 1: y bf16 */
 #define MLA_CHECKS_bf16_absorb(V, c)                                                               \
@@ -53,7 +55,8 @@
 #define MLA_CHECKS_attn_gathered(V, c)                                                             \
     V(c, attn_gathered, attn_gathered, 0)                                                          \
     V(c, attn_gathered, attn_gathered_tc3xtf32, 1)                                                 \
-    V(c, attn_gathered, attn_gathered_tctf32, 2) V(c, attn_gathered, attn_gathered_tcbf16, 3)
+    V(c, attn_gathered, attn_gathered_tctf32, 2)                                                   \
+    V(c, attn_gathered, attn_gathered_tcbf16, 3) V(c, attn_gathered, attn_gathered_tcwgmma, 4)
 
 /* ---- dense MLA core (suite dense_gpu) ------------------------------------------------------- */
 #define MLA_DENSE_CASES(X)                                                                         \

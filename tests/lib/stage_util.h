@@ -23,13 +23,15 @@
 /* The latent inputs' (kv, cache) fill scale: geometry latent_scale, 0 = 1. */
 #define LATENT_SCALE (G->latent_scale != 0.0f ? G->latent_scale : 1.0f)
 
-/* The tensor-core attention checks (variants 1 / 2 / 3 of attn_absorbed / attn_gathered,
+/* The tensor-core attention checks (variants 1 / 2 / 3 / 4 of attn_absorbed / attn_gathered,
  * tests/lib/case_list.h) name their arm by variant: 1 the 3xtf32 arm, 2 the tf32 arm, 3 the bf16
- * arm, 0 the f32 launcher (tests/lib/tc_attn.h states each arm's coverage, walk and arithmetic). */
+ * arm, 4 the wgmma arm, 0 the f32 launcher (tests/lib/tc_attn.h states each arm's coverage, walk
+ * and arithmetic). */
 static inline int tc_attn_of_variant(int variant) {
     return variant == 1   ? TC_ATTN_3XTF32
            : variant == 2 ? TC_ATTN_TF32
            : variant == 3 ? TC_ATTN_BF16
+           : variant == 4 ? TC_ATTN_WGMMA
                           : 0;
 }
 /* The door's receipt over one call of arm tc (mla_tc_attn_dispatches() was `before`): one more

@@ -384,7 +384,7 @@ int main(int argc, char **argv) {
         });
         /* the tensor-core arms through their door (EXPERIMENTAL; not the f32 arm's bytes: the
          * "vs first arm" column says so), with the receipt */
-        for (const char *mode : {"tf32", "bf16", "3xtf32"}) {
+        for (const char *mode : {"tf32", "bf16", "3xtf32", "wgmma"}) {
             setenv("MEMRA_MLA_TC_ATTN", mode, 1);
             uint64_t before = mla_tc_attn_dispatches();
             char note[32];

@@ -714,8 +714,8 @@ int main(int argc, char **argv) {
         },
         2, reps, &s_g1);
     const std::string h_g1 = dev_sha256(o, (size_t)g_heads * g_rank); /* query 0's rows */
-    /* the door arms (MEMRA_MLA_TC_ATTN=tf32 and bf16; each its own class, not the f32 bytes),
-     * each with its receipt */
+    /* the door arms (MEMRA_MLA_TC_ATTN=tf32, bf16 and wgmma; each its own class, not the f32
+     * bytes), each with its receipt */
     /* mode, and the JSON's arm and note: string literals, which the records keep until the
      * JSON is written (H200, twenty-third session, call 4: names built in a loop were
      * temporaries, both arms were named by the last, and the writer refused the duplicates) */
@@ -725,8 +725,9 @@ int main(int argc, char **argv) {
         double t512 = 0, t1 = 0;
         std::string h512, h1;
         uint64_t receipts = 0;
-    } doors[2] = {{"tf32", "TC door: tf32", "MEMRA_MLA_TC_ATTN=tf32 (own class)", {}, {}},
-                  {"bf16", "TC door: bf16", "MEMRA_MLA_TC_ATTN=bf16 (own class)", {}, {}}};
+    } doors[3] = {{"tf32", "TC door: tf32", "MEMRA_MLA_TC_ATTN=tf32 (own class)", {}, {}},
+                  {"bf16", "TC door: bf16", "MEMRA_MLA_TC_ATTN=bf16 (own class)", {}, {}},
+                  {"wgmma", "TC door: wgmma", "MEMRA_MLA_TC_ATTN=wgmma (own class)", {}, {}}};
     for (door_arm &da : doors) {
         setenv("MEMRA_MLA_TC_ATTN", da.mode, 1);
         const uint64_t tc0 = mla_tc_attn_dispatches();

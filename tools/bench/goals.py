@@ -13,7 +13,7 @@ run-gpu-tier.sh --bench runs it after the peer. A goal whose row is absent from 
 The goals (glm5 decode, t_kv 32768, unless noted):
   attn_absorbed, the default arm                   <= 70 us
   attn_absorbed, the tensor-core door arm          <= 30 us
-                 (single-pass operands: tf32 or bf16, each with its own class)
+                 (single-pass operands: tf32, bf16 or bf16 on wgmma, each with its own class)
   decompress_v, the launcher or its split door     <= 12 us
   absorb_q, the launcher or its split door         <= 10 us
   kpool_select radix at the shipped shape          <= 1.5 reads of the score plane
@@ -36,8 +36,8 @@ TIES_SHAPE = SELECT_SHAPE + ", 8-level ties"
 #  "reads")
 GOALS = [
     ("attention, default path", "attn_absorbed", "decode", [""], 70.0, "us"),
-    ("attention, door arm", "attn_absorbed", "decode", ["TC door: tf32", "TC door: bf16"], 30.0,
-     "us"),
+    ("attention, door arm", "attn_absorbed", "decode",
+     ["TC door: tf32", "TC door: bf16", "TC door: wgmma"], 30.0, "us"),
     ("decompress_v", "decompress_v", "decode", ["split off", "door: split *"], 12.0, "us"),
     ("absorb_q", "absorb_q", "decode", ["split off", "door: split *"], 10.0, "us"),
     ("radix select", "kpool_select", SELECT_SHAPE, ["radix"], 1.5, "reads"),

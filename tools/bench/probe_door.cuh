@@ -1,7 +1,5 @@
 /* probe_door.cuh: what the door prototypes (probe_door_pingpong.cu, probe_door_wgmma.cu) share
  * on the bf16 arm's chunk plan and workspace:
- *  - probe_bf16x2 (two floats to bf16, round to nearest even, as the bf16 arm) and
- *    probe_mbar_arrive (one plain arrival on an mbarrier);
  *  - probe_block_of, a block's (query, 64-head group, chunk) and its chunk's visible slots;
  *  - probe_empty_partial, the partial of a chunk with no visible slot, as the bf16 arm writes it;
  *  - the split walk's combine: a copy of attn_combine_f32 (kernels/mla_attn.cu, static there), so
@@ -19,23 +17,12 @@
 #include <string.h>
 
 #include "kernels/mla.h"
+#include "kernels/mla_cuda_util.cuh"
 #include "kernels/mla_door.h"
 #include "tools/bench/probe_util.cuh"
 
 #define PROBE_COMBINE_MAX_CHUNKS 256
 #define PROBE_COMBINE_NT 128 /* threads (= columns) a block: attn_combine_f32's AC_NT */
-
-/* bf16(lo) in the low half, bf16(hi) in the high half (cvt.rn: round to nearest even) */
-static __device__ __forceinline__ uint32_t probe_bf16x2(float lo, float hi) {
-    uint32_t r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-/* one arrival of this thread on the mbarrier (release semantics) */
-static __device__ __forceinline__ void probe_mbar_arrive(uint64_t *bar) {
-    const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(b) : "memory");
-}
 
 /* A prototype block on the bf16 arm's plan: blockIdx.x = chunk * n_tiles + tile, tile = (query i,
  * head group h0 .. h0 + 63); its chunk's slots [c_begin, c_end), c_end cut at the causal limit

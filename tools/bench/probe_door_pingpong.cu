@@ -163,10 +163,10 @@ static __global__ void __launch_bounds__(PP_NT, 1)
                         const float *ra = qb + (size_t)(mt * 16 + fg) * PP_LDK + c;
                         const float4 lo = *reinterpret_cast<const float4 *>(ra);
                         const float4 hi = *reinterpret_cast<const float4 *>(ra + 8 * PP_LDK);
-                        qf[mt][s][0] = probe_bf16x2(lo.x, lo.y);
-                        qf[mt][s][1] = probe_bf16x2(hi.x, hi.y);
-                        qf[mt][s][2] = probe_bf16x2(lo.z, lo.w);
-                        qf[mt][s][3] = probe_bf16x2(hi.z, hi.w);
+                        qf[mt][s][0] = mla_bf16x2(lo.x, lo.y);
+                        qf[mt][s][1] = mla_bf16x2(hi.x, hi.y);
+                        qf[mt][s][2] = mla_bf16x2(lo.z, lo.w);
+                        qf[mt][s][3] = mla_bf16x2(hi.z, hi.w);
                     }
             }
             __syncthreads(); /* the half's reads done before the next half or tile 2 */
@@ -217,7 +217,7 @@ static __global__ void __launch_bounds__(PP_NT, 1)
 #pragma unroll
                 for (int nt = 0; nt < 2; nt++) {
                     const float4 kv4 = *reinterpret_cast<const float4 *>(bs + nt * 8 * PP_LDK + c);
-                    const uint32_t b[2] = {probe_bf16x2(kv4.x, kv4.y), probe_bf16x2(kv4.z, kv4.w)};
+                    const uint32_t b[2] = {mla_bf16x2(kv4.x, kv4.y), mla_bf16x2(kv4.z, kv4.w)};
 #pragma unroll
                     for (int mt = 0; mt < 2; mt++) pp_mma(sa[nt][mt], qf[mt][s], b);
                 }
@@ -281,7 +281,7 @@ static __global__ void __launch_bounds__(PP_NT, 1)
             for (int x = 0; x < 4; x++)
                 p[x] = (live && vd[x] && lg[x] == lg[x]) ? expf(lg[x] - m_new) : 0.0f;
             *reinterpret_cast<uint2 *>(psg + sh * PP_PLB + 4 * sq) =
-                make_uint2(probe_bf16x2(p[0], p[1]), probe_bf16x2(p[2], p[3]));
+                make_uint2(mla_bf16x2(p[0], p[1]), mla_bf16x2(p[2], p[3]));
             float ls = __fadd_rn(__fadd_rn(__fadd_rn(p[0], p[1]), p[2]), p[3]);
             ls = __fadd_rn(ls, __shfl_xor_sync(0xffffffffu, ls, 1));
             ls = __fadd_rn(ls, __shfl_xor_sync(0xffffffffu, ls, 2));
@@ -314,13 +314,13 @@ static __global__ void __launch_bounds__(PP_NT, 1)
 #pragma unroll
             for (int nt = 0; nt < PP_NNT; nt++) {
                 const float *bk = bv + nt * 8;
-                const uint32_t b[2] = {probe_bf16x2(bk[0], bk[PP_LDK]),
-                                       probe_bf16x2(bk[8 * PP_LDK], bk[9 * PP_LDK])};
+                const uint32_t b[2] = {mla_bf16x2(bk[0], bk[PP_LDK]),
+                                       mla_bf16x2(bk[8 * PP_LDK], bk[9 * PP_LDK])};
 #pragma unroll
                 for (int mt = 0; mt < 2; mt++) pp_mma(o[mt][nt], a[mt], b);
             }
         }
-        probe_mbar_arrive(&empty[k & 3]); /* this thread's reads of buffer k % 4 are done */
+        mla_mbar_arrive(&empty[k & 3]); /* this thread's reads of buffer k % 4 are done */
         /* the next tile's barrier (b) orders the group's P and alpha reads before their writes */
     }
 

@@ -52,6 +52,7 @@
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_util.cuh"
 #include "kernels/mla_door.h"
+#include "kernels/mla_wgmma.cuh"
 #include "tools/bench/probe_door.cuh"
 #include "tools/bench/probe_util.cuh"
 
@@ -73,94 +74,6 @@
 
 static_assert(WG_SMEM <= 232448, "the prototype's shared memory");
 static_assert(WG_STAGES == WG_JT * WG_W * 4, "the stages hold one f32 tile");
-
-/* the byte offset of bf16 element (row, col) in a 128-byte swizzled K-major region of rb rows a
- * 64-column block: 16-byte chunk c of a 128-byte row sits at chunk c ^ (row & 7) (Swizzle<3,4,3>,
- * the pattern wgmma's 128B mode applies to 1024-byte aligned atoms of 8 rows) */
-static __device__ __forceinline__ uint32_t wg_sw(int row, int col, int rb) {
-    return (uint32_t)((col >> 6) * rb * 128 + row * 128 + ((((col & 63) >> 3) ^ (row & 7)) << 4) +
-                      ((col & 7) << 1));
-}
-/* a shared-memory matrix descriptor in the 128B swizzle mode */
-static __device__ __forceinline__ uint64_t wg_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
-    return (uint64_t)((saddr & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |
-           ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
-}
-static __device__ __forceinline__ void wg_fence(void) {
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-static __device__ __forceinline__ void wg_commit(void) {
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-template <int N> static __device__ __forceinline__ void wg_wait(void) {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-/* the accumulators' reads kept after the wait (and their writes before the next wgmma) */
-template <int N> static __device__ __forceinline__ void wg_keep(float (&d)[N]) {
-#pragma unroll
-    for (int e = 0; e < N; e++) asm volatile("" : "+f"(d[e])::"memory");
-}
-static __device__ __forceinline__ void wg_proxy_fence(void) {
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-/* a named barrier with its id and count as immediates: the second form's racecheck hazards sat
- * across a barrier whose id and count were registers, and that racecheck misreads such a barrier
- * is one hypothesis (untested) */
-template <int ID, int N> static __device__ __forceinline__ void wg_named_sync(void) {
-    asm volatile("bar.sync %0, %1;" ::"n"(ID), "n"(N) : "memory");
-}
-/* 4 floats as bf16 into the swizzled region at byte offset off (8 bytes) */
-static __device__ __forceinline__ void wg_st4(uint8_t *base, uint32_t off, float4 v) {
-    *reinterpret_cast<uint2 *>(base + off) =
-        make_uint2(probe_bf16x2(v.x, v.y), probe_bf16x2(v.z, v.w));
-}
-
-static __device__ __forceinline__ void wg_mma_ss_n32(float (&d)[16], uint64_t da, uint64_t db,
-                                                     int acc) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, "
-                 "1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-                 : "l"(da), "l"(db), "r"(acc));
-}
-
-static __device__ __forceinline__ void wg_mma_rs_n256(float (&d)[128], const uint32_t (&a)[4],
-                                                      uint64_t db) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
-        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%"
-        "24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%"
-        "46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%"
-        "68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%"
-        "90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%"
-        "110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127},"
-        " "
-        "{%128,%129,%130,%131}, %132, p, 1, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
-          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
-          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
-          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
-          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
-          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
-          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
-          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
-          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
-          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
-          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
-          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
-}
 
 /* MODE (the time's split, timing only): 0 the walk; 1 without the epilogue's stores (no output);
  * 2 also without any wgmma (the stream, the conversions, the softmax's protocol: no output).
@@ -247,10 +160,10 @@ static __global__ void __launch_bounds__(WG_NT, 1)
 #pragma unroll
         for (int j = 0; j < 36; j++) {
             const int e = t + 128 * j, hr = e / 144, c = 4 * (e - 144 * hr);
-            wg_st4(q_s, wg_sw(32 * wg + hr, c, 64), v[j]);
+            mla_wg_st4(q_s, mla_wg_sw(32 * wg + hr, c, 64), v[j]);
         }
-        wg_proxy_fence();
-        wg_named_sync<2, 256>(); /* q complete for warpgroup 0's wgmma */
+        mla_wg_proxy_fence();
+        mla_wg_named_sync<2, 256>(); /* q complete for warpgroup 0's wgmma */
     }
     float o[128];
 #pragma unroll
@@ -272,12 +185,12 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                     const float4 v =
                         row < rows ? *reinterpret_cast<const float4 *>(sc + row * WG_W + 4 * c4)
                                    : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                    wg_st4(tb, wg_sw(HT * st + row, 4 * c4, WG_JT), v);
+                    mla_wg_st4(tb, mla_wg_sw(HT * st + row, 4 * c4, WG_JT), v);
                 }
-                probe_mbar_arrive(&emptyF[st]);
+                mla_mbar_arrive(&emptyF[st]);
             }
-            wg_proxy_fence();
-            probe_mbar_arrive(&fullB[k & 1]);
+            mla_wg_proxy_fence();
+            mla_mbar_arrive(&fullB[k & 1]);
         };
         convert(0);
         for (int32_t k = 0; k < n_k; k++) {
@@ -303,16 +216,16 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                 o[4 * n + 2] = __fmul_rn(o[4 * n + 2], al1);
                 o[4 * n + 3] = __fmul_rn(o[4 * n + 3], al1);
             }
-            probe_mbar_arrive(pfree); /* after the rescale has consumed the loads */
-            wg_fence();
+            mla_mbar_arrive(pfree); /* after the rescale has consumed the loads */
+            mla_wg_fence();
 #pragma unroll
             for (int j = 0; j < (MODE == 2 ? 0 : 2); j++)
-                wg_mma_rs_n256(o, a[j],
-                               wg_desc(tiles_a + bt * WG_TILE + 4 * 4096 + j * 2048, 4096, 1024));
-            wg_commit();
-            wg_wait<0>();
-            wg_keep(o);
-            probe_mbar_arrive(&emptyB[bt]);
+                mla_wg_mma_rs_n256(
+                    o, a[j], mla_wg_desc(tiles_a + bt * WG_TILE + 4 * 4096 + j * 2048, 4096, 1024));
+            mla_wg_commit();
+            mla_wg_wait<0>();
+            mla_wg_keep(o);
+            mla_mbar_arrive(&emptyB[bt]);
         }
         mla_mbar_wait(pready, n_k & 1); /* the denominators, after the last tile */
         l0 = __uint_as_float(px[t]);
@@ -326,17 +239,17 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             if (MODE == 2) /* no wgmma: the softmax's inputs defined (the timing mode only) */
 #pragma unroll
                 for (int e = 0; e < 16; e++) s[e] = 0.0f;
-            wg_fence();
+            mla_wg_fence();
 #pragma unroll
             for (int ks = 0; ks < (MODE == 2 ? 0 : 36); ks++) {
                 const uint32_t ko = (uint32_t)((ks & 3) * 32);
-                wg_mma_ss_n32(s, wg_desc(q_a + (ks >> 2) * 8192 + ko, 16, 1024),
-                              wg_desc(tiles_a + bt * WG_TILE + (ks >> 2) * 4096 + ko, 16, 1024),
-                              ks > 0);
+                mla_wg_mma_ss_n32(
+                    s, mla_wg_desc(q_a + (ks >> 2) * 8192 + ko, 16, 1024),
+                    mla_wg_desc(tiles_a + bt * WG_TILE + (ks >> 2) * 4096 + ko, 16, 1024), ks > 0);
             }
-            wg_commit();
-            wg_wait<0>();
-            wg_keep(s);
+            mla_wg_commit();
+            mla_wg_wait<0>();
+            mla_wg_keep(s);
             /* the online softmax: rows r0 (s[4n], s[4n + 1]) and r0 + 8 (s[4n + 2], s[4n + 3]),
              * slots 8n + 2 (lane & 3) + {0, 1} of the tile */
             const int64_t sb = c_begin + (int64_t)WG_JT * k + 2 * (lane & 3);
@@ -380,10 +293,10 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             uint32_t a[2][4];
 #pragma unroll
             for (int j = 0; j < 2; j++) {
-                a[j][0] = probe_bf16x2(p[8 * j], p[8 * j + 1]);
-                a[j][1] = probe_bf16x2(p[8 * j + 2], p[8 * j + 3]);
-                a[j][2] = probe_bf16x2(p[8 * j + 4], p[8 * j + 5]);
-                a[j][3] = probe_bf16x2(p[8 * j + 6], p[8 * j + 7]);
+                a[j][0] = mla_bf16x2(p[8 * j], p[8 * j + 1]);
+                a[j][1] = mla_bf16x2(p[8 * j + 2], p[8 * j + 3]);
+                a[j][2] = mla_bf16x2(p[8 * j + 4], p[8 * j + 5]);
+                a[j][3] = mla_bf16x2(p[8 * j + 6], p[8 * j + 7]);
             }
             if (k >= 1) mla_mbar_wait(pfree, (k - 1) & 1);
 #pragma unroll
@@ -392,7 +305,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                 for (int xx = 0; xx < 4; xx++) px[(4 * j + xx) * 128 + t] = a[j][xx];
             px[8 * 128 + t] = __float_as_uint(al0);
             px[9 * 128 + t] = __float_as_uint(al1);
-            probe_mbar_arrive(pready);
+            mla_mbar_arrive(pready);
 #pragma unroll
             for (int n = 0; n < 32; n++) {
                 o[4 * n] = __fmul_rn(o[4 * n], al0);
@@ -400,21 +313,22 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                 o[4 * n + 2] = __fmul_rn(o[4 * n + 2], al1);
                 o[4 * n + 3] = __fmul_rn(o[4 * n + 3], al1);
             }
-            wg_fence();
+            mla_wg_fence();
 #pragma unroll
             for (int j = 0; j < (MODE == 2 ? 0 : 2); j++)
-                wg_mma_rs_n256(o, a[j], wg_desc(tiles_a + bt * WG_TILE + j * 2048, 4096, 1024));
-            wg_commit();
+                mla_wg_mma_rs_n256(o, a[j],
+                                   mla_wg_desc(tiles_a + bt * WG_TILE + j * 2048, 4096, 1024));
+            mla_wg_commit();
             /* waited here, not under the next tile's logits: with the wait deferred, ptxas
              * serialises every wgmma of the loop (C7515) */
-            wg_wait<0>();
-            wg_keep(o);
-            probe_mbar_arrive(&emptyB[bt]);
+            mla_wg_wait<0>();
+            mla_wg_keep(o);
+            mla_mbar_arrive(&emptyB[bt]);
         }
         mla_mbar_wait(pfree, (n_k - 1) & 1); /* the last tile's P read: px free */
         px[t] = __float_as_uint(l0);
         px[128 + t] = __float_as_uint(l1);
-        probe_mbar_arrive(pready);
+        mla_mbar_arrive(pready);
     }
     const int32_t cb = 256 * wg + 2 * (lane & 3);
     if (MODE != 0) {

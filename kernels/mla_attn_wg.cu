@@ -1,0 +1,504 @@
+/* mla_attn_wg.cu: the wgmma door arm, attn_tc_wg (MEMRA_MLA_TC_ATTN=wgmma; kernels/mla_door.h,
+ * kernels/mla_attn_wg.h), built for sm_90a (wgmma, setmaxnreg: tools/cuda.bzl arch_srcs).
+ *
+ * The bf16 arm's operands and roundings (q, the cache and P rounded to bf16 by cvt.rn, f32
+ * accumulators), its plan (64-head tiles, mla_attn_tcb_chunk_slots), workspace, edge semantics
+ * and combine, on a warp-specialised walk whose two products are Hopper's asynchronous
+ * warpgroup MMAs. Prototyped as tools/bench/probe_door_wgmma (twenty-seventh session,
+ * docs/performance.md), whose second form ran at decode 32K in 49.6 us on an H100 against the
+ * tf32 arm's 60.4. Block = (chunk, query i, 64-head group), 384 threads in three warpgroups, one
+ * block per SM (227 KB of shared memory):
+ *  - warpgroup 2, the producer: its first warp names the rows of each stage of 8 slots
+ *    (walk.row, -1 for an invalid slot or one past the chunk) into rows_s, each of the 8 lanes
+ *    arriving on the stage's mbarrier (lane 0 with the stage's bytes), and each lane of a valid
+ *    slot issues one bulk copy of its row (2304 bytes, the tensor memory accelerator's
+ *    1-D form) into one of 4 f32 stages, completing on the stage's mbarrier; setmaxnreg gives its
+ *    registers to the other two groups;
+ *  - warpgroup 1 converts each 32-slot tile (4 stages) once to bf16 in the 128-byte swizzled
+ *    K-major layout wgmma reads (an invalid slot's row written as zeros, never read), into one
+ *    of two tile buffers, tile k + 1 while warpgroup 0 computes tile k's logits, and records
+ *    the tile's valid slots as a 32-bit mask;
+ *  - both groups first load q (their 32 heads x 576, f32 to bf16 in the same layout; heads past
+ *    n_head as zeros);
+ *  - warpgroup 0 computes the tile's 64 x 32 logits with 36 wgmma.m64n32k16 (A = q, B = the
+ *    tile, both from shared memory, one f32 accumulator over all K), scales them, runs the online
+ *    softmax in registers (a quad of threads a head row, 8 slots a thread), and hands P (bf16 A
+ *    fragments) and the rescales to warpgroup 1 through shared memory and two mbarriers;
+ *  - each group owns 256 output columns of all 64 heads (64 x 256 f32, 128 registers a thread):
+ *    O *= alpha (f32), then two wgmma.m64n256k16 a tile, A = P from registers, B = the same bf16
+ *    tile read N-major (the V view of the cache rows).
+ * The softmax is the bf16 arm's, per head row: the tile max over valid, non-NaN logits; m' =
+ * max(m, tile max); alpha = expf(m - m') (1 while m' = -inf); p = expf(logit - m') for a valid
+ * non-NaN logit (0 otherwise, and while m' = -inf); a NaN logit on a valid slot poisons the row;
+ * the tile sum of a row: each thread's 8 weights by a 3-level pairwise tree, then a 2-level
+ * butterfly over the quad (5 roundings, inside the tf32 arm's stated 6: mla_attn_tc_walk);
+ * l' = fmaf(l, alpha, tile sum). After the walk the rare path of an infinite logit (the bf16
+ * arm's: a NaN in a valid cache row of the chunk poisons every head of the block), then the
+ * partial (m, l, flags, O) or, with one chunk, o_lat = O / l (0 for an empty walk, NaN for a
+ * poisoned row or an infinite max). Its class: kernels/mla_door.h mla_attn_tcw_arith, under the
+ * accumulator model (H16) measured for these two instructions by //tests:wgmma_model_gpu_test.
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/mla_attn_wg.h"
+#include "kernels/mla_cuda_util.cuh"
+#include "kernels/mla_wgmma.cuh"
+
+#define WG_NT 384 /* warpgroup 0, warpgroup 1, the producer warpgroup */
+#define WG_JT 32  /* slots a tile (MLA_TC_ATTN_TILE) */
+#define WG_W 576  /* kv_rank 512 + d_rope 64 */
+#define WG_R 512
+#define WG_DR 64
+#define WG_HT 64 /* heads a block */
+#define WG_NS 4  /* f32 stages, WG_SR slots each: one tile */
+#define WG_SR 8
+#define WG_SF (WG_SR * WG_W) /* floats a stage */
+#define WG_TILE 36864        /* bytes: 32 rows x 576 bf16, 9 column blocks of 32 x 128 B */
+#define WG_Q 73728           /* bytes: 64 rows x 576 bf16, 9 column blocks of 64 x 128 B */
+#define WG_PX 10             /* words a thread hands over: P (2 k16 steps x 4), two rescales */
+#define WG_OFF_TILE WG_Q
+#define WG_OFF_STAGE (WG_OFF_TILE + 2 * WG_TILE)
+#define WG_OFF_PX (WG_OFF_STAGE + WG_NS * WG_SF * 4)
+#define WG_OFF_ROWS (WG_OFF_PX + WG_PX * 128 * 4)     /* int32 [WG_NS][WG_SR] */
+#define WG_OFF_MASK (WG_OFF_ROWS + WG_NS * WG_SR * 4) /* uint32 [2]: a tile's valid slots */
+#define WG_OFF_BAR (WG_OFF_MASK + 8)
+#define WG_NBAR 14 /* fullF[4] emptyF[4] fullB[2] emptyB[2] pready pfree */
+#define WG_SMEM (WG_OFF_BAR + WG_NBAR * 8 + 1024) /* + the 1024-byte alignment of the base */
+
+static_assert(WG_SMEM <= 232448, "the wgmma arm's shared memory (227 KB a block)");
+static_assert(WG_NS * WG_SR == WG_JT, "the stages hold one tile");
+static_assert(WG_OFF_BAR % 8 == 0, "mbarrier alignment");
+
+/* The or of v over the 256 threads of warpgroups 0 and 1 (named barrier 3). */
+static __device__ __forceinline__ bool wg_or256(bool v) {
+    uint32_t r;
+    asm volatile("{\n.reg .pred pi, po;\nsetp.ne.u32 pi, %1, 0;\n"
+                 "bar.red.or.pred po, 3, 256, pi;\nselp.u32 %0, 1, 0, po;\n}\n"
+                 : "=r"(r)
+                 : "r"((uint32_t)v)
+                 : "memory");
+    return r != 0;
+}
+
+/* A thread's 8 weights of one head row, summed by a 3-level pairwise tree. */
+static __device__ __forceinline__ float wg_sum8(const float (&p)[8]) {
+    return __fadd_rn(__fadd_rn(__fadd_rn(p[0], p[1]), __fadd_rn(p[2], p[3])),
+                     __fadd_rn(__fadd_rn(p[4], p[5]), __fadd_rn(p[6], p[7])));
+}
+
+/* The online softmax of one head row over a thread's 8 slots of the tile (lg: the scaled
+ * logits, vd: their slots' validity), the quad's reductions included; writes the weights into
+ * p and updates m, l, poison; returns alpha. */
+static __device__ __forceinline__ float wg_softmax_row(const float (&lg)[8], const bool (&vd)[8],
+                                                       float (&p)[8], float &m, float &l,
+                                                       bool &poison, int lane) {
+    float lm = -INFINITY;
+    bool nan_here = false;
+#pragma unroll
+    for (int x = 0; x < 8; x++) {
+        if (vd[x]) {
+            if (lg[x] != lg[x])
+                nan_here = true;
+            else
+                lm = fmaxf(lm, lg[x]);
+        }
+    }
+    lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, 1));
+    lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, 2));
+    const uint32_t nan_lanes = __ballot_sync(0xffffffffu, nan_here);
+    poison = poison || ((nan_lanes >> (lane & 28)) & 0xFu) != 0;
+    const float m_new = fmaxf(m, lm);
+    const bool live = m_new != -INFINITY;
+    float alpha = 1.0f;
+    if (live) alpha = expf(m - m_new); /* m = -inf: 0; the same max: exactly 1 */
+#pragma unroll
+    for (int x = 0; x < 8; x++)
+        p[x] = (live && vd[x] && lg[x] == lg[x]) ? expf(lg[x] - m_new) : 0.0f;
+    float ls = wg_sum8(p);
+    ls = __fadd_rn(ls, __shfl_xor_sync(0xffffffffu, ls, 1));
+    ls = __fadd_rn(ls, __shfl_xor_sync(0xffffffffu, ls, 2));
+    l = __fmaf_rn(l, alpha, ls);
+    m = m_new;
+    return alpha;
+}
+
+/* O *= (a0 for row r0, a1 for row r0 + 8), the accumulator's layout */
+static __device__ __forceinline__ void wg_rescale(float (&o)[128], float a0, float a1) {
+#pragma unroll
+    for (int n = 0; n < 32; n++) {
+        o[4 * n] = __fmul_rn(o[4 * n], a0);
+        o[4 * n + 1] = __fmul_rn(o[4 * n + 1], a0);
+        o[4 * n + 2] = __fmul_rn(o[4 * n + 2], a1);
+        o[4 * n + 3] = __fmul_rn(o[4 * n + 3], a1);
+    }
+}
+
+/* See the file comment. Block b = chunk * n_tiles + tile, tile = i * n_hg + g. */
+template <class Walk>
+static __global__ void __launch_bounds__(WG_NT, 1)
+    attn_tc_wg(const float *__restrict__ q_lat, const float *__restrict__ q_pe,
+               const float *__restrict__ cache, Walk walk, float *__restrict__ o_lat,
+               float *__restrict__ ws_o, float *__restrict__ ws_ml, int32_t n_head, int32_t t_q,
+               float scale, int32_t n_hg, int64_t chunk_slots, int32_t n_chunks) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ uint8_t wg_smem_raw[];
+    uint8_t *smem = (uint8_t *)(((uintptr_t)wg_smem_raw + 1023) & ~(uintptr_t)1023);
+    uint8_t *q_s = smem, *tiles = smem + WG_OFF_TILE;
+    float *stages = (float *)(smem + WG_OFF_STAGE);
+    uint32_t *px = (uint32_t *)(smem + WG_OFF_PX);
+    int32_t *rows_s = (int32_t *)(smem + WG_OFF_ROWS);
+    uint32_t *tmask = (uint32_t *)(smem + WG_OFF_MASK);
+    uint64_t *bars = (uint64_t *)(smem + WG_OFF_BAR);
+    uint64_t *fullF = bars, *emptyF = bars + 4, *fullB = bars + 8, *emptyB = bars + 10;
+    uint64_t *pready = bars + 12, *pfree = bars + 13;
+    const int tid = threadIdx.x;
+
+    const int64_t n_tiles = (int64_t)t_q * n_hg;
+    const int64_t tile = (int64_t)blockIdx.x % n_tiles;
+    const int32_t chunk = (int32_t)((int64_t)blockIdx.x / n_tiles);
+    const int64_t i = tile / n_hg;
+    const int32_t h0 = (int32_t)(tile - i * n_hg) * WG_HT;
+    const int64_t n_qh = (int64_t)t_q * n_head;
+    const int64_t c_begin = (int64_t)chunk * chunk_slots;
+    int64_t c_end = c_begin + chunk_slots;
+    const int64_t w_len = walk.length(i);
+    if (c_end > w_len) c_end = w_len;
+    const int32_t n_k = c_end > c_begin ? (int32_t)((c_end - c_begin + WG_JT - 1) / WG_JT) : 0;
+
+    if (n_k == 0) { /* an empty partial (only with several chunks), as the bf16 arm */
+        for (int32_t e = tid; e < WG_HT * WG_R; e += WG_NT) {
+            const int32_t hh = e / WG_R, h = h0 + hh;
+            if (h < n_head)
+                ws_o[((int64_t)chunk * n_qh + i * n_head + h) * WG_R + (e - hh * WG_R)] = 0.0f;
+        }
+        if (tid < WG_HT && h0 + tid < n_head) {
+            float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + h0 + tid) * 3;
+            ml[0] = -INFINITY;
+            ml[1] = 0.0f;
+            ml[2] = 0.0f;
+        }
+        return;
+    }
+    if (tid == 0) {
+        for (int b = 0; b < WG_NS; b++) {
+            mla_mbar_init(&fullF[b], WG_SR); /* the naming lanes, lane 0 with the bytes */
+            mla_mbar_init(&emptyF[b], 128);
+        }
+        for (int b = 0; b < 2; b++) {
+            mla_mbar_init(&fullB[b], 128);
+            mla_mbar_init(&emptyB[b], 256);
+        }
+        mla_mbar_init(pready, 128);
+        mla_mbar_init(pfree, 128);
+        mla_mbar_fence_init();
+    }
+    __syncthreads();
+
+    if (tid >= 256) { /* ---- the producer warpgroup: its first warp streams the stages ---- */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (tid >= 256 + 32) return;
+        const int lane = tid & 31;
+        const int32_t n_h = WG_NS * n_k; /* stages over the chunk, WG_NS a tile */
+        for (int32_t h = 0; h < n_h; h++) {
+            const int st = h % WG_NS;
+            const int64_t s = c_begin + (int64_t)WG_SR * h + (lane & (WG_SR - 1));
+            const int32_t row = lane < WG_SR && s < c_end ? walk.row(i, s) : -1;
+            if (h >= WG_NS) mla_mbar_wait(&emptyF[st], (h / WG_NS - 1) & 1);
+            const uint32_t valid = __ballot_sync(0xffffffffu, row >= 0);
+            if (lane < WG_SR) { /* each naming lane publishes its row by its own arrival */
+                rows_s[st * WG_SR + lane] = row;
+                if (lane == 0)
+                    mla_mbar_expect(&fullF[st], (unsigned)__popc(valid) * (WG_W * 4));
+                else
+                    mla_mbar_arrive(&fullF[st]);
+            }
+            __syncwarp(); /* the expectation before any copy completes on it */
+            if (row >= 0)
+                mla_bulk_copy(stages + (size_t)st * WG_SF + (size_t)lane * WG_W,
+                              cache + (int64_t)row * WG_W, WG_W * 4, &fullF[st]);
+        }
+        return;
+    }
+
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    const int wg = tid >> 7, t = tid & 127, w = t >> 5, lane = t & 31;
+    const int r0 = 16 * w + (lane >> 2); /* this thread's accumulator rows r0, r0 + 8 */
+    const uint32_t q_a = (uint32_t)__cvta_generic_to_shared(q_s);
+    const uint32_t tiles_a = (uint32_t)__cvta_generic_to_shared(tiles);
+    {
+        /* q: warpgroup c's heads h0 + 32 c .. + 31, f32 from global to bf16 in the swizzled
+         * K-major layout, one batch of 36 float4 loads a thread (4-byte loads where q_lat or q_pe
+         * is not 16-byte aligned), zeros past n_head, while the producer streams */
+        const bool q16 = (((uintptr_t)q_lat | (uintptr_t)q_pe) & 15) == 0;
+        float4 v[36];
+#pragma unroll
+        for (int j = 0; j < 36; j++) {
+            const int e = t + 128 * j, hr = e / 144, c = 4 * (e - 144 * hr);
+            const int32_t h = h0 + 32 * wg + hr;
+            const int64_t qh = i * n_head + (h < n_head ? h : 0);
+            const float *src = c < WG_R ? q_lat + qh * WG_R + c : q_pe + qh * WG_DR + (c - WG_R);
+            if (h >= n_head)
+                v[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            else if (q16)
+                v[j] = __ldg(reinterpret_cast<const float4 *>(src));
+            else
+                v[j] = make_float4(__ldg(src), __ldg(src + 1), __ldg(src + 2), __ldg(src + 3));
+        }
+#pragma unroll
+        for (int j = 0; j < 36; j++) {
+            const int e = t + 128 * j, hr = e / 144, c = 4 * (e - 144 * hr);
+            mla_wg_st4(q_s, mla_wg_sw(32 * wg + hr, c, 64), v[j]);
+        }
+        mla_wg_proxy_fence();
+        mla_wg_named_sync<2, 256>(); /* q complete for warpgroup 0's wgmma */
+    }
+    float o[128];
+#pragma unroll
+    for (int e = 0; e < 128; e++) o[e] = 0.0f;
+    /* the rows' final state: m, l, and flags (bit 0 row r0 poisoned, bit 1 row r0 + 8, bit 2 a
+     * valid slot in the chunk), warpgroup 0's, handed to warpgroup 1 after the walk */
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+    uint32_t flags = 0;
+    bool inf_seen = false;
+
+    if (wg == 1) { /* ---- warpgroup 1: the conversions, and columns 256..511 ---- */
+        /* tile k's stages to bf16 into buffer k & 1 (zeros for invalid slots), its mask, fullB */
+        auto convert = [&](int32_t k) {
+            uint8_t *tb = tiles + (size_t)(k & 1) * WG_TILE;
+            uint32_t mask = 0;
+            for (int st = 0; st < WG_NS; st++) {
+                mla_mbar_wait(&fullF[st], k & 1);
+                const float *sc = stages + (size_t)st * WG_SF;
+                /* the stage's valid rows as a register mask, read once: a load of rows_s inside
+                 * the loop below could alias its bf16 stores, which would order every element's
+                 * load after the previous element's store */
+                const uint32_t vb =
+                    __ballot_sync(0xffffffffu, rows_s[st * WG_SR + (lane & 7)] >= 0) & 0xFFu;
+#pragma unroll 9
+                for (int j = 0; j < WG_SR * 144 / 128; j++) {
+                    const int e = t + 128 * j, row = e / 144, c4 = e - 144 * (e / 144);
+                    const float4 v =
+                        (vb >> row) & 1u
+                            ? *reinterpret_cast<const float4 *>(sc + row * WG_W + 4 * c4)
+                            : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                    mla_wg_st4(tb, mla_wg_sw(WG_SR * st + row, 4 * c4, WG_JT), v);
+                }
+                mask |= vb << (WG_SR * st);
+                mla_mbar_arrive(&emptyF[st]); /* after every read of the stage and its rows */
+            }
+            mla_wg_proxy_fence();
+            if (t == 0) tmask[k & 1] = mask;
+            mla_mbar_arrive(&fullB[k & 1]);
+        };
+        convert(0);
+        for (int32_t k = 0; k < n_k; k++) {
+            const int bt = k & 1;
+            /* tile k + 1 while warpgroup 0 computes tile k's logits: its buffer is tile k - 1's,
+             * free once both groups' P . V of tile k - 1 are done */
+            if (k + 1 < n_k) {
+                if (k >= 1) mla_mbar_wait(&emptyB[bt ^ 1], (((k + 1) >> 1) - 1) & 1);
+                convert(k + 1);
+            }
+            mla_mbar_wait(pready, k & 1);
+            uint32_t a[2][4];
+#pragma unroll
+            for (int j = 0; j < 2; j++)
+#pragma unroll
+                for (int x = 0; x < 4; x++) a[j][x] = px[(4 * j + x) * 128 + t];
+            const float al0 = __uint_as_float(px[8 * 128 + t]);
+            const float al1 = __uint_as_float(px[9 * 128 + t]);
+            wg_rescale(o, al0, al1);
+            mla_mbar_arrive(pfree); /* after the rescale has consumed the loads */
+            mla_wg_fence();
+#pragma unroll
+            for (int j = 0; j < 2; j++)
+                mla_wg_mma_rs_n256(
+                    o, a[j], mla_wg_desc(tiles_a + bt * WG_TILE + 4 * 4096 + j * 2048, 4096, 1024));
+            mla_wg_commit();
+            mla_wg_wait<0>();
+            mla_wg_keep(o);
+            mla_mbar_arrive(&emptyB[bt]);
+        }
+    } else { /* ---- warpgroup 0: the logits, the softmax, and columns 0..255 ---- */
+        bool p0 = false, p1 = false, any_valid = false;
+        for (int32_t k = 0; k < n_k; k++) {
+            const int bt = k & 1;
+            mla_mbar_wait(&fullB[bt], (k >> 1) & 1);
+            const uint32_t mask = tmask[bt];
+            float s[16]; /* written by the first wgmma (scale-d 0) */
+            mla_wg_fence();
+#pragma unroll
+            for (int ks = 0; ks < 36; ks++) {
+                const uint32_t ko = (uint32_t)((ks & 3) * 32);
+                mla_wg_mma_ss_n32(
+                    s, mla_wg_desc(q_a + (ks >> 2) * 8192 + ko, 16, 1024),
+                    mla_wg_desc(tiles_a + bt * WG_TILE + (ks >> 2) * 4096 + ko, 16, 1024), ks > 0);
+            }
+            mla_wg_commit();
+            mla_wg_wait<0>();
+            mla_wg_keep(s);
+            /* rows r0 (s[4n], s[4n + 1]) and r0 + 8 (s[4n + 2], s[4n + 3]), slots
+             * 8n + 2 (lane & 3) + {0, 1} of the tile */
+            float lg0[8], lg1[8], pa[8], pb[8];
+            bool vd[8];
+#pragma unroll
+            for (int n = 0; n < 4; n++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int x = 2 * n + e;
+                    vd[x] = (mask >> (8 * n + 2 * (lane & 3) + e)) & 1u;
+                    lg0[x] = __fmul_rn(scale, s[4 * n + e]);
+                    lg1[x] = __fmul_rn(scale, s[4 * n + 2 + e]);
+                    inf_seen |= vd[x] & ((fabsf(lg0[x]) == INFINITY) | (fabsf(lg1[x]) == INFINITY));
+                }
+            any_valid |= mask != 0;
+            const float al0 = wg_softmax_row(lg0, vd, pa, m0, l0, p0, lane);
+            const float al1 = wg_softmax_row(lg1, vd, pb, m1, l1, p1, lane);
+            /* P's A fragments: k16 step j holds slots 16 j + 2 (lane & 3) + {0, 1} (n = 2 j) and
+             * + 8 + {0, 1} (n = 2 j + 1) of rows r0 and r0 + 8 */
+            uint32_t a[2][4];
+#pragma unroll
+            for (int j = 0; j < 2; j++) {
+                a[j][0] = mla_bf16x2(pa[4 * j], pa[4 * j + 1]);
+                a[j][1] = mla_bf16x2(pb[4 * j], pb[4 * j + 1]);
+                a[j][2] = mla_bf16x2(pa[4 * j + 2], pa[4 * j + 3]);
+                a[j][3] = mla_bf16x2(pb[4 * j + 2], pb[4 * j + 3]);
+            }
+            if (k >= 1) mla_mbar_wait(pfree, (k - 1) & 1);
+#pragma unroll
+            for (int j = 0; j < 2; j++)
+#pragma unroll
+                for (int xx = 0; xx < 4; xx++) px[(4 * j + xx) * 128 + t] = a[j][xx];
+            px[8 * 128 + t] = __float_as_uint(al0);
+            px[9 * 128 + t] = __float_as_uint(al1);
+            mla_mbar_arrive(pready);
+            wg_rescale(o, al0, al1);
+            mla_wg_fence();
+#pragma unroll
+            for (int j = 0; j < 2; j++)
+                mla_wg_mma_rs_n256(o, a[j],
+                                   mla_wg_desc(tiles_a + bt * WG_TILE + j * 2048, 4096, 1024));
+            mla_wg_commit();
+            /* waited here, not under the next tile's logits: with the wait deferred, ptxas
+             * serialises every wgmma of the loop (C7515) */
+            mla_wg_wait<0>();
+            mla_wg_keep(o);
+            mla_mbar_arrive(&emptyB[bt]);
+        }
+        flags = (p0 ? 1u : 0u) | (p1 ? 2u : 0u) | (any_valid ? 4u : 0u);
+    }
+
+    /* The rare path of an infinite logit (the bf16 arm's): a NaN in a valid row of the chunk
+     * poisons every head of the block. Warpgroups 0 and 1 (the producer has left). */
+    if (wg_or256(inf_seen)) {
+        bool nan = false;
+        const int cr = tid >> 3, cq = tid & 7;
+        for (int64_t s = c_begin + cr; s < c_end; s += 32) {
+            const int64_t row = walk.row(i, s);
+            if (row < 0) continue;
+            const float4 *r4 = reinterpret_cast<const float4 *>(cache + row * WG_W);
+            for (int32_t c4 = cq; c4 < WG_W / 4; c4 += 8) {
+                const float4 v = __ldg(r4 + c4);
+                nan = nan || v.x != v.x || v.y != v.y || v.z != v.z || v.w != v.w;
+            }
+        }
+        if (wg_or256(nan)) flags |= 3u;
+    }
+    if (wg == 0) { /* the final state to warpgroup 1, through the exchange */
+        mla_mbar_wait(pfree, (n_k - 1) & 1); /* the last tile's P read: px free */
+        px[t] = __float_as_uint(m0);
+        px[128 + t] = __float_as_uint(m1);
+        px[256 + t] = __float_as_uint(l0);
+        px[384 + t] = __float_as_uint(l1);
+        px[512 + t] = flags;
+        mla_mbar_arrive(pready);
+    } else {
+        mla_mbar_wait(pready, n_k & 1);
+        m0 = __uint_as_float(px[t]);
+        m1 = __uint_as_float(px[128 + t]);
+        l0 = __uint_as_float(px[256 + t]);
+        l1 = __uint_as_float(px[384 + t]);
+        flags = px[512 + t]; /* the rare path's poison included */
+    }
+    const bool nonempty = (flags & 4u) != 0;
+    const int32_t cb = 256 * wg + 2 * (lane & 3);
+    const int32_t ha = h0 + r0, hb = ha + 8;
+    if (n_chunks > 1) {
+        if (ha < n_head) {
+            float *row = ws_o + ((int64_t)chunk * n_qh + i * n_head + ha) * WG_R + cb;
+#pragma unroll
+            for (int n = 0; n < 32; n++)
+                *reinterpret_cast<float2 *>(row + 8 * n) = make_float2(o[4 * n], o[4 * n + 1]);
+        }
+        if (hb < n_head) {
+            float *row = ws_o + ((int64_t)chunk * n_qh + i * n_head + hb) * WG_R + cb;
+#pragma unroll
+            for (int n = 0; n < 32; n++)
+                *reinterpret_cast<float2 *>(row + 8 * n) = make_float2(o[4 * n + 2], o[4 * n + 3]);
+        }
+        if (wg == 0 && (lane & 3) == 0) {
+            if (ha < n_head) {
+                float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + ha) * 3;
+                ml[0] = m0;
+                ml[1] = l0;
+                ml[2] = !nonempty ? 0.0f : (flags & 1u) ? 2.0f : 1.0f;
+            }
+            if (hb < n_head) {
+                float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + hb) * 3;
+                ml[0] = m1;
+                ml[1] = l1;
+                ml[2] = !nonempty ? 0.0f : (flags & 2u) ? 2.0f : 1.0f;
+            }
+        }
+    } else {
+        const bool nan0 = (flags & 1u) || fabsf(m0) == INFINITY;
+        const bool nan1 = (flags & 2u) || fabsf(m1) == INFINITY;
+        if (ha < n_head) {
+            float *row = o_lat + (i * n_head + ha) * WG_R + cb;
+#pragma unroll
+            for (int n = 0; n < 32; n++) {
+                row[8 * n] = !nonempty ? 0.0f : nan0 ? NAN : __fdiv_rn(o[4 * n], l0);
+                row[8 * n + 1] = !nonempty ? 0.0f : nan0 ? NAN : __fdiv_rn(o[4 * n + 1], l0);
+            }
+        }
+        if (hb < n_head) {
+            float *row = o_lat + (i * n_head + hb) * WG_R + cb;
+#pragma unroll
+            for (int n = 0; n < 32; n++) {
+                row[8 * n] = !nonempty ? 0.0f : nan1 ? NAN : __fdiv_rn(o[4 * n + 2], l1);
+                row[8 * n + 1] = !nonempty ? 0.0f : nan1 ? NAN : __fdiv_rn(o[4 * n + 3], l1);
+            }
+        }
+    }
+#else
+    __trap(); /* built without sm_90a */
+#endif
+}
+
+cudaError_t mla_attn_wg_set_attrs(void) {
+    cudaError_t e = cudaFuncSetAttribute(attn_tc_wg<walk_causal>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM);
+    if (e != cudaSuccess) return e;
+    return cudaFuncSetAttribute(attn_tc_wg<walk_list>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                WG_SMEM);
+}
+
+template <class Walk>
+void mla_attn_wg_launch(unsigned blocks, const float *q_lat, const float *q_pe, const float *cache,
+                        Walk walk, float *o_lat, float *ws_o, float *ws_ml, int32_t n_head,
+                        int32_t t_q, float scale, int32_t n_hg, int64_t chunk_slots,
+                        int32_t n_chunks, cudaStream_t st) {
+    attn_tc_wg<Walk><<<blocks, WG_NT, WG_SMEM, st>>>(q_lat, q_pe, cache, walk, o_lat, ws_o, ws_ml,
+                                                     n_head, t_q, scale, n_hg, chunk_slots,
+                                                     n_chunks);
+}
+
+template void mla_attn_wg_launch<walk_causal>(unsigned, const float *, const float *, const float *,
+                                              walk_causal, float *, float *, float *, int32_t,
+                                              int32_t, float, int32_t, int64_t, int32_t,
+                                              cudaStream_t);
+template void mla_attn_wg_launch<walk_list>(unsigned, const float *, const float *, const float *,
+                                            walk_list, float *, float *, float *, int32_t, int32_t,
+                                            float, int32_t, int64_t, int32_t, cudaStream_t);
