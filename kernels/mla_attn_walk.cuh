@@ -10,6 +10,8 @@
 
 /* attn_absorbed: query i sees rows 0 ..= t_kv - t_q + i, slot s is row s. */
 struct walk_causal {
+    /* the valid slots of any run of slots are a prefix of it, and their rows consecutive */
+    static constexpr bool contiguous = true;
     int32_t t_kv, t_q;
     __device__ __forceinline__ int64_t length(int64_t i) const {
         return (int64_t)t_kv - t_q + i + 1;
@@ -19,6 +21,7 @@ struct walk_causal {
 
 /* attn_gathered: slot s of query i is idx[i][s]; negative entries are skipped (-1). */
 struct walk_list {
+    static constexpr bool contiguous = false;
     const int32_t *idx;
     int32_t n_slots;
     __device__ __forceinline__ int64_t length(int64_t) const { return n_slots; }

@@ -11,7 +11,8 @@
  *  - warpgroup 2, the producer: its first warp names the rows of each stage of 8 slots
  *    (walk.row, -1 for an invalid slot or one past the chunk) into rows_s, each of the 8 lanes
  *    arriving on the stage's mbarrier (lane 0 with the stage's bytes), and each lane of a valid
- *    slot issues one bulk copy of its row (2304 bytes, the tensor memory accelerator's
+ *    slot issues one bulk copy of its row (the causal walk, whose valid rows are one run: lane 0
+ *    one copy of the run) (2304 bytes, the tensor memory accelerator's
  *    1-D form) into one of 4 f32 stages, completing on the stage's mbarrier; setmaxnreg gives its
  *    registers to the other two groups;
  *  - warpgroup 1 converts each 32-slot tile (4 stages) once to bf16 in the 128-byte swizzled
@@ -214,10 +215,15 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                 else
                     mla_mbar_arrive(&fullF[st]);
             }
-            __syncwarp(); /* the expectation before any copy completes on it */
-            if (row >= 0)
+            __syncwarp();           /* the expectation before any copy completes on it */
+            if (Walk::contiguous) { /* the causal walk: the valid rows are one run, one copy */
+                if (lane == 0 && valid)
+                    mla_bulk_copy(stages + (size_t)st * WG_SF, cache + (int64_t)row * WG_W,
+                                  (unsigned)__popc(valid) * (WG_W * 4), &fullF[st]);
+            } else if (row >= 0) {
                 mla_bulk_copy(stages + (size_t)st * WG_SF + (size_t)lane * WG_W,
                               cache + (int64_t)row * WG_W, WG_W * 4, &fullF[st]);
+            }
         }
         return;
     }

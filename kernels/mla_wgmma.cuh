@@ -1,7 +1,7 @@
 /* mla_wgmma.cuh: the Hopper warpgroup MMA (wgmma) pieces of the wgmma door arm
  * (kernels/mla_attn_wg.cu) and of what measures it (//tests:wgmma_model_gpu_test,
  * tools/bench/probe_door_wgmma.cu). Every function here needs sm_90a (the arch-specific target:
- * cuda_library(gencode_srcs = ...)); a file built for plain sm_90 may include this header as long
+ * cuda_library(arch_srcs = ...)); a file built for plain sm_90 may include this header as long
  * as it calls none of the wgmma functions.
  *  - bf16 operands in shared memory in the 128-byte swizzled K-major layout (mla_wg_sw) that the
  *    descriptors (mla_wg_desc) name; a 32-slot tile of 576 columns is 9 blocks of 64 columns;
