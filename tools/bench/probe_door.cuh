@@ -162,7 +162,7 @@ static void probe_combine_launch(const float *ws_o, const float *ws_ml, float *o
 
 #define PROBE_DOOR_T_KV_MAX 131072 /* the prototypes' largest row: decode 128K */
 #define PROBE_DOOR_T_Q_MAX 4       /* and verify */
-#define PROBE_DOOR_ARMS 5          /* outputs: the 3 base arms and 2 prototype arms */
+#define PROBE_DOOR_ARMS 6          /* outputs: the 3 base arms and up to 3 prototype arms */
 
 /* The prototypes' options: [--once | --check] [--rounds N]. */
 struct probe_door_opts {

@@ -37,6 +37,10 @@
  * logits in one accumulator over all 36 k16 steps. Not covered: NaN and infinite logits (no rare
  * paths), shapes other than glm5's. So its bytes differ from the bf16 arm's; the probe prints each
  * arm's distance from the f32 launcher, not a verdict. Built for sm_90a (wgmma).
+ * The cluster form (wg_walk<0, 4, 4>, wg_run_cl; twenty-eighth session, written after the device
+ * time ran out and NOT RUN): 4 blocks of a cluster merge their chunks' partials in distributed
+ * shared memory, so a quarter of the partials reach global memory and the combine; the table's
+ * "cluster 4" columns.
  * Every checked call starts from NaN outputs and a NaN workspace. --check runs only the untimed
  * rows (for compute-sanitizer); --once the timed rows once each, untimed (for ncu).
  *     probe_door_wgmma [--once | --check] [--rounds N] */
@@ -75,10 +79,67 @@
 static_assert(WG_SMEM <= 232448, "the prototype's shared memory");
 static_assert(WG_STAGES == WG_JT * WG_W * 4, "the stages hold one f32 tile");
 
+/* ---- the cluster form (twenty-eighth session, NOT RUN: written after the device time ran out;
+ * docs/performance.md "Twenty-eighth session"). CL blocks of a cluster walk CL consecutive chunks
+ * of one (query, head group) and merge their partials in distributed shared memory before any
+ * global write: CL times fewer partials (16.8 MB of stores at decode 32K become 4.2 with CL 4)
+ * and a CL times shorter combine. The plan keeps every cluster in one wave: at most 30 clusters
+ * of 4 blocks of this shape are co-resident on the H200 (twenty-fourth session, cluster_probe),
+ * so chunks = 4 floor(30 / tiles) before the usual rounding to 32 slots, padded to a multiple of
+ * CL with empty chunks (decode 32K: 114 chunks of 288 slots, 116 blocks). The merge, per row:
+ * M = max_c m_c, w_c = expf(m_c - M) (0 for m_c = -inf), L = sum_c w_c l_c (c ascending, fmaf);
+ * each block scales its O by its own w_c and stores column slice j (512 / CL columns) into block
+ * j's shared memory, slot c; block j sums the CL slots in ascending c and writes the merged
+ * partial (chunk / CL) with (M, L). One rescale and CL - 1 additions more on every term's path
+ * than the plain form: its walk statement would gain one merge. */
+static __device__ __forceinline__ uint32_t wg_cl_rank(void) {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+static __device__ __forceinline__ uint32_t wg_cl_map(uint32_t saddr, uint32_t rank) {
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(saddr), "r"(rank));
+    return r;
+}
+static __device__ __forceinline__ float wg_cl_ld(uint32_t a) {
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+    return v;
+}
+static __device__ __forceinline__ void wg_cl_st2(uint32_t a, float x, float y) {
+    asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(x), "f"(y) : "memory");
+}
+/* every thread of every block of the cluster (none has exited: the producer warps wait here) */
+static __device__ __forceinline__ void wg_cl_sync(void) {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n"
+                 "barrier.cluster.wait.acquire.aligned;\n" ::
+                     : "memory");
+}
+
+/* The cluster form's block: blockIdx.x = tile * n_chunks + chunk (chunk-minor, so the CL blocks
+ * of a cluster are consecutive chunks of one tile), n_chunks a multiple of CL. */
+static __device__ __forceinline__ probe_block wg_block_cl(int32_t n_head, int32_t t_q, int32_t t_kv,
+                                                          int64_t chunk_slots, int32_t n_chunks) {
+    probe_block b;
+    const int32_t n_hg = n_head / 64;
+    const int64_t tile = (int64_t)blockIdx.x / n_chunks;
+    b.chunk = (int32_t)((int64_t)blockIdx.x - tile * n_chunks);
+    b.i = tile / n_hg;
+    b.h0 = (int32_t)(tile - b.i * n_hg) * 64;
+    b.n_qh = (int64_t)t_q * n_head;
+    b.c_begin = (int64_t)b.chunk * chunk_slots;
+    b.c_end = b.c_begin + chunk_slots;
+    const int64_t w_len = (int64_t)t_kv - t_q + b.i + 1; /* causal */
+    if (b.c_end > w_len) b.c_end = w_len;
+    b.n_k = b.c_end > b.c_begin ? (int32_t)((b.c_end - b.c_begin + WG_JT - 1) / WG_JT) : 0;
+    return b;
+}
+
 /* MODE (the time's split, timing only): 0 the walk; 1 without the epilogue's stores (no output);
  * 2 also without any wgmma (the stream, the conversions, the softmax's protocol: no output).
  * NS: the f32 stages (2 or 4) of 32 / NS rows each; the same arithmetic, so the same bytes. */
-template <int MODE, int NS>
+template <int MODE, int NS, int CL = 1>
 static __global__ void __launch_bounds__(WG_NT, 1)
     wg_walk(const float *__restrict__ q_lat, const float *__restrict__ q_pe,
             const float *__restrict__ cache, float *__restrict__ o_lat, float *__restrict__ ws_o,
@@ -98,10 +159,12 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     static_assert(NS == 2 || NS == 4, "stages");
     const int tid = threadIdx.x;
 
-    const probe_block pb = probe_block_of(n_head, t_q, t_kv, chunk_slots, WG_JT);
+    static_assert(CL == 1 || (CL == 4 && MODE == 0), "the cluster form: 4 blocks, the walk");
+    const probe_block pb = CL == 1 ? probe_block_of(n_head, t_q, t_kv, chunk_slots, WG_JT)
+                                   : wg_block_cl(n_head, t_q, t_kv, chunk_slots, n_chunks);
     const int64_t i = pb.i, n_qh = pb.n_qh, c_begin = pb.c_begin, c_end = pb.c_end;
     const int32_t h0 = pb.h0, chunk = pb.chunk, n_k = pb.n_k;
-    if (n_k == 0) { /* an empty partial, as the bf16 arm's */
+    if (CL == 1 && n_k == 0) { /* an empty partial, as the bf16 arm's */
         probe_empty_partial(pb, ws_o, ws_ml, n_head, WG_R, WG_NT);
         return;
     }
@@ -135,6 +198,11 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                 if (rows > 0)
                     mla_bulk_copy(dst, cache + s0 * WG_W, (unsigned)(rows * WG_W * 4), &fullF[st]);
             }
+        }
+        if (CL > 1) { /* the merge's two cluster barriers (A, B below) */
+            __syncwarp();
+            wg_cl_sync();
+            wg_cl_sync();
         }
         return;
     }
@@ -192,7 +260,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             mla_wg_proxy_fence();
             mla_mbar_arrive(&fullB[k & 1]);
         };
-        convert(0);
+        if (n_k > 0) convert(0); /* n_k 0: an empty chunk of the cluster form */
         for (int32_t k = 0; k < n_k; k++) {
             const int bt = k & 1;
             /* tile k + 1 while warpgroup 0 computes tile k's logits: its buffer is tile k - 1's,
@@ -331,6 +399,72 @@ static __global__ void __launch_bounds__(WG_NT, 1)
         mla_mbar_arrive(pready);
     }
     const int32_t cb = 256 * wg + 2 * (lane & 3);
+    if (CL > 1) {                                /* the cluster's merge (above the kernel) */
+        constexpr int32_t SW = WG_R / CL;        /* columns of a block's slice */
+        float *ml_s = (float *)(smem + 131072);  /* [64][2]: this block's (m, l) */
+        const float *recv = (const float *)smem; /* [CL][64][SW]: the slots */
+        const uint32_t ml_a = (uint32_t)__cvta_generic_to_shared(ml_s);
+        const uint32_t recv_a = (uint32_t)__cvta_generic_to_shared(smem);
+        if (wg == 0 && (lane & 3) == 0) {
+            ml_s[2 * r0] = m0;
+            ml_s[2 * r0 + 1] = l0;
+            ml_s[2 * (r0 + 8)] = m1;
+            ml_s[2 * (r0 + 8) + 1] = l1;
+        }
+        __syncwarp();
+        wg_cl_sync(); /* A: every block's walk done, its (m, l) written */
+        float mc[2][CL], lc[2][CL], M[2] = {-INFINITY, -INFINITY}, L[2] = {0.0f, 0.0f}, wc[2][CL];
+#pragma unroll
+        for (int c = 0; c < CL; c++)
+#pragma unroll
+            for (int hr = 0; hr < 2; hr++) {
+                const uint32_t a = wg_cl_map(ml_a + 8u * (uint32_t)(r0 + 8 * hr), (uint32_t)c);
+                mc[hr][c] = wg_cl_ld(a);
+                lc[hr][c] = wg_cl_ld(a + 4);
+                M[hr] = fmaxf(M[hr], mc[hr][c]);
+            }
+#pragma unroll
+        for (int hr = 0; hr < 2; hr++)
+#pragma unroll
+            for (int c = 0; c < CL; c++) {
+                wc[hr][c] =
+                    (M[hr] != -INFINITY && mc[hr][c] != -INFINITY) ? expf(mc[hr][c] - M[hr]) : 0.0f;
+                L[hr] = __fmaf_rn(wc[hr][c], lc[hr][c], L[hr]);
+            }
+        const uint32_t me = wg_cl_rank();
+        float w0 = wc[0][0], w1 = wc[1][0];
+#pragma unroll
+        for (int c = 1; c < CL; c++)
+            if ((uint32_t)c == me) w0 = wc[0][c], w1 = wc[1][c];
+#pragma unroll
+        for (int n = 0; n < 32; n++) { /* this block's w O, column slice j into block j, slot me */
+            const int32_t c = cb + 8 * n, j = c / SW, lcol = c - j * SW;
+            const uint32_t d0 =
+                wg_cl_map(recv_a + 4u * (uint32_t)(((int32_t)me * 64 + r0) * SW + lcol), j);
+            wg_cl_st2(d0, __fmul_rn(o[4 * n], w0), __fmul_rn(o[4 * n + 1], w0));
+            wg_cl_st2(d0 + 4u * 8u * SW, __fmul_rn(o[4 * n + 2], w1), __fmul_rn(o[4 * n + 3], w1));
+        }
+        wg_cl_sync(); /* B: every slot delivered; no remote access after this */
+        const int32_t mchunk = chunk / CL;
+        for (int32_t e = tid; e < 64 * SW; e += 256) {
+            const int32_t row = e / SW, lcol = e - row * SW;
+            float acc = recv[row * SW + lcol];
+#pragma unroll
+            for (int c = 1; c < CL; c++) acc = __fadd_rn(acc, recv[(c * 64 + row) * SW + lcol]);
+            ws_o[((int64_t)mchunk * n_qh + i * n_head + h0 + row) * WG_R + (int32_t)me * SW +
+                 lcol] = acc;
+        }
+        if (me == 0 && wg == 0 && (lane & 3) == 0) {
+            float *ml = ws_ml + ((int64_t)mchunk * n_qh + i * n_head + h0 + r0) * 3;
+            ml[0] = M[0];
+            ml[1] = L[0];
+            ml[2] = M[0] == -INFINITY ? 0.0f : 1.0f;
+            ml[24] = M[1];
+            ml[25] = L[1];
+            ml[26] = M[1] == -INFINITY ? 0.0f : 1.0f;
+        }
+        return;
+    }
     if (MODE != 0) {
         bool hit = l0 == 12345.678f; /* never true: keeps every accumulator's work */
 #pragma unroll
@@ -386,6 +520,34 @@ static void wg_run(const float *ql, const float *qp, const float *cache, float *
     if (n_chunks > 1 && mode < 0) probe_combine_launch(ws, ws_ml, o, n_qh, WG_R, n_chunks);
 }
 
+/* The cluster form (CL 4) on its own plan (above the kernel): at most 30 clusters, chunks a
+ * multiple of 32 slots, padded to a multiple of 4; its merged partials, then the combine. */
+static void wg_run_cl(const float *ql, const float *qp, const float *cache, float *o, float *ws,
+                      int32_t H, int32_t t_q, int32_t t_kv, float scale) {
+    const int64_t w_max = t_kv, n_qh = (int64_t)t_q * H, n_tiles = (int64_t)t_q * (H / 64);
+    int64_t n_cl = 30 / n_tiles, want, by_len = (w_max + 31) / 32;
+    if (n_cl < 1) n_cl = 1;
+    want = 4 * n_cl;
+    if (want > by_len) want = by_len;
+    const int64_t cs = ((w_max + want - 1) / want + 31) / 32 * 32;
+    const int32_t n_pad = (int32_t)(((w_max + cs - 1) / cs + 3) / 4 * 4);
+    float *ws_ml = ws + (size_t)(n_pad / 4) * n_qh * WG_R;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)(n_tiles * n_pad));
+    cfg.blockDim = dim3(WG_NT);
+    cfg.dynamicSmemBytes = WG_SMEM;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = 4;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    CK(cudaLaunchKernelEx(&cfg, wg_walk<0, 4, 4>, ql, qp, cache, o, ws, ws_ml, H, t_q, t_kv, scale,
+                          cs, n_pad));
+    probe_combine_launch(ws, ws_ml, o, n_qh, WG_R, n_pad / 4);
+}
+
 int main(int argc, char **argv) {
     const probe_door_opts op = probe_door_parse(argc, argv);
     const bool once = op.once, check = op.check;
@@ -401,6 +563,8 @@ int main(int argc, char **argv) {
     CK(cudaFuncSetAttribute(wg_walk<0, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
     CK(cudaFuncSetAttribute(wg_walk<1, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
     CK(cudaFuncSetAttribute(wg_walk<2, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
+    CK(cudaFuncSetAttribute(wg_walk<0, 4, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            WG_SMEM));
     const probe_door_io io = probe_door_io_make();
     float *const cache = io.cache, *const ql = io.ql, *const qp = io.qp, *const ws = io.ws;
     float *const *o = io.o;
@@ -415,13 +579,15 @@ int main(int argc, char **argv) {
         {"t_kv 10600", 1, 10600, false},    {"t_kv 10630", 1, 10630, false}};
     /* arms: 0 the f32 launcher (the reference), 1 tf32, 2 bf16, 3 the wgmma prototype with 4
      * stages, 4 with 2 stages (the same arithmetic: the same bytes as arm 3) */
-    const char *arm_name[5] = {"f32", "tf32", "bf16", "wgmma", "wgmma 2 stages"};
+    const char *arm_name[6] = {"f32", "tf32", "bf16", "wgmma", "wgmma 2 stages", "wgmma cluster 4"};
     auto call = [&](const row &r, int a) {
         int rc = 0;
         if (a < 3)
             rc = probe_door_base_arm(io, a, r.t_q, r.t_kv);
-        else
+        else if (a < 5)
             wg_run(ql, qp, cache, o[a], ws, H, r.t_q, r.t_kv, scale, a == 3 ? 4 : 2);
+        else
+            wg_run_cl(ql, qp, cache, o[a], ws, H, r.t_q, r.t_kv, scale);
         CK(cudaGetLastError());
         if (rc != 0) {
             fprintf(stderr, "probe_door_wgmma: %s arm %s returned %d\n", r.name, arm_name[a], rc);
@@ -431,29 +597,33 @@ int main(int argc, char **argv) {
     if (once) {
         for (const row &r : rows)
             if (r.timed)
-                for (int a = 1; a < 5; a++) call(r, a);
+                for (int a = 1; a < 6; a++) call(r, a);
         CK(cudaDeviceSynchronize());
-        printf("probe_door_wgmma --once: the timed rows x tf32, bf16, wgmma (4, 2 stages) ran\n");
+        printf("probe_door_wgmma --once: the timed rows x tf32, bf16, wgmma (4, 2 stages, "
+               "cluster 4) ran\n");
         return 0;
     }
     printf(
         "| row | read floor us | tf32 us | bf16 us | wgmma us | 2 stages us | walk us | walk, no "
         "stores us | stream + convert us | wgmma / best arm | max |arm - f32| / max |f32|: tf32, "
-        "bf16, wgmma | wgmma run twice, 2 stages |\n");
-    printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
+        "bf16, wgmma | wgmma run twice, 2 stages | cluster 4 us | its max |arm - f32| / max |f32|, "
+        "run twice |\n");
+    printf(
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | "
+        "--- |\n");
     int bad = 0;
     std::vector<float> again;
     for (const row &r : rows) {
         if (check && r.timed) continue;
         const size_t n = (size_t)r.t_q * H * R;
-        std::vector<float> h[5];
-        for (int a = 0; a < 5; a++) {
+        std::vector<float> h[6];
+        for (int a = 0; a < 6; a++) {
             CK(cudaMemset(o[a], 0xFF, (size_t)T_Q_MAX * H * R * 4));
             if (a >= 3) CK(cudaMemset(ws, 0xFF, ws_floats * 4));
             call(r, a);
             CK(cudaDeviceSynchronize());
         }
-        for (int a = 0; a < 5; a++) {
+        for (int a = 0; a < 6; a++) {
             h[a].resize(n);
             CK(cudaMemcpy(h[a].data(), o[a], n * 4, cudaMemcpyDeviceToHost));
         }
@@ -466,21 +636,27 @@ int main(int argc, char **argv) {
         CK(cudaMemcpy(again.data(), o[3], n * 4, cudaMemcpyDeviceToHost));
         const bool same = memcmp(again.data(), h[3].data(), n * 4) == 0;
         const bool same2 = memcmp(h[4].data(), h[3].data(), n * 4) == 0;
-        double vmax = 0, d[4] = {0, 0, 0, 0};
-        size_t nonfinite[4] = {0, 0, 0, 0};
+        CK(cudaMemset(o[5], 0xFF, (size_t)T_Q_MAX * H * R * 4));
+        CK(cudaMemset(ws, 0xFF, ws_floats * 4));
+        call(r, 5);
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(again.data(), o[5], n * 4, cudaMemcpyDeviceToHost));
+        const bool same_cl = memcmp(again.data(), h[5].data(), n * 4) == 0;
+        double vmax = 0, d[6] = {0, 0, 0, 0, 0, 0};
+        size_t nonfinite[6] = {0, 0, 0, 0, 0, 0};
         for (size_t e = 0; e < n; e++) {
             vmax = fmax(vmax, fabs((double)h[0][e]));
-            for (int a = 1; a < 4; a++) {
+            for (int a = 1; a < 6; a++) {
                 if (!isfinite(h[a][e])) nonfinite[a]++;
                 d[a] = fmax(d[a], fabs((double)h[a][e] - h[0][e]));
             }
         }
-        double t[5] = {0, 0, 0, 0, 0}, t_walk[3] = {0, 0, 0}, t_read = 0;
+        double t[6] = {0, 0, 0, 0, 0, 0}, t_walk[3] = {0, 0, 0}, t_read = 0;
         if (r.timed && !check) {
-            std::vector<double> tv[5], tw[3], tr;
+            std::vector<double> tv[6], tw[3], tr;
             const int64_t n4 = (int64_t)r.t_kv * W / 4;
             for (int k = 0; k < rounds; k++) {
-                for (int a = 1; a < 5; a++) tv[a].push_back(median_us([&] { call(r, a); }));
+                for (int a = 1; a < 6; a++) tv[a].push_back(median_us([&] { call(r, a); }));
                 for (int md = 0; md < 3; md++)
                     tw[md].push_back(median_us(
                         [&] { wg_run(ql, qp, cache, o[3], ws, H, r.t_q, r.t_kv, scale, 4, md); }));
@@ -492,26 +668,27 @@ int main(int argc, char **argv) {
                               }));
                 tr.push_back(rf);
             }
-            for (int a = 1; a < 5; a++) t[a] = median_of(tv[a]);
+            for (int a = 1; a < 6; a++) t[a] = median_of(tv[a]);
             for (int md = 0; md < 3; md++) t_walk[md] = median_of(tw[md]);
             t_read = median_of(tr);
         }
-        const double rel[4] = {0, d[1] / vmax, d[2] / vmax, d[3] / vmax};
+        const double rel[6] = {0, d[1] / vmax, d[2] / vmax, d[3] / vmax, 0, d[5] / vmax};
         /* a prototype far outside the bf16 arm's distance from the f32 launcher is broken */
-        const bool broken = nonfinite[3] || rel[3] > 4 * rel[2] + 1e-6 || !same || !same2;
+        const bool broken = nonfinite[3] || rel[3] > 4 * rel[2] + 1e-6 || !same || !same2 ||
+                            nonfinite[5] || rel[5] > 4 * rel[2] + 1e-6 || !same_cl;
         bad |= broken;
         const double best = fmin(t[1], t[2]);
         printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.2e, %.2e, "
-               "%.2e | %s, %s%s |\n",
+               "%.2e | %s, %s | %.2f | %.2e, %s%s |\n",
                r.name, t_read, t[1], t[2], t[3], t[4], t_walk[0], t_walk[1], t_walk[2],
                best > 0 ? t[3] / best : 0.0, rel[1], rel[2], rel[3],
-               same ? "same bytes" : "DIFFERENT", same2 ? "same bytes" : "DIFFERENT",
-               broken ? "; BROKEN" : "");
+               same ? "same bytes" : "DIFFERENT", same2 ? "same bytes" : "DIFFERENT", t[5], rel[5],
+               same_cl ? "same bytes" : "DIFFERENT", broken ? "; BROKEN" : "");
         fflush(stdout);
     }
     printf("probe_door_wgmma: %s\n", bad ? "a prototype row is broken (see BROKEN)"
                                          : "every prototype row within 4x the bf16 arm's "
                                            "distance from the f32 launcher, the same bytes twice "
-                                           "and with 2 stages");
+                                           "(and with 2 stages)");
     return bad ? 1 : 0;
 }
