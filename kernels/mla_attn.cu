@@ -1849,7 +1849,7 @@ static int attn_walk_run(const float *q_lat, const float *q_pe, const float *cac
                          int64_t w_max, float *o_lat, int32_t n_head, int32_t kv_rank,
                          int32_t d_rope, int32_t t_q, float scale, cudaStream_t st, int tc = 0) {
     const at_launch_plan p = at_plan(n_head, kv_rank, t_q, w_max, tc);
-    if (tc == 4   ? !mla_attn_wg_covers(kv_rank, d_rope, cache)
+    if (tc == 4   ? !(mla_attn_wg_covers(kv_rank, d_rope, cache) && mla_attn_wg_ready())
         : tc == 2 ? !at_tcb_eligible(kv_rank, d_rope, cache)
                   : tc && !at_tc_eligible(p, kv_rank, d_rope, cache))
         return MLA_TC_ATTN_DECLINED;

@@ -43,6 +43,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <atomic>
+
 #include "kernels/mla_attn_wg.h"
 #include "kernels/mla_cuda_util.cuh"
 #include "kernels/mla_wgmma.cuh"
@@ -483,12 +485,46 @@ static __global__ void __launch_bounds__(WG_NT, 1)
 #endif
 }
 
+/* The registers ptxas gives each thread under __launch_bounds__(384, 1), which the setmaxnreg
+ * split assumes: 384 x 168 = 128 x 40 + 256 x 232 (with fewer, setmaxnreg.inc would wait for
+ * registers that never free). */
+#define WG_REGS 168
+
+/* Per device (by id, as the workspace pools): 1 when both walk kernels are the real sm_90a ones
+ * with WG_REGS registers; 0 when not (a build whose gencode override left the __trap() stub, a
+ * device without their image): the door then declines and the f32 launcher runs. Written once
+ * per device under at_ensure_attrs' lock, read by every call after it. */
+static std::atomic<int> wg_ready_dev[64];
+
 cudaError_t mla_attn_wg_set_attrs(void) {
-    cudaError_t e = cudaFuncSetAttribute(attn_tc_wg<walk_causal>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM);
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess) return e;
-    return cudaFuncSetAttribute(attn_tc_wg<walk_list>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                WG_SMEM);
+    if (dev >= 64) return cudaErrorInvalidDevice; /* one slot per device id */
+    cudaFuncAttributes fa;
+    bool ok =
+        cudaFuncGetAttributes(&fa, attn_tc_wg<walk_causal>) == cudaSuccess && fa.numRegs == WG_REGS;
+    ok = ok && cudaFuncGetAttributes(&fa, attn_tc_wg<walk_list>) == cudaSuccess &&
+         fa.numRegs == WG_REGS;
+    if (!ok) {
+        (void)cudaGetLastError(); /* no image for this device is not an error of the library */
+        wg_ready_dev[dev].store(0);
+        return cudaSuccess;
+    }
+    e = cudaFuncSetAttribute(attn_tc_wg<walk_causal>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             WG_SMEM);
+    if (e != cudaSuccess) return e;
+    e = cudaFuncSetAttribute(attn_tc_wg<walk_list>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             WG_SMEM);
+    if (e != cudaSuccess) return e;
+    wg_ready_dev[dev].store(1);
+    return cudaSuccess;
+}
+
+bool mla_attn_wg_ready(void) {
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return false;
+    return wg_ready_dev[dev].load() != 0;
 }
 
 template <class Walk>

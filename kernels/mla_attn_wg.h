@@ -18,8 +18,13 @@ static inline bool mla_attn_wg_covers(int32_t kv_rank, int32_t d_rope, const flo
     return kv_rank == 512 && d_rope == 64 && (((uintptr_t)cache) & 15) == 0;
 }
 
-/* The dynamic shared-memory opt-in of both walks' kernels (once per device, by at_ensure_attrs). */
+/* The dynamic shared-memory opt-in of both walks' kernels (once per device, by at_ensure_attrs),
+ * after checking that they are the real sm_90a kernels with the register count their setmaxnreg
+ * split assumes; where they are not (a build whose gencode override compiled the __trap() stub,
+ * a device without their image) it sets nothing, returns success, and mla_attn_wg_ready() is
+ * false on that device, so the door declines. */
 cudaError_t mla_attn_wg_set_attrs(void);
+bool mla_attn_wg_ready(void);
 
 /* Launches the walk: blocks = n_chunks * t_q * n_hg (chunk-major, as the bf16 arm), 384 threads;
  * ws_o / ws_ml the plan's workspace (NULL with one chunk: the block writes o_lat). Walk is

@@ -107,7 +107,9 @@ int mla_bf16_transpose_heads(const float *src, uint16_t *dst, int32_t batch, int
  *    operands, its own plan and class (mla_attn_tcb_chunk_slots, mla_attn_tcb_arith, below).
  *  - "wgmma" (the third door arm, attn_tc_wg in kernels/mla_attn_wg.cu, sm_90a): the bf16 arm's
  *    operands, plan, workspace and combine on Hopper's warpgroup MMAs, its class its own
- *    (mla_attn_tcw_arith, below). Covered: kv_rank 512 with d_rope 64, a 16-byte aligned cache.
+ *    (mla_attn_tcw_arith, below). Covered: kv_rank 512 with d_rope 64, a 16-byte aligned cache,
+ *    on a device where its sm_90a kernel loads with the registers its warp specialisation assumes
+ *    (else, e.g. in a build whose gencode override dropped sm_90a, the door declines).
  * Both rest on the accumulator model (H) of docs/tolerances.md, measured on the H200 by
  * //tests:tf32_mma_model_gpu_test. Special values (NaN, +-inf, in q or the cache) give the
  * oracle's NaN and infinity positions in both, on rare paths (a TF32 conversion reads a NaN with

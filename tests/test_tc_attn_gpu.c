@@ -397,6 +397,35 @@ static const geom G_DECODE_ODD = {"glm5 decode, t_kv 4099", 64, 512, 64, 1,   40
                                   MLA_GLM5_SCALE,           0,  0,   0u, 0.0f};
 WGMMA_TEST(glm5_decode_32k, G_DECODE_32K, 1)
 WGMMA_TEST(glm5_decode_odd, G_DECODE_ODD, 1)
+/* Written after the twenty-eighth session's device time (a review's list of what the cases above
+ * do not reach; not yet run): two 64-head groups, the second partial (96 heads; 3 row tiles a
+ * chunk), and gathered lists walked in chunks of 4 row tiles (t_q 8: 16 chunks of 128 slots). */
+static const geom G_HEADS96 = {"96 heads (two groups, one partial), t_q 2, t_kv 3000",
+                               96,
+                               512,
+                               64,
+                               2,
+                               3000,
+                               0,
+                               MLA_GLM5_SCALE,
+                               0,
+                               0,
+                               0u,
+                               0.0f};
+static const geom G_GATHER_TQ8 = {"glm5 gathered, t_q 8, 2048 slots of 4096 rows",
+                                  64,
+                                  512,
+                                  64,
+                                  8,
+                                  4096,
+                                  2048,
+                                  MLA_GLM5_SCALE,
+                                  0,
+                                  0,
+                                  0u,
+                                  0.0f};
+WGMMA_TEST(heads96, G_HEADS96, 1)
+WGMMA_TEST(gathered_tq8, G_GATHER_TQ8, 1)
 
 /* n floats of src on the device one float past the allocation's start (own, 16-byte aligned), so
  * only 4-byte aligned: the view into *own is returned in *view, and the host image of the whole

@@ -399,9 +399,13 @@ static __global__ void __launch_bounds__(WG_NT, 1)
         mla_mbar_arrive(pready);
     }
     const int32_t cb = 256 * wg + 2 * (lane & 3);
-    if (CL > 1) {                                /* the cluster's merge (above the kernel) */
-        constexpr int32_t SW = WG_R / CL;        /* columns of a block's slice */
-        float *ml_s = (float *)(smem + 131072);  /* [64][2]: this block's (m, l) */
+    if (CL > 1) {                         /* the cluster's merge (above the kernel) */
+        constexpr int32_t SW = WG_R / CL; /* columns of a block's slice */
+        /* [64][2]: this block's (m, l), in the exchange past the words the epilogue's handoff
+         * used (px[0 .. 255]): warpgroup 1 read all of px for the last tile before its last
+         * P . V, which may still read tile buffer 1 (offset 131072 lies in it: the review found
+         * that race there, for an even number of tiles) */
+        float *ml_s = (float *)(px + 256);
         const float *recv = (const float *)smem; /* [CL][64][SW]: the slots */
         const uint32_t ml_a = (uint32_t)__cvta_generic_to_shared(ml_s);
         const uint32_t recv_a = (uint32_t)__cvta_generic_to_shared(smem);
