@@ -25,20 +25,23 @@
 #define PROBE_COMBINE_NT 128 /* threads (= columns) a block: attn_combine_f32's AC_NT */
 
 /* A prototype block on the bf16 arm's plan: blockIdx.x = chunk * n_tiles + tile, tile = (query i,
- * head group h0 .. h0 + 63); its chunk's slots [c_begin, c_end), c_end cut at the causal limit
- * (t_kv - t_q + i + 1 visible slots); n_k its row tiles of jt slots (0: an empty partial). */
+ * head group h0 .. h0 + 63); or, given n_chunks (the cluster form of probe_door_wgmma), tile *
+ * n_chunks + chunk, so that consecutive blocks are consecutive chunks of one tile. Its chunk's
+ * slots [c_begin, c_end), c_end cut at the causal limit (t_kv - t_q + i + 1 visible slots); n_k
+ * its row tiles of jt slots (0: an empty partial). */
 struct probe_block {
     int64_t i, n_qh, c_begin, c_end;
     int32_t h0, chunk, n_k;
 };
 static __device__ __forceinline__ probe_block probe_block_of(int32_t n_head, int32_t t_q,
                                                              int32_t t_kv, int64_t chunk_slots,
-                                                             int32_t jt) {
+                                                             int32_t jt, int32_t n_chunks = 0) {
     probe_block b;
     const int32_t n_hg = n_head / 64;
     const int64_t n_tiles = (int64_t)t_q * n_hg;
-    const int64_t tile = (int64_t)blockIdx.x % n_tiles;
-    b.chunk = (int32_t)((int64_t)blockIdx.x / n_tiles);
+    const int64_t tile = n_chunks ? (int64_t)blockIdx.x / n_chunks : (int64_t)blockIdx.x % n_tiles;
+    b.chunk =
+        (int32_t)(n_chunks ? (int64_t)blockIdx.x - tile * n_chunks : (int64_t)blockIdx.x / n_tiles);
     b.i = tile / n_hg;
     b.h0 = (int32_t)(tile - b.i * n_hg) * 64;
     b.n_qh = (int64_t)t_q * n_head;

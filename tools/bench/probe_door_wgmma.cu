@@ -117,25 +117,6 @@ static __device__ __forceinline__ void wg_cl_sync(void) {
                      : "memory");
 }
 
-/* The cluster form's block: blockIdx.x = tile * n_chunks + chunk (chunk-minor, so the CL blocks
- * of a cluster are consecutive chunks of one tile), n_chunks a multiple of CL. */
-static __device__ __forceinline__ probe_block wg_block_cl(int32_t n_head, int32_t t_q, int32_t t_kv,
-                                                          int64_t chunk_slots, int32_t n_chunks) {
-    probe_block b;
-    const int32_t n_hg = n_head / 64;
-    const int64_t tile = (int64_t)blockIdx.x / n_chunks;
-    b.chunk = (int32_t)((int64_t)blockIdx.x - tile * n_chunks);
-    b.i = tile / n_hg;
-    b.h0 = (int32_t)(tile - b.i * n_hg) * 64;
-    b.n_qh = (int64_t)t_q * n_head;
-    b.c_begin = (int64_t)b.chunk * chunk_slots;
-    b.c_end = b.c_begin + chunk_slots;
-    const int64_t w_len = (int64_t)t_kv - t_q + b.i + 1; /* causal */
-    if (b.c_end > w_len) b.c_end = w_len;
-    b.n_k = b.c_end > b.c_begin ? (int32_t)((b.c_end - b.c_begin + WG_JT - 1) / WG_JT) : 0;
-    return b;
-}
-
 /* MODE (the time's split, timing only): 0 the walk; 1 without the epilogue's stores (no output);
  * 2 also without any wgmma (the stream, the conversions, the softmax's protocol: no output).
  * NS: the f32 stages (2 or 4) of 32 / NS rows each; the same arithmetic, so the same bytes. */
@@ -160,8 +141,9 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     const int tid = threadIdx.x;
 
     static_assert(CL == 1 || (CL == 4 && MODE == 0), "the cluster form: 4 blocks, the walk");
-    const probe_block pb = CL == 1 ? probe_block_of(n_head, t_q, t_kv, chunk_slots, WG_JT)
-                                   : wg_block_cl(n_head, t_q, t_kv, chunk_slots, n_chunks);
+    /* the cluster form: chunk-minor blocks, so a cluster is 4 consecutive chunks of one tile */
+    const probe_block pb =
+        probe_block_of(n_head, t_q, t_kv, chunk_slots, WG_JT, CL == 1 ? 0 : n_chunks);
     const int64_t i = pb.i, n_qh = pb.n_qh, c_begin = pb.c_begin, c_end = pb.c_end;
     const int32_t h0 = pb.h0, chunk = pb.chunk, n_k = pb.n_k;
     if (CL == 1 && n_k == 0) { /* an empty partial, as the bf16 arm's */
