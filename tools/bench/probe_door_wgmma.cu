@@ -117,6 +117,18 @@ static __device__ __forceinline__ void wg_cl_sync(void) {
                      : "memory");
 }
 
+/* O *= (a0 for row r0, a1 for row r0 + 8), the accumulator's layout (both warpgroups' rescale;
+ * the arm's own is in kernels/mla_attn_wg.cu, static there so its mutants stay in that file) */
+static __device__ __forceinline__ void wg_rescale(float (&o)[128], float a0, float a1) {
+#pragma unroll
+    for (int n = 0; n < 32; n++) {
+        o[4 * n] = __fmul_rn(o[4 * n], a0);
+        o[4 * n + 1] = __fmul_rn(o[4 * n + 1], a0);
+        o[4 * n + 2] = __fmul_rn(o[4 * n + 2], a1);
+        o[4 * n + 3] = __fmul_rn(o[4 * n + 3], a1);
+    }
+}
+
 /* MODE (the time's split, timing only): 0 the walk; 1 without the epilogue's stores (no output);
  * 2 also without any wgmma (the stream, the conversions, the softmax's protocol: no output).
  * NS: the f32 stages (2 or 4) of 32 / NS rows each; the same arithmetic, so the same bytes. */
@@ -259,13 +271,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                 for (int x = 0; x < 4; x++) a[j][x] = px[(4 * j + x) * 128 + t];
             const float al0 = __uint_as_float(px[8 * 128 + t]);
             const float al1 = __uint_as_float(px[9 * 128 + t]);
-#pragma unroll
-            for (int n = 0; n < 32; n++) {
-                o[4 * n] = __fmul_rn(o[4 * n], al0);
-                o[4 * n + 1] = __fmul_rn(o[4 * n + 1], al0);
-                o[4 * n + 2] = __fmul_rn(o[4 * n + 2], al1);
-                o[4 * n + 3] = __fmul_rn(o[4 * n + 3], al1);
-            }
+            wg_rescale(o, al0, al1);
             mla_mbar_arrive(pfree); /* after the rescale has consumed the loads */
             mla_wg_fence();
 #pragma unroll
@@ -356,13 +362,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             px[8 * 128 + t] = __float_as_uint(al0);
             px[9 * 128 + t] = __float_as_uint(al1);
             mla_mbar_arrive(pready);
-#pragma unroll
-            for (int n = 0; n < 32; n++) {
-                o[4 * n] = __fmul_rn(o[4 * n], al0);
-                o[4 * n + 1] = __fmul_rn(o[4 * n + 1], al0);
-                o[4 * n + 2] = __fmul_rn(o[4 * n + 2], al1);
-                o[4 * n + 3] = __fmul_rn(o[4 * n + 3], al1);
-            }
+            wg_rescale(o, al0, al1);
             mla_wg_fence();
 #pragma unroll
             for (int j = 0; j < (MODE == 2 ? 0 : 2); j++)
