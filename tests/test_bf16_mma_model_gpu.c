@@ -50,14 +50,6 @@ static uint32_t f2u(float f) {
 /* The oracle's round-to-nearest-even of f32 x to bf16 (oracle/mla_oracle.h), widened back. */
 static float oracle_bf16_rne(float x) { return oracle_f32_from_bf16(oracle_bf16_from_f32(x)); }
 
-/* A bf16-representable value: sign, 8 significant bits, exponent in [emin, emax]. */
-static float bf16_value(mla_fill_stream *s, int emin, int emax) {
-    uint32_t w = mla_fill_stream_u32(s);
-    int e = emin + (int)(mla_fill_stream_u32(s) % (uint32_t)(emax - emin + 1));
-    float m = 1.0f + (float)(w & 127u) / 128.0f;
-    return ldexpf((w >> 31) ? -m : m, e);
-}
-
 typedef struct {
     double max_units; /* max |D - exact| / (|C| + sum |p|) / u */
     double max_abs;   /* max |D - exact| where the scale is below 2^-100 */
@@ -125,8 +117,8 @@ Test(bf16_mma_model, error_within_model, .timeout = 300) {
     float *a = malloc((size_t)N * 256 * 4), *b = malloc((size_t)N * 128 * 4),
           *c = malloc((size_t)N * 128 * 4);
     mla_fill_stream s = mla_fill_stream_init(2u, "bf16_model");
-    for (size_t e = 0; e < (size_t)N * 256; e++) a[e] = bf16_value(&s, -6, 6);
-    for (size_t e = 0; e < (size_t)N * 128; e++) b[e] = bf16_value(&s, -6, 6);
+    for (size_t e = 0; e < (size_t)N * 256; e++) a[e] = mla_fill_stream_bf16(&s, -6, 6);
+    for (size_t e = 0; e < (size_t)N * 128; e++) b[e] = mla_fill_stream_bf16(&s, -6, 6);
     for (size_t e = 0; e < (size_t)N * 128; e++) { /* full 24-bit C, magnitudes 2^-12 .. 2^13 */
         uint32_t w = mla_fill_stream_u32(&s);
         int ex = -12 + (int)(mla_fill_stream_u32(&s) % 26u);
@@ -149,8 +141,8 @@ Test(bf16_mma_model, cancellation_within_model, .timeout = 120) {
     enum { N = 2000 };
     float *a = malloc(N * 256 * 4), *b = malloc(N * 128 * 4), *c = malloc(N * 128 * 4);
     mla_fill_stream s = mla_fill_stream_init(3u, "bf16_cancel");
-    for (int e = 0; e < N * 256; e++) a[e] = bf16_value(&s, -4, 4);
-    for (int e = 0; e < N * 128; e++) b[e] = bf16_value(&s, -4, 4);
+    for (int e = 0; e < N * 256; e++) a[e] = mla_fill_stream_bf16(&s, -4, 4);
+    for (int e = 0; e < N * 128; e++) b[e] = mla_fill_stream_bf16(&s, -4, 4);
     for (int p = 0; p < N; p++)
         for (int i = 0; i < 16; i++)
             for (int j = 0; j < 8; j++) {

@@ -96,14 +96,6 @@ static double wg_exact(const wg_instr *in, const float *a, const float *b, doubl
     return x;
 }
 
-/* A bf16-representable value: sign, 8 significant bits, exponent in [emin, emax]. */
-static float bf16_value(mla_fill_stream *s, int emin, int emax) {
-    uint32_t w = mla_fill_stream_u32(s);
-    int e = emin + (int)(mla_fill_stream_u32(s) % (uint32_t)(emax - emin + 1));
-    float m = 1.0f + (float)(w & 127u) / 128.0f;
-    return ldexpf((w >> 31) ? -m : m, e);
-}
-
 static void *xmalloc(size_t bytes) {
     void *p = malloc(bytes);
     cr_assert(p != NULL, "malloc(%zu)", bytes);
@@ -184,8 +176,8 @@ static void error_within_model(const wg_instr *in, int n, const char *device) {
     float *a = xmalloc((size_t)n * 1024 * 4), *b = xmalloc(n * tile_b(in) * 4),
           *c = xmalloc(n * tile_d(in) * 4);
     mla_fill_stream s = mla_fill_stream_init(2u, in->cols == 32 ? "wgmma_n32" : "wgmma_n256");
-    for (size_t e = 0; e < (size_t)n * 1024; e++) a[e] = bf16_value(&s, -6, 6);
-    for (size_t e = 0; e < n * tile_b(in); e++) b[e] = bf16_value(&s, -6, 6);
+    for (size_t e = 0; e < (size_t)n * 1024; e++) a[e] = mla_fill_stream_bf16(&s, -6, 6);
+    for (size_t e = 0; e < n * tile_b(in); e++) b[e] = mla_fill_stream_bf16(&s, -6, 6);
     for (size_t e = 0; e < n * tile_d(in); e++) { /* full 24-bit C, magnitudes 2^-12 .. 2^13 */
         uint32_t w = mla_fill_stream_u32(&s);
         int ex = -12 + (int)(mla_fill_stream_u32(&s) % 26u);
@@ -209,8 +201,8 @@ static void cancellation_within_model(const wg_instr *in, int n) {
           *c = xmalloc(n * tile_d(in) * 4);
     mla_fill_stream s =
         mla_fill_stream_init(3u, in->cols == 32 ? "wgmma_n32_cancel" : "wgmma_n256_cancel");
-    for (size_t e = 0; e < (size_t)n * 1024; e++) a[e] = bf16_value(&s, -4, 4);
-    for (size_t e = 0; e < n * tile_b(in); e++) b[e] = bf16_value(&s, -4, 4);
+    for (size_t e = 0; e < (size_t)n * 1024; e++) a[e] = mla_fill_stream_bf16(&s, -4, 4);
+    for (size_t e = 0; e < n * tile_b(in); e++) b[e] = mla_fill_stream_bf16(&s, -4, 4);
     for (int p = 0; p < n; p++)
         for (int i = 0; i < 64; i++)
             for (int j = 0; j < in->cols; j++) {

@@ -137,6 +137,15 @@ MLA_FILL_HD static inline float mla_fill_stream_uniform(mla_fill_stream *s, floa
     return v < hi ? v : nextafterf(hi, lo);
 }
 
+/* A bf16-representable value: sign, 8 significant bits, exponent in [emin, emax] (two stream
+ * elements; the accumulator-model tests' operands). */
+static inline float mla_fill_stream_bf16(mla_fill_stream *s, int emin, int emax) {
+    uint32_t w = mla_fill_stream_u32(s);
+    int e = emin + (int)(mla_fill_stream_u32(s) % (uint32_t)(emax - emin + 1));
+    float m = 1.0f + (float)(w & 127u) / 128.0f;
+    return ldexpf((w >> 31) ? -m : m, e);
+}
+
 static inline const char *mla_fill_kind_name(mla_fill_kind k) {
     switch (k) {
     case MLA_FILL_REALISTIC: return "realistic";
