@@ -427,6 +427,59 @@ static const geom G_GATHER_TQ8 = {"glm5 gathered, t_q 8, 2048 slots of 4096 rows
 WGMMA_TEST(heads96, G_HEADS96, 1)
 WGMMA_TEST(gathered_tq8, G_GATHER_TQ8, 1)
 
+/* The wgmma arm's cluster form (mla_attn_tcw_plan, twenty-ninth session): 4 consecutive chunks of
+ * a (query, head group) merge their partials in distributed shared memory. glm5 decode 32K above
+ * takes it (29 clusters, the last with 2 padding chunks); these reach its edges:
+ *  - the special values of the edges above, planted in row 7000 of 16100 (8 heads: chunks of 160
+ *    slots, 101 walked and 3 padding, 26 clusters; the row in chunk 43, cluster 10): a poisoned
+ *    or infinite partial merged with finite ones;
+ *  - 3 heads (the merge's rows past n_head never stored), over 16100 rows;
+ *  - glm5 verify (t_q 4) over 20000 rows: 7 clusters a query, chunks of 736 slots, each query's
+ *    causal length ending in a different chunk;
+ *  - a gathered list of 16384 slots (the list walk in the cluster form: chunks of 160 slots). */
+#define EDGE_CL(name, col, bits, q)                                                                \
+    { name, 8, 512, 64, 1, 16100, 0, MLA_GLM5_SCALE, 7000, col, bits, q }
+static const geom G_CL_NAN = EDGE_CL("cluster form: low-payload NaN in row 7000 of 16100, rope "
+                                     "column 5",
+                                     512 + 5, 0x7F800001u, 0.0f);
+static const geom G_CL_INF = EDGE_CL("cluster form: +inf in row 7000 of 16100, rope column 5 (4 "
+                                     "heads drop the row, 4 poison)",
+                                     512 + 5, 0x7F800000u, 0.0f);
+static const geom G_CL_NINF_LATENT = EDGE_CL(
+    "cluster form: -inf in row 7000 of 16100, c_kv column 7, q_lat there 1", 7, 0xFF800000u, 1.0f);
+static const geom G_CL_HEADS3 = {
+    "cluster form: 3 heads, t_kv 16100", 3, 512, 64, 1, 16100, 0, MLA_GLM5_SCALE, 0, 0, 0u, 0.0f};
+static const geom G_CL_VERIFY = {"cluster form: glm5 verify, t_kv 20000",
+                                 64,
+                                 512,
+                                 64,
+                                 4,
+                                 20000,
+                                 0,
+                                 MLA_GLM5_SCALE,
+                                 0,
+                                 0,
+                                 0u,
+                                 0.0f};
+static const geom G_CL_GATHER = {"cluster form: glm5 gathered, 16384 slots of 32768 rows",
+                                 64,
+                                 512,
+                                 64,
+                                 1,
+                                 32768,
+                                 16384,
+                                 MLA_GLM5_SCALE,
+                                 0,
+                                 0,
+                                 0u,
+                                 0.0f};
+WGMMA_TEST(cluster_low_payload_nan, G_CL_NAN, 1)
+WGMMA_TEST(cluster_inf_rope, G_CL_INF, 1)
+WGMMA_TEST(cluster_ninf_latent_exact_q, G_CL_NINF_LATENT, 1)
+WGMMA_TEST(cluster_partial_heads, G_CL_HEADS3, 1)
+WGMMA_TEST(cluster_verify, G_CL_VERIFY, 1)
+WGMMA_TEST(cluster_gathered, G_CL_GATHER, 1)
+
 /* n floats of src on the device one float past the allocation's start (own, 16-byte aligned), so
  * only 4-byte aligned: the view into *own is returned in *view, and the host image of the whole
  * allocation (zeros around src) is returned for tb_input_untouched (caller frees both). */
