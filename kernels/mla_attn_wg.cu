@@ -39,13 +39,13 @@
  * partial (m, l, flags, O) or, with one chunk, o_lat = O / l (0 for an empty walk, NaN for a
  * poisoned row or an infinite max). Its class: kernels/mla_door.h mla_attn_tcw_arith, under the
  * accumulator model (H16) measured for these two instructions by //tests:wgmma_model_gpu_test.
- * The cluster form (CL = MLA_TCW_CLUSTER = 4, twenty-ninth session; prototyped as
- * probe_door_wgmma's wg_walk<0, 4, 4>): where the plan takes it (glm5 decode from about 12K rows,
- * verify over long caches), the blocks of CL consecutive chunks of one (query, head group) run as
- * a thread-block cluster and merge their partials in distributed shared memory, so the workspace's
- * stores and the combine's reads are a quarter of the plain form's (at decode 32K, 29 merged
- * partials of 3.8 MB against 128 of 16.8 MB). After every block's walk (cluster barrier A), each
- * block reads the CL partials' (m, l, flag code) of its rows and applies the combine's rule to
+ * The cluster form (CL = MLA_TCW_CLUSTER = 2, twenty-ninth session; the merge prototyped as
+ * probe_door_wgmma's wg_walk<0, 4, 4> with 4): where the plan takes it (mla_attn_tcw_plan: the
+ * chunks of one wave, at least 4 a tile), the blocks of CL consecutive chunks of one (query, head
+ * group) run as a thread-block cluster and merge their partials in distributed shared memory, so
+ * the workspace's stores and the combine's reads are half the plain form's (at decode 32K, 64
+ * merged partials of 8.4 MB against 128 of 16.8 MB). After every block's walk (cluster barrier A),
+ * each block reads the CL partials' (m, l, flag code) of its rows and applies the combine's rule to
  * them (a partial counts where its flag is non-zero; M = the max of their m; w_c = expf(m_c - M),
  * 0 for m_c or M = -inf; L = fmaf(w_c, l_c, L) for c ascending; the flag code their max: poison 2
  * over non-empty 1 over empty 0), then stores w_me O into block j's slot me for its column slice
@@ -187,13 +187,14 @@ static __device__ __forceinline__ void wg_rescale(float (&o)[128], float a0, flo
  * a quad's rows in one half-warp's 64-bit stores hit distinct banks. */
 #define WG_SW_LD(CL) (WG_R / (CL) + 8)
 #define WG_PX_ML 640
-static_assert(4 * 64 * (WG_R / 4 + 8) * 4 <= WG_OFF_STAGE, "the merge slots over q and the tiles");
+static_assert(MLA_TCW_CLUSTER * 64 * WG_SW_LD(MLA_TCW_CLUSTER) * 4 <= WG_OFF_STAGE,
+              "the merge slots over q and the tiles");
 static_assert(WG_PX_ML + 64 * 3 <= WG_PX * 128, "the merge's (m, l, flag) in the exchange");
 
 /* See the file comment. CL 1: block b = chunk * n_tiles + tile, tile = i * n_hg + g (n_chunks
- * chunks, partials at chunk or, with one chunk, o_lat). CL 4, the cluster form (launched with
- * clusters of CL blocks): b = tile * n_chunks + chunk, chunk-minor, so a cluster is CL
- * consecutive chunks of one tile; they merge into partial chunk / CL (n_chunks a multiple of CL;
+ * chunks, partials at chunk or, with one chunk, o_lat). CL = MLA_TCW_CLUSTER, the cluster form
+ * (launched with clusters of CL blocks): b = tile * n_chunks + chunk, chunk-minor, so a cluster is
+ * CL consecutive chunks of one tile; they merge into partial chunk / CL (n_chunks a multiple of CL;
  * the file comment's last paragraph). */
 template <class Walk, int CL>
 static __global__ void __launch_bounds__(WG_NT, 1)
@@ -203,7 +204,12 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                float scale, int32_t n_hg, int64_t chunk_slots, int32_t n_chunks) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint8_t wg_smem_raw[];
-    uint8_t *smem = (uint8_t *)(((uintptr_t)wg_smem_raw + 1023) & ~(uintptr_t)1023);
+    /* the 1024-byte aligned base by pointer arithmetic on the shared array, not through an
+     * integer: the compiler keeps the shared window, so the conversions, the exchange and the
+     * masks are LDS / STS, not generic LD / ST (twenty-eighth session's SASS; 4.5% of the door's
+     * time at decode 32K, twenty-ninth session's call 1) */
+    const uint32_t raw_a = (uint32_t)__cvta_generic_to_shared(wg_smem_raw);
+    uint8_t *smem = wg_smem_raw + ((1024u - (raw_a & 1023u)) & 1023u);
     uint8_t *q_s = smem, *tiles = smem + WG_OFF_TILE;
     float *stages = (float *)(smem + WG_OFF_STAGE);
     uint32_t *px = (uint32_t *)(smem + WG_OFF_PX);
@@ -214,7 +220,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     uint64_t *pready = bars + 12, *pfree = bars + 13;
     const int tid = threadIdx.x;
 
-    static_assert(CL == 1 || CL == 4, "the cluster form's width: 4 blocks");
+    static_assert(CL == 1 || CL == MLA_TCW_CLUSTER, "the plain walk or the cluster form");
     const int64_t n_tiles = (int64_t)t_q * n_hg;
     const int64_t tile = CL == 1 ? (int64_t)blockIdx.x % n_tiles : (int64_t)blockIdx.x / n_chunks;
     const int32_t chunk = CL == 1 ? (int32_t)((int64_t)blockIdx.x / n_tiles)
@@ -635,10 +641,10 @@ static __global__ void __launch_bounds__(WG_NT, 1)
  * registers that never free). */
 #define WG_REGS 168
 
-/* Per device (by id, as the workspace pools): 1 when the four walk kernels are the real sm_90a
- * ones with WG_REGS registers and a cluster of MLA_TCW_CLUSTER of them fits the device; 0 when
- * not (a build whose gencode override left the __trap() stub, a device without their image, a
- * partition too small for a cluster): the door then declines and the f32 launcher runs. Written
+/* Per device (by id, as the workspace pools): 1 when the four walk kernels (plain, cluster) are the
+ * real sm_90a ones with WG_REGS registers and a cluster of MLA_TCW_CLUSTER of them fits the device;
+ * 0 when not (a build whose gencode override left the __trap() stub, a device without their image,
+ * a partition too small for a cluster): the door then declines and the f32 launcher runs. Written
  * once per device under at_ensure_attrs' lock, read by every call after it. */
 static std::atomic<int> wg_ready_dev[64];
 

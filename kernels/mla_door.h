@@ -202,84 +202,67 @@ static inline void mla_attn_tcb_arith(int32_t n_head, int32_t kv_rank, int32_t d
  * logits as wgmma.m64n32k16 and P . V as wgmma.m64n256k16, f32 accumulators; its own plan
  * (mla_attn_tcw_plan, below). */
 
-/* The wgmma arm's chunk plan (twenty-ninth session): the bf16 arm's (mla_attn_tcb_chunk_slots),
- * or, where that is better, its cluster form. In the cluster form MLA_TCW_CLUSTER consecutive
- * chunks of one (query, 64-head group) run as one thread-block cluster and merge their partials
- * in distributed shared memory before any global write (kernels/mla_attn_wg.cu), so the
- * workspace and the combine hold a quarter of the partials. A function of the shape only, never
- * of the device: tiles = t_q ceil(n_head / 64); where tiles <= MLA_TCW_CLUSTERS (the clusters of
- * 4 such blocks co-resident on the H200, twenty-fourth session's cluster_probe; a plan beyond it
- * is still correct, in more waves), want = min(4 floor(MLA_TCW_CLUSTERS / tiles), ceil(w_max /
- * 32)), C = roundup(ceil(w_max / want), 32), n = roundup(ceil(w_max / C), 4) walked chunks (the
- * last ones may be empty); the cluster form when C >= MLA_TCW_CLUSTER_MIN_SLOTS (chunks of at
- * least 4 row tiles: below that a block's walk is too short for the merge to pay, twenty-eighth
- * session) and n / 4 >= 2 (a single merged partial would need its own store). Else the bf16
- * plan. glm5 decode at t_kv 32768: 116 chunks of 288 slots (114 non-empty), 29 clusters, 29
- * merged partials; at 4096: the bf16 plan (128 chunks of 32 slots).
+/* The wgmma arm's chunk plan (twenty-ninth session): the bf16 arm's chunks
+ * (mla_attn_tcb_chunk_slots), walked plainly or in its cluster form. In the cluster form
+ * MLA_TCW_CLUSTER consecutive chunks of one (query, 64-head group) run as one thread-block cluster
+ * and merge their partials in distributed shared memory before any global write
+ * (kernels/mla_attn_wg.cu), so the workspace and the combine hold half the partials. A function
+ * of the shape only, never of the device: C = mla_attn_tcb_chunk_slots, n = ceil(w_max / C)
+ * chunks, tiles = t_q ceil(n_head / 64); the cluster form where n >= 4 and tiles x roundup(n, 2)
+ * <= MLA_TCW_WAVE (the blocks of one wave in clusters of 2: 66 such clusters are co-resident on
+ * the H200, twenty-fourth session's cluster_probe; clusters of 4 fit only 30, 120 blocks, and a
+ * plan of at most 120 chunks walks 9 tiles a block where 128 walk 8: the twenty-ninth session's
+ * call 1 measured that form 10% slower at decode 32K), the walked chunks padded to an even count
+ * (the last may be empty); else the plain walk of the n chunks. glm5 decode at t_kv 32768: 128
+ * chunks of 256 slots, 64 clusters, 64 merged partials.
  *   *chunk_slots  C, the slots of a walked chunk;
  *   *n_walk       the chunks walked a (query, head group): blocks = tiles x n_walk;
  *   *cl           MLA_TCW_CLUSTER in the cluster form, else 1;
  *   return        the partials the workspace holds and the combine merges (n_walk / cl), 1 when
  *                 the walk writes o_lat itself. */
-#define MLA_TCW_CLUSTER 4
-#define MLA_TCW_CLUSTERS 30
-#define MLA_TCW_CLUSTER_MIN_SLOTS 128
+#define MLA_TCW_CLUSTER 2
+#define MLA_TCW_WAVE 132
 static inline int32_t mla_attn_tcw_plan(int32_t n_head, int32_t t_q, int64_t w_max,
                                         int64_t *chunk_slots, int32_t *n_walk, int32_t *cl) {
-    const int64_t tiles = (int64_t)t_q * ((n_head + 63) / 64);
-    if (tiles <= MLA_TCW_CLUSTERS && w_max > 0) {
-        const int64_t by_len = (w_max + MLA_TC_ATTN_TILE - 1) / MLA_TC_ATTN_TILE;
-        int64_t want = MLA_TCW_CLUSTER * (MLA_TCW_CLUSTERS / tiles);
-        if (want > by_len) want = by_len;
-        const int64_t c = ((w_max + want - 1) / want + MLA_TC_ATTN_TILE - 1) / MLA_TC_ATTN_TILE *
-                          MLA_TC_ATTN_TILE;
-        const int64_t n =
-            ((w_max + c - 1) / c + MLA_TCW_CLUSTER - 1) / MLA_TCW_CLUSTER * MLA_TCW_CLUSTER;
-        if (c >= MLA_TCW_CLUSTER_MIN_SLOTS && n / MLA_TCW_CLUSTER >= 2) {
-            *chunk_slots = c;
-            *n_walk = (int32_t)n;
-            *cl = MLA_TCW_CLUSTER;
-            return (int32_t)(n / MLA_TCW_CLUSTER);
-        }
-    }
     const int64_t c = mla_attn_tcb_chunk_slots(n_head, t_q, w_max);
+    const int64_t n = (w_max + c - 1) / c;
+    const int64_t tiles = (int64_t)t_q * ((n_head + 63) / 64);
+    const int64_t n2 = (n + MLA_TCW_CLUSTER - 1) / MLA_TCW_CLUSTER * MLA_TCW_CLUSTER;
     *chunk_slots = c;
-    *n_walk = (int32_t)((w_max + c - 1) / c);
+    if (n >= 2 * MLA_TCW_CLUSTER && tiles * n2 <= MLA_TCW_WAVE) {
+        *n_walk = (int32_t)n2;
+        *cl = MLA_TCW_CLUSTER;
+        return (int32_t)(n2 / MLA_TCW_CLUSTER);
+    }
+    *n_walk = (int32_t)n;
     *cl = 1;
-    return *n_walk;
+    return (int32_t)n;
 }
 
 /* The wgmma arm's walk is the tf32 arm's statement (mla_attn_tc_walk: row tiles of 32; inside
  * a tile a head's 32 weights go through a 3-level pairwise tree a thread and a 2-level butterfly
  * over 4 threads, 5 roundings, within the stated 6). The cluster form's merge keeps that
  * statement (docs/tolerances.md, "The wgmma door arm"): its weight exp(m_c - M) differs from 1
- * only where another chunk of the cluster holds a larger logit, and each of its additions adds a
+ * only where another chunk of the cluster holds a larger logit, and its addition adds the
  * partial of another non-empty chunk (an empty one adds an exact 0), so every rescale and
  * addition it puts on a term's path is charged to a tile of the walk other than the term's own,
  * as the combine's are.
- * Its arithmetic is the bf16 arm's form (mla_attn_tcb_arith) with two differences: the logits of
+ * Its arithmetic is the bf16 arm's form (mla_attn_tcb_arith) with one difference: the logits of
  * a head accumulate all K / 16 k16 steps in ONE accumulator (the bf16 arm splits them over 8
  * warps), so KI = K / 16 (36 at glm5's 576): dot_rel = 2^-7 + 2^-16 + KI * 34u under the
  * accumulator model (H16) for these two instructions, measured by //tests:wgmma_model_gpu_test;
- * and PI = 2 k16 instructions per row tile of 32 over ITS plan's chunk (mla_attn_tcw_plan,
- * capped at w_max): pv_rel = 2^-7 + 2^-16 + PI * 34u, pv_inst = PI; abs_e as the bf16 arm's;
- * dot_inst = K + KI. */
+ * pv_rel, abs_e and pv_inst as the bf16 arm's (2 k16 instructions per row tile of 32 into each
+ * output accumulator, over the same chunks: mla_attn_tcw_plan walks the bf16 arm's); dot_inst =
+ * K + KI. */
 static inline void mla_attn_tcw_arith(int32_t n_head, int32_t kv_rank, int32_t d_rope, int32_t t_q,
                                       int64_t w_max, double *dot_rel, double *pv_rel, double *abs_e,
                                       double *dot_inst, double *pv_inst) {
-    const double u = 1.0 / 16777216.0, bf = 1.0 / 128.0 + 1.0 / 65536.0;
+    const double u = 1.0 / 16777216.0;
     mla_attn_tcb_arith(n_head, kv_rank, d_rope, t_q, w_max, dot_rel, pv_rel, abs_e, dot_inst,
                        pv_inst);
     const int64_t K = (int64_t)kv_rank + d_rope, ki = K / 16, ki_bf16 = (K / 16 + 7) / 8;
     *dot_rel += (double)(ki - ki_bf16) * 34.0 * u;
     *dot_inst = (double)(K + ki);
-    int64_t rows = 0;
-    int32_t n_walk = 0, cl = 0;
-    (void)mla_attn_tcw_plan(n_head, t_q, w_max, &rows, &n_walk, &cl);
-    if (rows > w_max) rows = w_max;
-    const int64_t pi = (rows + MLA_TC_ATTN_TILE - 1) / MLA_TC_ATTN_TILE * (MLA_TC_ATTN_TILE / 16);
-    *pv_rel = bf + (double)pi * 34.0 * u;
-    *pv_inst = (double)pi;
 }
 
 /* 1 ("tf32"), 2 ("bf16"), 3 ("3xtf32"), 4 ("wgmma") or 0 (unset, anything else), read per call. */

@@ -28,7 +28,8 @@
  * directly), at 8 heads (a partial head tile for every arm), kv_rank 128 + d_rope 64 (512 + 64
  * for the wgmma arm, which covers glm5's width only), t_q 2,
  * with t_kv chosen on the arm's own chunk plan so that its last chunk holds no slot of query 0;
- * __wgmma_cluster the same on the wgmma arm's cluster form (t_kv from 8000 on).
+ * __wgmma on the wgmma arm's plain walk (t_kv from 40 on: 3 chunks), __wgmma_cluster on its
+ * cluster form (from 2000 on).
  * The check: the output within the arm's class of the oracle (its stated walk and arithmetic,
  * tests/lib/tc_attn.h), so a NaN anywhere fails.
  * Without a usable GPU the test reports SKIPPED (GPU_REQUIRE), never passed. */
@@ -217,12 +218,13 @@ Test(attn_shake, empty_partial_nan_ws__bf16, .timeout = 300) {
 }
 Test(attn_shake, empty_partial_nan_ws__wgmma, .timeout = 300) {
     GPU_REQUIRE();
-    run_nan_ws("empty_partial_nan_ws__wgmma", TC_ATTN_WGMMA, 2000, 1);
+    run_nan_ws("empty_partial_nan_ws__wgmma", TC_ATTN_WGMMA, 40, 1);
 }
-/* the wgmma arm's cluster form (twenty-ninth session): query 0's empty chunk is merged with its
- * cluster's others in distributed shared memory, and the padding chunks past the walk are empty
- * for both queries; every merged partial must still be written whole */
+/* the wgmma arm's plain walk needs fewer than 4 chunks at t_q 2 (the case above: 3 chunks of 32
+ * slots); its cluster form (twenty-ninth session) takes the rest: here query 0's empty last chunk
+ * is merged with its cluster's other chunk in distributed shared memory; every merged partial
+ * must still be written whole */
 Test(attn_shake, empty_partial_nan_ws__wgmma_cluster, .timeout = 300) {
     GPU_REQUIRE();
-    run_nan_ws("empty_partial_nan_ws__wgmma_cluster", TC_ATTN_WGMMA, 8000, MLA_TCW_CLUSTER);
+    run_nan_ws("empty_partial_nan_ws__wgmma_cluster", TC_ATTN_WGMMA, 2000, MLA_TCW_CLUSTER);
 }
