@@ -1656,9 +1656,7 @@ static __global__ void __launch_bounds__(TCB_NT, 1)
 struct at_launch_plan {
     int32_t ht, n_hg;
     int64_t n_tiles, n_qh, chunk_slots;
-    int32_t n_chunks; /* the partials the workspace holds and the combine merges */
-    int32_t n_walk;   /* the chunks walked a tile: n_chunks, or n_chunks x cl in a cluster form */
-    int32_t cl;       /* 1, or the wgmma arm's cluster width (mla_attn_tcw_plan) */
+    int32_t n_chunks;
     size_t o_floats, ws_bytes; /* 0 with one chunk */
 };
 
@@ -1671,16 +1669,10 @@ static at_launch_plan at_plan(int32_t n_head, int32_t kv_rank, int32_t t_q, int6
     p.n_hg = (n_head + p.ht - 1) / p.ht;
     p.n_tiles = (int64_t)t_q * p.n_hg;
     p.n_qh = (int64_t)t_q * n_head;
-    if (tc == 4) { /* the wgmma arm's own plan (kernels/mla_door.h) */
-        p.n_chunks = mla_attn_tcw_plan(n_head, t_q, w_max, &p.chunk_slots, &p.n_walk, &p.cl);
-    } else {
-        const int64_t cs = tc64 ? mla_attn_tcb_chunk_slots(n_head, t_q, w_max)
-                                : mla_attn_chunk_slots(n_head, kv_rank, t_q, w_max); /* mla.h */
-        p.chunk_slots = cs;
-        p.n_chunks = (int32_t)((w_max + cs - 1) / cs);
-        p.n_walk = p.n_chunks;
-        p.cl = 1;
-    }
+    const int64_t cs = tc64 ? mla_attn_tcb_chunk_slots(n_head, t_q, w_max)
+                            : mla_attn_chunk_slots(n_head, kv_rank, t_q, w_max); /* mla.h */
+    p.chunk_slots = cs;
+    p.n_chunks = (int32_t)((w_max + cs - 1) / cs);
     p.o_floats = 0;
     p.ws_bytes = 0;
     if (p.n_chunks > 1) {
@@ -1775,12 +1767,12 @@ static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, co
     const int32_t width = kv_rank + d_rope;
     const bool vec = (width & 3) == 0 && (((uintptr_t)cache) & 15) == 0;
     float *ws_ml = ws ? ws + p.o_floats : NULL;
-    const unsigned blocks = (unsigned)(p.n_tiles * p.n_walk);
+    const unsigned blocks = (unsigned)(p.n_tiles * p.n_chunks);
     const bool ht32 = p.ht == 32;
-    if (tc == 4) { /* the wgmma door arm (mla_attn_wg.cu) on its plan (mla_attn_tcw_plan) */
-        (void)mla_attn_wg_launch(blocks, q_lat, q_pe, cache, walk, o_lat, ws, ws_ml, n_head, t_q,
-                                 scale, p.n_hg, p.chunk_slots, p.n_walk, p.cl, st);
-        return; /* its error, as every launch's, is the caller's cudaGetLastError */
+    if (tc == 4) { /* the wgmma door arm (mla_attn_wg.cu) on the bf16 arm's plan */
+        mla_attn_wg_launch(blocks, q_lat, q_pe, cache, walk, o_lat, ws, ws_ml, n_head, t_q, scale,
+                           p.n_hg, p.chunk_slots, p.n_chunks, st);
+        return;
     }
     if (tc == 2) { /* the bf16 door arm: its own kernel on its own plan (64-head tiles) */
         auto tbk = kv_rank != 512 ? attn_tc_bf16<Walk, 0>

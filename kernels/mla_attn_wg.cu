@@ -2,9 +2,8 @@
  * kernels/mla_attn_wg.h), built for sm_90a (wgmma, setmaxnreg: tools/cuda.bzl arch_srcs).
  *
  * The bf16 arm's operands and roundings (q, the cache and P rounded to bf16 by cvt.rn, f32
- * accumulators), its 64-head tiles, workspace layout, edge semantics and combine, on its own
- * chunk plan (mla_attn_tcw_plan, kernels/mla_door.h: the bf16 arm's, or the cluster form below),
- * on a warp-specialised walk whose two products are Hopper's asynchronous
+ * accumulators), its plan (64-head tiles, mla_attn_tcb_chunk_slots), workspace, edge semantics
+ * and combine, on a warp-specialised walk whose two products are Hopper's asynchronous
  * warpgroup MMAs. Prototyped as tools/bench/probe_door_wgmma (twenty-seventh session,
  * docs/performance.md), whose second form ran at decode 32K in 49.6 us on an H100 against the
  * tf32 arm's 60.4. Block = (chunk, query i, 64-head group), 384 threads in three warpgroups, one
@@ -39,20 +38,7 @@
  * partial (m, l, flags, O) or, with one chunk, o_lat = O / l (0 for an empty walk, NaN for a
  * poisoned row or an infinite max). Its class: kernels/mla_door.h mla_attn_tcw_arith, under the
  * accumulator model (H16) measured for these two instructions by //tests:wgmma_model_gpu_test.
- * The cluster form (CL = MLA_TCW_CLUSTER = 2, twenty-ninth session; the merge prototyped as
- * probe_door_wgmma's wg_walk<0, 4, 4> with 4): where the plan takes it (mla_attn_tcw_plan: the
- * chunks of one wave, at least 4 a tile), the blocks of CL consecutive chunks of one (query, head
- * group) run as a thread-block cluster and merge their partials in distributed shared memory, so
- * the workspace's stores and the combine's reads are half the plain form's (at decode 32K, 64
- * merged partials of 8.4 MB against 128 of 16.8 MB). After every block's walk (cluster barrier A),
- * each block reads the CL partials' (m, l, flag code) of its rows and applies the combine's rule to
- * them (a partial counts where its flag is non-zero; M = the max of their m; w_c = expf(m_c - M),
- * 0 for m_c or M = -inf; L = fmaf(w_c, l_c, L) for c ascending; the flag code their max: poison 2
- * over non-empty 1 over empty 0), then stores w_me O into block j's slot me for its column slice
- * j (512 / CL columns); after barrier B block j adds the CL slots in ascending c and writes slice j
- * of merged partial chunk / CL, block 0 its (M, L, flag). A chunk with no slot walks nothing (O =
- * 0, m = -inf, l = 0, flag 0) but takes part in both barriers; so does the producer warpgroup.
- * The merge keeps the stated walk (mla_door.h, above mla_attn_tcw_arith; docs/tolerances.md). */
+ */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -97,34 +83,6 @@ static __device__ __forceinline__ bool wg_or256(bool v) {
                  : "r"((uint32_t)v)
                  : "memory");
     return r != 0;
-}
-
-/* ---- the cluster form's distributed shared memory (mla_attn_tcw_plan, kernels/mla_door.h) */
-static __device__ __forceinline__ uint32_t wg_cl_rank(void) {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
-/* the shared address saddr of this block as the same offset in block `rank` of the cluster */
-static __device__ __forceinline__ uint32_t wg_cl_map(uint32_t saddr, uint32_t rank) {
-    uint32_t r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(saddr), "r"(rank));
-    return r;
-}
-static __device__ __forceinline__ float wg_cl_ld(uint32_t a) {
-    float v;
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
-    return v;
-}
-static __device__ __forceinline__ void wg_cl_st2(uint32_t a, float x, float y) {
-    asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(x), "f"(y) : "memory");
-}
-/* every thread of every block of the cluster (none exits before it: the producer warps wait
- * here too); release / acquire order the shared writes before it against the reads after it */
-static __device__ __forceinline__ void wg_cl_sync(void) {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n"
-                 "barrier.cluster.wait.acquire.aligned;\n" ::
-                     : "memory");
 }
 
 /* A thread's 8 weights of one head row, summed by a 3-level pairwise tree. */
@@ -180,23 +138,8 @@ static __device__ __forceinline__ void wg_rescale(float (&o)[128], float a0, flo
     }
 }
 
-/* The cluster form's merge buffers (CL > 1), reused after every block of the cluster has
- * finished its walk: the slots [CL][64][WG_SW_LD] at the base (over q and the tile buffers,
- * free then), and this block's (m, l, flag code) [64][3] in the exchange past the words of the
- * final-state handoff (px[0 .. 639]). Row stride WG_SW_LD = 512 / CL + 8 floats: the 8 lanes of
- * a quad's rows in one half-warp's 64-bit stores hit distinct banks. */
-#define WG_SW_LD(CL) (WG_R / (CL) + 8)
-#define WG_PX_ML 640
-static_assert(MLA_TCW_CLUSTER * 64 * WG_SW_LD(MLA_TCW_CLUSTER) * 4 <= WG_OFF_STAGE,
-              "the merge slots over q and the tiles");
-static_assert(WG_PX_ML + 64 * 3 <= WG_PX * 128, "the merge's (m, l, flag) in the exchange");
-
-/* See the file comment. CL 1: block b = chunk * n_tiles + tile, tile = i * n_hg + g (n_chunks
- * chunks, partials at chunk or, with one chunk, o_lat). CL = MLA_TCW_CLUSTER, the cluster form
- * (launched with clusters of CL blocks): b = tile * n_chunks + chunk, chunk-minor, so a cluster is
- * CL consecutive chunks of one tile; they merge into partial chunk / CL (n_chunks a multiple of CL;
- * the file comment's last paragraph). */
-template <class Walk, int CL>
+/* See the file comment. Block b = chunk * n_tiles + tile, tile = i * n_hg + g. */
+template <class Walk>
 static __global__ void __launch_bounds__(WG_NT, 1)
     attn_tc_wg(const float *__restrict__ q_lat, const float *__restrict__ q_pe,
                const float *__restrict__ cache, Walk walk, float *__restrict__ o_lat,
@@ -206,8 +149,9 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     extern __shared__ uint8_t wg_smem_raw[];
     /* the 1024-byte aligned base by pointer arithmetic on the shared array, not through an
      * integer: the compiler keeps the shared window, so the conversions, the exchange and the
-     * masks are LDS / STS, not generic LD / ST (twenty-eighth session's SASS; 4.5% of the door's
-     * time at decode 32K, twenty-ninth session's call 1) */
+     * masks are LDS / STS, not generic LD / ST (twenty-eighth session's SASS; in a cluster build
+     * of this kernel, 4.4% of the door's time at decode 32K on the H100, twenty-ninth session's
+     * call 1) */
     const uint32_t raw_a = (uint32_t)__cvta_generic_to_shared(wg_smem_raw);
     uint8_t *smem = wg_smem_raw + ((1024u - (raw_a & 1023u)) & 1023u);
     uint8_t *q_s = smem, *tiles = smem + WG_OFF_TILE;
@@ -220,11 +164,9 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     uint64_t *pready = bars + 12, *pfree = bars + 13;
     const int tid = threadIdx.x;
 
-    static_assert(CL == 1 || CL == MLA_TCW_CLUSTER, "the plain walk or the cluster form");
     const int64_t n_tiles = (int64_t)t_q * n_hg;
-    const int64_t tile = CL == 1 ? (int64_t)blockIdx.x % n_tiles : (int64_t)blockIdx.x / n_chunks;
-    const int32_t chunk = CL == 1 ? (int32_t)((int64_t)blockIdx.x / n_tiles)
-                                  : (int32_t)((int64_t)blockIdx.x % n_chunks);
+    const int64_t tile = (int64_t)blockIdx.x % n_tiles;
+    const int32_t chunk = (int32_t)((int64_t)blockIdx.x / n_tiles);
     const int64_t i = tile / n_hg;
     const int32_t h0 = (int32_t)(tile - i * n_hg) * WG_HT;
     const int64_t n_qh = (int64_t)t_q * n_head;
@@ -234,7 +176,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     if (c_end > w_len) c_end = w_len;
     const int32_t n_k = c_end > c_begin ? (int32_t)((c_end - c_begin + WG_JT - 1) / WG_JT) : 0;
 
-    if (CL == 1 && n_k == 0) { /* an empty partial (only with several chunks), as the bf16 arm */
+    if (n_k == 0) { /* an empty partial (only with several chunks), as the bf16 arm */
         for (int32_t e = tid; e < WG_HT * WG_R; e += WG_NT) {
             const int32_t hh = e / WG_R, h = h0 + hh;
             if (h < n_head)
@@ -265,9 +207,9 @@ static __global__ void __launch_bounds__(WG_NT, 1)
 
     if (tid >= 256) { /* ---- the producer warpgroup: its first warp streams the stages ---- */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (tid >= 256 + 32) return;
         const int lane = tid & 31;
-        /* stages over the chunk, WG_NS a tile; the first warp only */
-        const int32_t n_h = tid < 256 + 32 ? WG_NS * n_k : 0;
+        const int32_t n_h = WG_NS * n_k; /* stages over the chunk, WG_NS a tile */
         for (int32_t h = 0; h < n_h; h++) {
             const int st = h % WG_NS;
             const int64_t s = c_begin + (int64_t)WG_SR * h + (lane & (WG_SR - 1));
@@ -291,11 +233,6 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                               cache + (int64_t)row * WG_W, WG_W * 4, &fullF[st]);
             }
         }
-        if (CL > 1) { /* the merge's two cluster barriers (A, B below) */
-            __syncwarp();
-            wg_cl_sync();
-            wg_cl_sync();
-        }
         return;
     }
 
@@ -304,7 +241,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     const int r0 = 16 * w + (lane >> 2); /* this thread's accumulator rows r0, r0 + 8 */
     const uint32_t q_a = (uint32_t)__cvta_generic_to_shared(q_s);
     const uint32_t tiles_a = (uint32_t)__cvta_generic_to_shared(tiles);
-    if (n_k > 0) { /* (0 only for an empty chunk of the cluster form, which walks nothing) */
+    {
         /* q: warpgroup c's heads h0 + 32 c .. + 31, f32 from global to bf16 in the swizzled
          * K-major layout, one batch of 36 float4 loads a thread (4-byte loads where q_lat or q_pe
          * is not 16-byte aligned), zeros past n_head, while the producer streams */
@@ -369,7 +306,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             if (t == 0) tmask[k & 1] = mask;
             mla_mbar_arrive(&fullB[k & 1]);
         };
-        if (n_k > 0) convert(0);
+        convert(0);
         for (int32_t k = 0; k < n_k; k++) {
             const int bt = k & 1;
             /* tile k + 1 while warpgroup 0 computes tile k's logits: its buffer is tile k - 1's,
@@ -502,88 +439,6 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     const bool nonempty = (flags & 4u) != 0;
     const int32_t cb = 256 * wg + 2 * (lane & 3);
     const int32_t ha = h0 + r0, hb = ha + 8;
-    if (CL > 1) { /* the cluster's merge (the file comment's last paragraph) */
-        constexpr int32_t SW = WG_R / CL, LD = WG_SW_LD(CL);
-        float *ml_s = (float *)(px + WG_PX_ML);
-        const float *recv = (const float *)smem;
-        const uint32_t ml_a = (uint32_t)__cvta_generic_to_shared(ml_s);
-        const uint32_t recv_a = (uint32_t)__cvta_generic_to_shared(smem);
-        if (wg == 0 && (lane & 3) == 0) { /* the partial's (m, l, flag code), as ws_ml holds it */
-            ml_s[3 * r0] = m0;
-            ml_s[3 * r0 + 1] = l0;
-            ml_s[3 * r0 + 2] = !nonempty ? 0.0f : (flags & 1u) ? 2.0f : 1.0f;
-            ml_s[3 * (r0 + 8)] = m1;
-            ml_s[3 * (r0 + 8) + 1] = l1;
-            ml_s[3 * (r0 + 8) + 2] = !nonempty ? 0.0f : (flags & 2u) ? 2.0f : 1.0f;
-        }
-        __syncwarp();
-        wg_cl_sync(); /* A: every block's walk done (its q and tiles free), its (m, l, f) written */
-        /* per row, the combine's rule over the cluster's CL partials, c ascending: a partial
-         * counts where its flag is non-zero; M = the max of their m; w_c = expf(m_c - M) (0 for
-         * m_c = -inf or M = -inf); L = fmaf(w_c, l_c, L); the flag code the max (poison 2 over
-         * non-empty 1 over empty 0) */
-        const uint32_t me = wg_cl_rank();
-        float mc[2][CL], lc[2][CL], M[2] = {-INFINITY, -INFINITY}, L[2] = {0.0f, 0.0f};
-        float F[2] = {0.0f, 0.0f}, wme[2] = {0.0f, 0.0f};
-#pragma unroll
-        for (int c = 0; c < CL; c++)
-#pragma unroll
-            for (int hr = 0; hr < 2; hr++) {
-                const uint32_t a = wg_cl_map(ml_a + 12u * (uint32_t)(r0 + 8 * hr), (uint32_t)c);
-                const float m = wg_cl_ld(a), l = wg_cl_ld(a + 4), f = wg_cl_ld(a + 8);
-                const bool ne = f != 0.0f;
-                mc[hr][c] = ne ? m : -INFINITY;
-                lc[hr][c] = ne ? l : 0.0f;
-                F[hr] = fmaxf(F[hr], f);
-                if (ne && m == m) M[hr] = fmaxf(M[hr], m);
-            }
-#pragma unroll
-        for (int hr = 0; hr < 2; hr++)
-#pragma unroll
-            for (int c = 0; c < CL; c++) {
-                const float wc =
-                    (M[hr] != -INFINITY && mc[hr][c] != -INFINITY) ? expf(mc[hr][c] - M[hr]) : 0.0f;
-                L[hr] = __fmaf_rn(wc, lc[hr][c], L[hr]);
-                if ((uint32_t)c == me) wme[hr] = wc;
-            }
-            /* this block's w O: column slice j (SW columns) into block j's slot me */
-#pragma unroll
-        for (int n = 0; n < 32; n++) {
-            const int32_t col = cb + 8 * n, j = col / SW, lcol = col - j * SW;
-            const uint32_t d0 =
-                wg_cl_map(recv_a + 4u * (uint32_t)(((int32_t)me * 64 + r0) * LD + lcol), j);
-            wg_cl_st2(d0, __fmul_rn(o[4 * n], wme[0]), __fmul_rn(o[4 * n + 1], wme[0]));
-            wg_cl_st2(d0 + 4u * 8u * LD, __fmul_rn(o[4 * n + 2], wme[1]),
-                      __fmul_rn(o[4 * n + 3], wme[1]));
-        }
-        wg_cl_sync(); /* B: every slot delivered; no block reads another's memory after it */
-        /* slice me of the merged partial chunk / CL: the CL slots added in ascending c */
-        const int32_t mchunk = chunk / CL;
-        for (int32_t e = tid; e < 64 * SW; e += 256) {
-            const int32_t row = e / SW, lcol = e - row * SW;
-            if (h0 + row >= n_head) break; /* rows ascend with e: the rest are past n_head too */
-            float acc = recv[row * LD + lcol];
-#pragma unroll
-            for (int c = 1; c < CL; c++) acc = __fadd_rn(acc, recv[(c * 64 + row) * LD + lcol]);
-            ws_o[((int64_t)mchunk * n_qh + i * n_head + h0 + row) * WG_R + (int32_t)me * SW +
-                 lcol] = acc;
-        }
-        if (me == 0 && wg == 0 && (lane & 3) == 0) {
-            if (ha < n_head) {
-                float *ml = ws_ml + ((int64_t)mchunk * n_qh + i * n_head + ha) * 3;
-                ml[0] = M[0];
-                ml[1] = L[0];
-                ml[2] = F[0];
-            }
-            if (hb < n_head) {
-                float *ml = ws_ml + ((int64_t)mchunk * n_qh + i * n_head + hb) * 3;
-                ml[0] = M[1];
-                ml[1] = L[1];
-                ml[2] = F[1];
-            }
-        }
-        return;
-    }
     if (n_chunks > 1) {
         if (ha < n_head) {
             float *row = ws_o + ((int64_t)chunk * n_qh + i * n_head + ha) * WG_R + cb;
@@ -641,85 +496,34 @@ static __global__ void __launch_bounds__(WG_NT, 1)
  * registers that never free). */
 #define WG_REGS 168
 
-/* Per device (by id, as the workspace pools): 1 when the four walk kernels (plain, cluster) are the
- * real sm_90a ones with WG_REGS registers and a cluster of MLA_TCW_CLUSTER of them fits the device;
- * 0 when not (a build whose gencode override left the __trap() stub, a device without their image,
- * a partition too small for a cluster): the door then declines and the f32 launcher runs. Written
- * once per device under at_ensure_attrs' lock, read by every call after it. */
+/* Per device (by id, as the workspace pools): 1 when both walk kernels are the real sm_90a ones
+ * with WG_REGS registers; 0 when not (a build whose gencode override left the __trap() stub, a
+ * device without their image): the door then declines and the f32 launcher runs. Written once
+ * per device under at_ensure_attrs' lock, read by every call after it. */
 static std::atomic<int> wg_ready_dev[64];
-
-template <class Walk, int CL> static bool wg_kernel_ok(void) {
-    cudaFuncAttributes fa;
-    return cudaFuncGetAttributes(&fa, attn_tc_wg<Walk, CL>) == cudaSuccess && fa.numRegs == WG_REGS;
-}
-
-template <class Walk, int CL> static cudaError_t wg_kernel_smem(void) {
-    return cudaFuncSetAttribute(attn_tc_wg<Walk, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                WG_SMEM);
-}
-
-/* The cluster launch of attn_tc_wg<Walk, MLA_TCW_CLUSTER> (blocks a multiple of it). */
-template <class Walk>
-static cudaError_t wg_launch_cluster(unsigned blocks, const float *q_lat, const float *q_pe,
-                                     const float *cache, Walk walk, float *o_lat, float *ws_o,
-                                     float *ws_ml, int32_t n_head, int32_t t_q, float scale,
-                                     int32_t n_hg, int64_t chunk_slots, int32_t n_chunks,
-                                     cudaStream_t st) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(blocks);
-    cfg.blockDim = dim3(WG_NT);
-    cfg.dynamicSmemBytes = WG_SMEM;
-    cfg.stream = st;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = MLA_TCW_CLUSTER;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, attn_tc_wg<Walk, MLA_TCW_CLUSTER>, q_lat, q_pe, cache, walk,
-                              o_lat, ws_o, ws_ml, n_head, t_q, scale, n_hg, chunk_slots, n_chunks);
-}
-
-/* Whether one cluster of the cluster form fits the device (after the shared-memory opt-in). */
-template <class Walk> static bool wg_cluster_fits(void) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(MLA_TCW_CLUSTER);
-    cfg.blockDim = dim3(WG_NT);
-    cfg.dynamicSmemBytes = WG_SMEM;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = MLA_TCW_CLUSTER;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    int n = 0;
-    return cudaOccupancyMaxActiveClusters(&n, attn_tc_wg<Walk, MLA_TCW_CLUSTER>, &cfg) ==
-               cudaSuccess &&
-           n >= 1;
-}
 
 cudaError_t mla_attn_wg_set_attrs(void) {
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess) return e;
     if (dev >= 64) return cudaErrorInvalidDevice; /* one slot per device id */
-    const bool ok = wg_kernel_ok<walk_causal, 1>() && wg_kernel_ok<walk_list, 1>() &&
-                    wg_kernel_ok<walk_causal, MLA_TCW_CLUSTER>() &&
-                    wg_kernel_ok<walk_list, MLA_TCW_CLUSTER>();
+    cudaFuncAttributes fa;
+    bool ok =
+        cudaFuncGetAttributes(&fa, attn_tc_wg<walk_causal>) == cudaSuccess && fa.numRegs == WG_REGS;
+    ok = ok && cudaFuncGetAttributes(&fa, attn_tc_wg<walk_list>) == cudaSuccess &&
+         fa.numRegs == WG_REGS;
     if (!ok) {
         (void)cudaGetLastError(); /* no image for this device is not an error of the library */
         wg_ready_dev[dev].store(0);
         return cudaSuccess;
     }
-    if ((e = wg_kernel_smem<walk_causal, 1>()) != cudaSuccess) return e;
-    if ((e = wg_kernel_smem<walk_list, 1>()) != cudaSuccess) return e;
-    if ((e = wg_kernel_smem<walk_causal, MLA_TCW_CLUSTER>()) != cudaSuccess) return e;
-    if ((e = wg_kernel_smem<walk_list, MLA_TCW_CLUSTER>()) != cudaSuccess) return e;
-    const bool fits = wg_cluster_fits<walk_causal>() && wg_cluster_fits<walk_list>();
-    (void)cudaGetLastError(); /* a device without clusters is not an error of the library */
-    wg_ready_dev[dev].store(fits ? 1 : 0);
+    e = cudaFuncSetAttribute(attn_tc_wg<walk_causal>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             WG_SMEM);
+    if (e != cudaSuccess) return e;
+    e = cudaFuncSetAttribute(attn_tc_wg<walk_list>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             WG_SMEM);
+    if (e != cudaSuccess) return e;
+    wg_ready_dev[dev].store(1);
     return cudaSuccess;
 }
 
@@ -730,24 +534,19 @@ bool mla_attn_wg_ready(void) {
 }
 
 template <class Walk>
-cudaError_t mla_attn_wg_launch(unsigned blocks, const float *q_lat, const float *q_pe,
-                               const float *cache, Walk walk, float *o_lat, float *ws_o,
-                               float *ws_ml, int32_t n_head, int32_t t_q, float scale, int32_t n_hg,
-                               int64_t chunk_slots, int32_t n_chunks, int32_t cl, cudaStream_t st) {
-    if (cl == MLA_TCW_CLUSTER)
-        return wg_launch_cluster(blocks, q_lat, q_pe, cache, walk, o_lat, ws_o, ws_ml, n_head, t_q,
-                                 scale, n_hg, chunk_slots, n_chunks, st);
-    attn_tc_wg<Walk, 1><<<blocks, WG_NT, WG_SMEM, st>>>(q_lat, q_pe, cache, walk, o_lat, ws_o,
-                                                        ws_ml, n_head, t_q, scale, n_hg,
-                                                        chunk_slots, n_chunks);
-    return cudaGetLastError();
+void mla_attn_wg_launch(unsigned blocks, const float *q_lat, const float *q_pe, const float *cache,
+                        Walk walk, float *o_lat, float *ws_o, float *ws_ml, int32_t n_head,
+                        int32_t t_q, float scale, int32_t n_hg, int64_t chunk_slots,
+                        int32_t n_chunks, cudaStream_t st) {
+    attn_tc_wg<Walk><<<blocks, WG_NT, WG_SMEM, st>>>(q_lat, q_pe, cache, walk, o_lat, ws_o, ws_ml,
+                                                     n_head, t_q, scale, n_hg, chunk_slots,
+                                                     n_chunks);
 }
 
-template cudaError_t mla_attn_wg_launch<walk_causal>(unsigned, const float *, const float *,
-                                                     const float *, walk_causal, float *, float *,
-                                                     float *, int32_t, int32_t, float, int32_t,
-                                                     int64_t, int32_t, int32_t, cudaStream_t);
-template cudaError_t mla_attn_wg_launch<walk_list>(unsigned, const float *, const float *,
-                                                   const float *, walk_list, float *, float *,
-                                                   float *, int32_t, int32_t, float, int32_t,
-                                                   int64_t, int32_t, int32_t, cudaStream_t);
+template void mla_attn_wg_launch<walk_causal>(unsigned, const float *, const float *, const float *,
+                                              walk_causal, float *, float *, float *, int32_t,
+                                              int32_t, float, int32_t, int64_t, int32_t,
+                                              cudaStream_t);
+template void mla_attn_wg_launch<walk_list>(unsigned, const float *, const float *, const float *,
+                                            walk_list, float *, float *, float *, int32_t, int32_t,
+                                            float, int32_t, int64_t, int32_t, cudaStream_t);

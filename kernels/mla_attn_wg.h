@@ -1,9 +1,8 @@
 /* mla_attn_wg.h (internal, CUDA C++): the wgmma door arm's kernel (kernels/mla_attn_wg.cu,
  * built for sm_90a) as kernels/mla_attn.cu launches it: MEMRA_MLA_TC_ATTN=wgmma, tc 4 of
- * mla_attn_*_tc_f32 (kernels/mla_door.h). The arm runs on its own chunk plan (mla_attn_tcw_plan:
- * the bf16 arm's, or its cluster form), the bf16 arm's workspace layout (the partials
- * [n_partials][n_qh][kv_rank], then (m, l, flags) [n_partials][n_qh][3]) and the f32 arm's
- * combine, which mla_attn.cu launches. */
+ * mla_attn_*_tc_f32 (kernels/mla_door.h). The arm runs on the bf16 arm's chunk plan and
+ * workspace (mla_attn_tcb_chunk_slots; the partials [n_chunks][n_qh][kv_rank], then (m, l, flags)
+ * [n_chunks][n_qh][3]) and the f32 arm's combine, which mla_attn.cu launches. */
 #ifndef MLA_ATTN_WG_H
 #define MLA_ATTN_WG_H
 
@@ -11,7 +10,6 @@
 #include <stdint.h>
 
 #include "kernels/mla_attn_walk.cuh"
-#include "kernels/mla_door.h"
 
 /* The shapes the arm covers (else the door falls back to the f32 launcher): kv_rank 512 with
  * d_rope 64 (glm5's width, 576: the kernel's layouts are constants) and a 16-byte aligned cache
@@ -28,16 +26,13 @@ static inline bool mla_attn_wg_covers(int32_t kv_rank, int32_t d_rope, const flo
 cudaError_t mla_attn_wg_set_attrs(void);
 bool mla_attn_wg_ready(void);
 
-/* Launches the walk on the arm's plan (mla_attn_tcw_plan, kernels/mla_door.h): n_chunks the
- * chunks walked a (query, head group), cl 1 or MLA_TCW_CLUSTER. cl 1: blocks = n_chunks * t_q *
- * n_hg (chunk-major, as the bf16 arm); ws_o / ws_ml the workspace of n_chunks partials (NULL with
- * one chunk: the block writes o_lat). cl MLA_TCW_CLUSTER: the same blocks chunk-minor in clusters
- * of cl, the workspace of n_chunks / cl merged partials. 384 threads. Walk is walk_causal or
- * walk_list (both instantiated in mla_attn_wg.cu). Returns the launch's error. */
+/* Launches the walk: blocks = n_chunks * t_q * n_hg (chunk-major, as the bf16 arm), 384 threads;
+ * ws_o / ws_ml the plan's workspace (NULL with one chunk: the block writes o_lat). Walk is
+ * walk_causal or walk_list (both instantiated in mla_attn_wg.cu). */
 template <class Walk>
-cudaError_t mla_attn_wg_launch(unsigned blocks, const float *q_lat, const float *q_pe,
-                               const float *cache, Walk walk, float *o_lat, float *ws_o,
-                               float *ws_ml, int32_t n_head, int32_t t_q, float scale, int32_t n_hg,
-                               int64_t chunk_slots, int32_t n_chunks, int32_t cl, cudaStream_t st);
+void mla_attn_wg_launch(unsigned blocks, const float *q_lat, const float *q_pe, const float *cache,
+                        Walk walk, float *o_lat, float *ws_o, float *ws_ml, int32_t n_head,
+                        int32_t t_q, float scale, int32_t n_hg, int64_t chunk_slots,
+                        int32_t n_chunks, cudaStream_t st);
 
 #endif /* MLA_ATTN_WG_H */

@@ -198,62 +198,16 @@ static inline void mla_attn_tcb_arith(int32_t n_head, int32_t kv_rank, int32_t d
 
 /* ---- the wgmma door arm (MEMRA_MLA_TC_ATTN=wgmma; kernels/mla_attn_wg.cu attn_tc_wg, 2026-12-06
  * twenty-eighth session; docs/tolerances.md "The wgmma door arm"). The bf16 arm's operands (q,
- * the cache and P rounded to bf16 by cvt.rn), workspace layout, edge semantics and combine; the
- * logits as wgmma.m64n32k16 and P . V as wgmma.m64n256k16, f32 accumulators; its own plan
- * (mla_attn_tcw_plan, below). */
-
-/* The wgmma arm's chunk plan (twenty-ninth session): the bf16 arm's chunks
- * (mla_attn_tcb_chunk_slots), walked plainly or in its cluster form. In the cluster form
- * MLA_TCW_CLUSTER consecutive chunks of one (query, 64-head group) run as one thread-block cluster
- * and merge their partials in distributed shared memory before any global write
- * (kernels/mla_attn_wg.cu), so the workspace and the combine hold half the partials. A function
- * of the shape only, never of the device: C = mla_attn_tcb_chunk_slots, n = ceil(w_max / C)
- * chunks, tiles = t_q ceil(n_head / 64); the cluster form where n >= 4 and tiles x roundup(n, 2)
- * <= MLA_TCW_WAVE (the blocks of one wave in clusters of 2: 66 such clusters are co-resident on
- * the H200, twenty-fourth session's cluster_probe; clusters of 4 fit only 30, 120 blocks, and a
- * plan of at most 120 chunks walks 9 tiles a block where 128 walk 8: the twenty-ninth session's
- * call 1 measured that form 10% slower at decode 32K), the walked chunks padded to an even count
- * (the last may be empty); else the plain walk of the n chunks. glm5 decode at t_kv 32768: 128
- * chunks of 256 slots, 64 clusters, 64 merged partials.
- *   *chunk_slots  C, the slots of a walked chunk;
- *   *n_walk       the chunks walked a (query, head group): blocks = tiles x n_walk;
- *   *cl           MLA_TCW_CLUSTER in the cluster form, else 1;
- *   return        the partials the workspace holds and the combine merges (n_walk / cl), 1 when
- *                 the walk writes o_lat itself. */
-#define MLA_TCW_CLUSTER 2
-#define MLA_TCW_WAVE 132
-static inline int32_t mla_attn_tcw_plan(int32_t n_head, int32_t t_q, int64_t w_max,
-                                        int64_t *chunk_slots, int32_t *n_walk, int32_t *cl) {
-    const int64_t c = mla_attn_tcb_chunk_slots(n_head, t_q, w_max);
-    const int64_t n = (w_max + c - 1) / c;
-    const int64_t tiles = (int64_t)t_q * ((n_head + 63) / 64);
-    const int64_t n2 = (n + MLA_TCW_CLUSTER - 1) / MLA_TCW_CLUSTER * MLA_TCW_CLUSTER;
-    *chunk_slots = c;
-    if (n >= 2 * MLA_TCW_CLUSTER && tiles * n2 <= MLA_TCW_WAVE) {
-        *n_walk = (int32_t)n2;
-        *cl = MLA_TCW_CLUSTER;
-        return (int32_t)(n2 / MLA_TCW_CLUSTER);
-    }
-    *n_walk = (int32_t)n;
-    *cl = 1;
-    return (int32_t)n;
-}
-
-/* The wgmma arm's walk is the tf32 arm's statement (mla_attn_tc_walk: row tiles of 32; inside
+ * the cache and P rounded to bf16 by cvt.rn), plan (mla_attn_tcb_chunk_slots), workspace, edge
+ * semantics and combine; the logits as wgmma.m64n32k16 and P . V as wgmma.m64n256k16, f32
+ * accumulators. Its walk is the tf32 arm's statement (mla_attn_tc_walk: row tiles of 32; inside
  * a tile a head's 32 weights go through a 3-level pairwise tree a thread and a 2-level butterfly
- * over 4 threads, 5 roundings, within the stated 6). The cluster form's merge keeps that
- * statement (docs/tolerances.md, "The wgmma door arm"): its weight exp(m_c - M) differs from 1
- * only where another chunk of the cluster holds a larger logit, and its addition adds the
- * partial of another non-empty chunk (an empty one adds an exact 0), so every rescale and
- * addition it puts on a term's path is charged to a tile of the walk other than the term's own,
- * as the combine's are.
- * Its arithmetic is the bf16 arm's form (mla_attn_tcb_arith) with one difference: the logits of
- * a head accumulate all K / 16 k16 steps in ONE accumulator (the bf16 arm splits them over 8
- * warps), so KI = K / 16 (36 at glm5's 576): dot_rel = 2^-7 + 2^-16 + KI * 34u under the
- * accumulator model (H16) for these two instructions, measured by //tests:wgmma_model_gpu_test;
- * pv_rel, abs_e and pv_inst as the bf16 arm's (2 k16 instructions per row tile of 32 into each
- * output accumulator, over the same chunks: mla_attn_tcw_plan walks the bf16 arm's); dot_inst =
- * K + KI. */
+ * over 4 threads, 5 roundings, within the stated 6). Its arithmetic is the bf16 arm's form
+ * (mla_attn_tcb_arith) with one difference: the logits of a head accumulate all K / 16 k16
+ * steps in ONE accumulator (the bf16 arm splits them over 8 warps), so KI = K / 16 (36 at glm5's
+ * 576): dot_rel = 2^-7 + 2^-16 + KI * 34u under the accumulator model (H16) for these two
+ * instructions, measured by //tests:wgmma_model_gpu_test; pv_rel, abs_e and pv_inst as the bf16
+ * arm's (2 k16 instructions per row tile of 32 into each output accumulator); dot_inst = K + KI. */
 static inline void mla_attn_tcw_arith(int32_t n_head, int32_t kv_rank, int32_t d_rope, int32_t t_q,
                                       int64_t w_max, double *dot_rel, double *pv_rel, double *abs_e,
                                       double *dot_inst, double *pv_inst) {

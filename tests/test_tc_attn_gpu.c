@@ -427,69 +427,6 @@ static const geom G_GATHER_TQ8 = {"glm5 gathered, t_q 8, 2048 slots of 4096 rows
 WGMMA_TEST(heads96, G_HEADS96, 1)
 WGMMA_TEST(gathered_tq8, G_GATHER_TQ8, 1)
 
-/* The wgmma arm's cluster form (mla_attn_tcw_plan, twenty-ninth session): 2 consecutive chunks of
- * a (query, head group) merge their partials in distributed shared memory. Most cases above take
- * it (the edges: 10 chunks, 5 clusters; decode at 4096 and 32768; 3 heads; gathered; heads96);
- * glm5 verify over 1040 rows (33 chunks) walks plainly. These reach its edges:
- *  - the special values planted in row 7000 of 16000 (8 heads: chunks of 128 slots, 125 walked
- *    and 1 padding, 63 clusters; the row in chunk 54, cluster 27), and 3 heads there;
- *  - glm5 verify (t_q 4) over 16384 rows: 16 clusters a query, chunks of 512 slots;
- *  - a gathered list of 16384 slots (chunks of 128);
- * and its plain walk's: the special values in row 50 of 90 (3 chunks: fewer than the 4 the
- * cluster form takes, so partials and the combine without clusters). */
-#define EDGE_CL(name, col, bits, q)                                                                \
-    { name, 8, 512, 64, 1, 16000, 0, MLA_GLM5_SCALE, 7000, col, bits, q }
-#define EDGE_PLAIN(name, col, bits, q)                                                             \
-    { name, 8, 512, 64, 1, 90, 0, MLA_GLM5_SCALE, 50, col, bits, q }
-static const geom G_CL_NAN = EDGE_CL("cluster form: low-payload NaN in row 7000 of 16000, rope "
-                                     "column 5",
-                                     512 + 5, 0x7F800001u, 0.0f);
-static const geom G_CL_INF = EDGE_CL("cluster form: +inf in row 7000 of 16000, rope column 5 (4 "
-                                     "heads drop the row, 4 poison)",
-                                     512 + 5, 0x7F800000u, 0.0f);
-static const geom G_CL_NINF_LATENT = EDGE_CL(
-    "cluster form: -inf in row 7000 of 16000, c_kv column 7, q_lat there 1", 7, 0xFF800000u, 1.0f);
-static const geom G_PLAIN_NAN = EDGE_PLAIN("plain walk: low-payload NaN in row 50 of 90, rope "
-                                           "column 5",
-                                           512 + 5, 0x7F800001u, 0.0f);
-static const geom G_PLAIN_INF = EDGE_PLAIN("plain walk: +inf in row 50 of 90, rope column 5 (4 "
-                                           "heads drop the row, 4 poison)",
-                                           512 + 5, 0x7F800000u, 0.0f);
-static const geom G_CL_HEADS3 = {
-    "cluster form: 3 heads, t_kv 16000", 3, 512, 64, 1, 16000, 0, MLA_GLM5_SCALE, 0, 0, 0u, 0.0f};
-static const geom G_CL_VERIFY = {"cluster form: glm5 verify, t_kv 16384",
-                                 64,
-                                 512,
-                                 64,
-                                 4,
-                                 16384,
-                                 0,
-                                 MLA_GLM5_SCALE,
-                                 0,
-                                 0,
-                                 0u,
-                                 0.0f};
-static const geom G_CL_GATHER = {"cluster form: glm5 gathered, 16384 slots of 32768 rows",
-                                 64,
-                                 512,
-                                 64,
-                                 1,
-                                 32768,
-                                 16384,
-                                 MLA_GLM5_SCALE,
-                                 0,
-                                 0,
-                                 0u,
-                                 0.0f};
-WGMMA_TEST(plain_low_payload_nan, G_PLAIN_NAN, 1)
-WGMMA_TEST(plain_inf_rope, G_PLAIN_INF, 1)
-WGMMA_TEST(cluster_low_payload_nan, G_CL_NAN, 1)
-WGMMA_TEST(cluster_inf_rope, G_CL_INF, 1)
-WGMMA_TEST(cluster_ninf_latent_exact_q, G_CL_NINF_LATENT, 1)
-WGMMA_TEST(cluster_partial_heads, G_CL_HEADS3, 1)
-WGMMA_TEST(cluster_verify, G_CL_VERIFY, 1)
-WGMMA_TEST(cluster_gathered, G_CL_GATHER, 1)
-
 /* n floats of src on the device one float past the allocation's start (own, 16-byte aligned), so
  * only 4-byte aligned: the view into *own is returned in *view, and the host image of the whole
  * allocation (zeros around src) is returned for tb_input_untouched (caller frees both). */
