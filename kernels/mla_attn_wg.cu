@@ -149,9 +149,9 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     extern __shared__ uint8_t wg_smem_raw[];
     /* the 1024-byte aligned base by pointer arithmetic on the shared array, not through an
      * integer: the compiler keeps the shared window, so the conversions, the exchange and the
-     * masks are LDS / STS, not generic LD / ST (twenty-eighth session's SASS): decode 32K
-     * through the door 53.4 -> 50.8 us on the H100, verify 113.7 -> 110.4, prefill 196.7 ->
-     * 190.4 (twenty-ninth session, call 3, the same run) */
+     * masks are LDS / STS, not generic LD / ST (twenty-eighth session's SASS; in a cluster build
+     * of this kernel, 4.4% of the door's time at decode 32K on the H100, twenty-ninth session's
+     * call 1) */
     const uint32_t raw_a = (uint32_t)__cvta_generic_to_shared(wg_smem_raw);
     uint8_t *smem = wg_smem_raw + ((1024u - (raw_a & 1023u)) & 1023u);
     uint8_t *q_s = smem, *tiles = smem + WG_OFF_TILE;
