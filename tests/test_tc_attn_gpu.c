@@ -556,14 +556,33 @@ ALIGNMENT_TESTS(q_4byte_aligned_wgmma)
  * session: the bf16 door's q staging survived every check with its scalar loop one float4 long
  * (past the last q_pe row) and with its head test `h <= n_head` (the row of head n_head, past
  * q_lat for the last query). Geometries: a partial head tile over two queries, the general
- * arms' kv_rank 128, and the gathered lists. */
-static void exact_alloc_run(tb *t, const geom *g, const char *flag, int off) {
-    char name[200];
-    snprintf(name, sizeof name, "%s, exact allocations, q %s", g->name,
-             off ? "4-byte aligned" : "16-byte aligned");
+ * arms' kv_rank 128, and the gathered lists.
+ * san_exact_alloc_inf__<arm> (twenty-ninth session, not yet run on a GPU): the same with +inf in
+ * rope column 5 of the cache's last row and, for the gathered lists, of query 0's first listed
+ * row, so every arm's rare path (an infinite logit: the scan of the chunk's rows for a NaN) runs
+ * over the allocation's last row and over lists with -1 entries. The twenty-ninth session's
+ * mutation sample of the wgmma arm left that scan's column loop one float4 long (16 bytes past
+ * the last row) and its -1 row not skipped (the row before the cache) undecided: only memcheck on
+ * such a case sees them. */
+static void exact_alloc_run(tb *t, const geom *g, const char *flag, int off, int plant_inf) {
+    char name[240];
+    snprintf(name, sizeof name, "%s, exact allocations, q %s%s", g->name,
+             off ? "4-byte aligned" : "16-byte aligned",
+             plant_inf ? ", +inf in rope column 5 of the last row (and of the first listed row)"
+                       : "");
     tb_set_case(t, name);
     attn_io io;
     io_fill(t, g, &io);
+    if (plant_inf) {
+        const float inf = INFINITY;
+        const size_t col = (size_t)g->kv_rank + 5;
+        memcpy(&io.cache[(size_t)(g->t_kv - 1) * io.K + col], &inf, 4);
+        for (int32_t e = 0; io.idx && e < g->n_slots; e++)
+            if (io.idx[e] >= 0) {
+                memcpy(&io.cache[(size_t)io.idx[e] * io.K + col], &inf, 4);
+                break;
+            }
+    }
     io_upload(g, &io);
     const size_t nl = io.no, np = io.nq * (size_t)g->d_rope, no = io.no;
     float *hl = tb_xmalloc(t, (nl + off) * 4), *hp = tb_xmalloc(t, (np + off) * 4);
@@ -605,30 +624,46 @@ static void exact_alloc_run(tb *t, const geom *g, const char *flag, int off) {
     io_free(&io);
 }
 
-static void exact_alloc(const char *test, const char *flag) {
+static void exact_alloc(const char *test, const char *flag, int plant_inf) {
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, test);
     /* the wgmma door covers glm5's width only: glm5 decode (a split walk) for kv_rank 128 */
     const geom *gs[3] = {&G_PARTIAL, strcmp(flag, "wgmma") ? &G_SMALL_RANK : &G_DECODE, &G_GATHER};
     for (int k = 0; k < 3; k++)
-        for (int off = 0; off < 2; off++) exact_alloc_run(&t, gs[k], flag, off);
+        for (int off = 0; off < 2; off++) exact_alloc_run(&t, gs[k], flag, off, plant_inf);
 }
 
 Test(tc_attn_gpu, san_exact_alloc__tf32, .timeout = 300) {
     GPU_REQUIRE();
-    exact_alloc("san_exact_alloc__tf32", "tf32");
+    exact_alloc("san_exact_alloc__tf32", "tf32", 0);
+}
+Test(tc_attn_gpu, san_exact_alloc_inf__tf32, .timeout = 300) {
+    GPU_REQUIRE();
+    exact_alloc("san_exact_alloc_inf__tf32", "tf32", 1);
 }
 Test(tc_attn_gpu, san_exact_alloc__3xtf32, .timeout = 300) {
     GPU_REQUIRE();
-    exact_alloc("san_exact_alloc__3xtf32", "3xtf32");
+    exact_alloc("san_exact_alloc__3xtf32", "3xtf32", 0);
+}
+Test(tc_attn_gpu, san_exact_alloc_inf__3xtf32, .timeout = 300) {
+    GPU_REQUIRE();
+    exact_alloc("san_exact_alloc_inf__3xtf32", "3xtf32", 1);
 }
 Test(tc_attn_gpu, san_exact_alloc__bf16, .timeout = 300) {
     GPU_REQUIRE();
-    exact_alloc("san_exact_alloc__bf16", "bf16");
+    exact_alloc("san_exact_alloc__bf16", "bf16", 0);
+}
+Test(tc_attn_gpu, san_exact_alloc_inf__bf16, .timeout = 300) {
+    GPU_REQUIRE();
+    exact_alloc("san_exact_alloc_inf__bf16", "bf16", 1);
 }
 Test(tc_attn_gpu, san_exact_alloc__wgmma, .timeout = 300) {
     GPU_REQUIRE();
-    exact_alloc("san_exact_alloc__wgmma", "wgmma");
+    exact_alloc("san_exact_alloc__wgmma", "wgmma", 0);
+}
+Test(tc_attn_gpu, san_exact_alloc_inf__wgmma, .timeout = 300) {
+    GPU_REQUIRE();
+    exact_alloc("san_exact_alloc_inf__wgmma", "wgmma", 1);
 }
 
 Test(tc_attn_gpu, door_off, .timeout = 300) {
