@@ -37,10 +37,13 @@
  * logits in one accumulator over all 36 k16 steps. Not covered: NaN and infinite logits (no rare
  * paths), shapes other than glm5's. So its bytes differ from the bf16 arm's; the probe prints each
  * arm's distance from the f32 launcher, not a verdict. Built for sm_90a (wgmma).
- * The cluster form (wg_walk<0, 4, 4>, wg_run_cl; twenty-eighth session, written after the device
- * time ran out and NOT RUN): 4 blocks of a cluster merge their chunks' partials in distributed
- * shared memory, so a quarter of the partials reach global memory and the combine; the table's
- * "cluster 4" columns.
+ * The cluster form (wg_walk<0, 4, 4>, wg_run_cl; twenty-eighth session): 4 blocks of a cluster
+ * merge their chunks' partials in distributed shared memory, so a quarter of the partials reach
+ * global memory and the combine; the table's "cluster 4" columns. First run in the twenty-ninth
+ * session's call 1 (H100): correct, the same bytes twice, but 53.3 us at decode 32K against the
+ * plain form's 47.0 (30 clusters hold 120 blocks, so 9 tiles a block; docs/performance.md).
+ * Twenty-ninth session, after its device time (NOT RUN): the shared base by pointer arithmetic
+ * (LDS / STS, as the arm), and MODE 3, the "stream alone" column (the conversions skipped too).
  * Every checked call starts from NaN outputs and a NaN workspace. --check runs only the untimed
  * rows (for compute-sanitizer); --once the timed rows once each, untimed (for ncu).
  *     probe_door_wgmma [--once | --check] [--rounds N] */
@@ -130,7 +133,10 @@ static __device__ __forceinline__ void wg_rescale(float (&o)[128], float a0, flo
 }
 
 /* MODE (the time's split, timing only): 0 the walk; 1 without the epilogue's stores (no output);
- * 2 also without any wgmma (the stream, the conversions, the softmax's protocol: no output).
+ * 2 also without any wgmma (the stream, the conversions, the softmax's protocol: no output);
+ * 3 also without the conversions (the stream and the protocol alone: warpgroup 1 releases each
+ * stage as soon as it lands; twenty-ninth session, not yet run: whether the stream or the
+ * conversions keep mode 2 above the read floor).
  * NS: the f32 stages (2 or 4) of 32 / NS rows each; the same arithmetic, so the same bytes. */
 template <int MODE, int NS, int CL = 1>
 static __global__ void __launch_bounds__(WG_NT, 1)
@@ -140,7 +146,10 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             int64_t chunk_slots, int32_t n_chunks) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint8_t wg_smem_raw[];
-    uint8_t *smem = (uint8_t *)(((uintptr_t)wg_smem_raw + 1023) & ~(uintptr_t)1023);
+    /* the aligned base by pointer arithmetic on the shared array (LDS / STS), as the arm since
+     * the twenty-ninth session */
+    const uint32_t raw_a = (uint32_t)__cvta_generic_to_shared(wg_smem_raw);
+    uint8_t *smem = wg_smem_raw + ((1024u - (raw_a & 1023u)) & 1023u);
     uint8_t *q_s = smem, *tiles = smem + WG_OFF_TILE;
     float *stages = (float *)(smem + WG_OFF_STAGE);
     uint32_t *px = (uint32_t *)(smem + WG_OFF_PX);
@@ -242,7 +251,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                 int64_t rv = c_end - (c_begin + (int64_t)WG_JT * k + HT * st);
                 const int rows = rv < 0 ? 0 : rv > HT ? HT : (int)rv;
 #pragma unroll 9
-                for (int j = 0; j < HT * 144 / 128; j++) {
+                for (int j = 0; j < (MODE == 3 ? 0 : HT * 144 / 128); j++) {
                     const int e = t + 128 * j, row = e / 144, c4 = e - 144 * (e / 144);
                     const float4 v =
                         row < rows ? *reinterpret_cast<const float4 *>(sc + row * WG_W + 4 * c4)
@@ -275,7 +284,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             mla_mbar_arrive(pfree); /* after the rescale has consumed the loads */
             mla_wg_fence();
 #pragma unroll
-            for (int j = 0; j < (MODE == 2 ? 0 : 2); j++)
+            for (int j = 0; j < (MODE >= 2 ? 0 : 2); j++)
                 mla_wg_mma_rs_n256(
                     o, a[j], mla_wg_desc(tiles_a + bt * WG_TILE + 4 * 4096 + j * 2048, 4096, 1024));
             mla_wg_commit();
@@ -292,12 +301,12 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             mla_mbar_wait(&fullB[bt], (k >> 1) & 1);
             float s[16]; /* written by the first wgmma (scale-d 0): no other instruction defines it
                           * while tile k - 1's P . V may still run */
-            if (MODE == 2) /* no wgmma: the softmax's inputs defined (the timing mode only) */
+            if (MODE >= 2) /* no wgmma: the softmax's inputs defined (the timing mode only) */
 #pragma unroll
                 for (int e = 0; e < 16; e++) s[e] = 0.0f;
             mla_wg_fence();
 #pragma unroll
-            for (int ks = 0; ks < (MODE == 2 ? 0 : 36); ks++) {
+            for (int ks = 0; ks < (MODE >= 2 ? 0 : 36); ks++) {
                 const uint32_t ko = (uint32_t)((ks & 3) * 32);
                 mla_wg_mma_ss_n32(
                     s, mla_wg_desc(q_a + (ks >> 2) * 8192 + ko, 16, 1024),
@@ -365,7 +374,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             wg_rescale(o, al0, al1);
             mla_wg_fence();
 #pragma unroll
-            for (int j = 0; j < (MODE == 2 ? 0 : 2); j++)
+            for (int j = 0; j < (MODE >= 2 ? 0 : 2); j++)
                 mla_wg_mma_rs_n256(o, a[j],
                                    mla_wg_desc(tiles_a + bt * WG_TILE + j * 2048, 4096, 1024));
             mla_wg_commit();
@@ -489,7 +498,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
 }
 
 /* The prototype on the bf16 arm's plan with ns f32 stages; ws holds the plan's workspace at its
- * largest. mode -1: the walk and the combine; 0, 1, 2: the walk alone in that MODE (the split of
+ * largest. mode -1: the walk and the combine; 0, 1, 2, 3: the walk alone in that MODE (the split of
  * the row's time). */
 static void wg_run(const float *ql, const float *qp, const float *cache, float *o, float *ws,
                    int32_t H, int32_t t_q, int32_t t_kv, float scale, int ns, int mode = -1) {
@@ -500,6 +509,7 @@ static void wg_run(const float *ql, const float *qp, const float *cache, float *
     auto kern = ns == 2     ? wg_walk<0, 2>
                 : mode == 1 ? wg_walk<1, 4>
                 : mode == 2 ? wg_walk<2, 4>
+                : mode == 3 ? wg_walk<3, 4>
                             : wg_walk<0, 4>;
     kern<<<(unsigned)(n_tiles * n_chunks), WG_NT, WG_SMEM>>>(ql, qp, cache, o, ws, ws_ml, H, t_q,
                                                              t_kv, scale, cs, n_chunks);
@@ -549,6 +559,7 @@ int main(int argc, char **argv) {
     CK(cudaFuncSetAttribute(wg_walk<0, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
     CK(cudaFuncSetAttribute(wg_walk<1, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
     CK(cudaFuncSetAttribute(wg_walk<2, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
+    CK(cudaFuncSetAttribute(wg_walk<3, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
     CK(cudaFuncSetAttribute(wg_walk<0, 4, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             WG_SMEM));
     const probe_door_io io = probe_door_io_make();
@@ -591,12 +602,13 @@ int main(int argc, char **argv) {
     }
     printf(
         "| row | read floor us | tf32 us | bf16 us | wgmma us | 2 stages us | walk us | walk, no "
-        "stores us | stream + convert us | wgmma / best arm | max |arm - f32| / max |f32|: tf32, "
+        "stores us | stream + convert us | stream alone us | wgmma / best arm | max |arm - f32| / "
+        "max |f32|: tf32, "
         "bf16, wgmma | wgmma run twice, 2 stages | cluster 4 us | its max |arm - f32| / max |f32|, "
         "run twice |\n");
-    printf(
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | "
-        "--- |\n");
+    printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | "
+           "--- | ---: | "
+           "--- |\n");
     int bad = 0;
     std::vector<float> again;
     for (const row &r : rows) {
@@ -637,13 +649,13 @@ int main(int argc, char **argv) {
                 d[a] = fmax(d[a], fabs((double)h[a][e] - h[0][e]));
             }
         }
-        double t[6] = {0, 0, 0, 0, 0, 0}, t_walk[3] = {0, 0, 0}, t_read = 0;
+        double t[6] = {0, 0, 0, 0, 0, 0}, t_walk[4] = {0, 0, 0, 0}, t_read = 0;
         if (r.timed && !check) {
-            std::vector<double> tv[6], tw[3], tr;
+            std::vector<double> tv[6], tw[4], tr;
             const int64_t n4 = (int64_t)r.t_kv * W / 4;
             for (int k = 0; k < rounds; k++) {
                 for (int a = 1; a < 6; a++) tv[a].push_back(median_us([&] { call(r, a); }));
-                for (int md = 0; md < 3; md++)
+                for (int md = 0; md < 4; md++)
                     tw[md].push_back(median_us(
                         [&] { wg_run(ql, qp, cache, o[3], ws, H, r.t_q, r.t_kv, scale, 4, md); }));
                 double rf = INFINITY; /* the read floor as bench_dense takes it */
@@ -655,7 +667,7 @@ int main(int argc, char **argv) {
                 tr.push_back(rf);
             }
             for (int a = 1; a < 6; a++) t[a] = median_of(tv[a]);
-            for (int md = 0; md < 3; md++) t_walk[md] = median_of(tw[md]);
+            for (int md = 0; md < 4; md++) t_walk[md] = median_of(tw[md]);
             t_read = median_of(tr);
         }
         const double rel[6] = {0, d[1] / vmax, d[2] / vmax, d[3] / vmax, 0, d[5] / vmax};
@@ -664,9 +676,10 @@ int main(int argc, char **argv) {
                             nonfinite[5] || rel[5] > 4 * rel[2] + 1e-6 || !same_cl;
         bad |= broken;
         const double best = fmin(t[1], t[2]);
-        printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.2e, %.2e, "
+        printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.2e, "
+               "%.2e, "
                "%.2e | %s, %s | %.2f | %.2e, %s%s |\n",
-               r.name, t_read, t[1], t[2], t[3], t[4], t_walk[0], t_walk[1], t_walk[2],
+               r.name, t_read, t[1], t[2], t[3], t[4], t_walk[0], t_walk[1], t_walk[2], t_walk[3],
                best > 0 ? t[3] / best : 0.0, rel[1], rel[2], rel[3],
                same ? "same bytes" : "DIFFERENT", same2 ? "same bytes" : "DIFFERENT", t[5], rel[5],
                same_cl ? "same bytes" : "DIFFERENT", broken ? "; BROKEN" : "");
