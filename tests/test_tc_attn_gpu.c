@@ -633,38 +633,20 @@ static void exact_alloc(const char *test, const char *flag, int plant_inf) {
         for (int off = 0; off < 2; off++) exact_alloc_run(&t, gs[k], flag, off, plant_inf);
 }
 
-Test(tc_attn_gpu, san_exact_alloc__tf32, .timeout = 300) {
-    GPU_REQUIRE();
-    exact_alloc("san_exact_alloc__tf32", "tf32", 0);
-}
-Test(tc_attn_gpu, san_exact_alloc_inf__tf32, .timeout = 300) {
-    GPU_REQUIRE();
-    exact_alloc("san_exact_alloc_inf__tf32", "tf32", 1);
-}
-Test(tc_attn_gpu, san_exact_alloc__3xtf32, .timeout = 300) {
-    GPU_REQUIRE();
-    exact_alloc("san_exact_alloc__3xtf32", "3xtf32", 0);
-}
-Test(tc_attn_gpu, san_exact_alloc_inf__3xtf32, .timeout = 300) {
-    GPU_REQUIRE();
-    exact_alloc("san_exact_alloc_inf__3xtf32", "3xtf32", 1);
-}
-Test(tc_attn_gpu, san_exact_alloc__bf16, .timeout = 300) {
-    GPU_REQUIRE();
-    exact_alloc("san_exact_alloc__bf16", "bf16", 0);
-}
-Test(tc_attn_gpu, san_exact_alloc_inf__bf16, .timeout = 300) {
-    GPU_REQUIRE();
-    exact_alloc("san_exact_alloc_inf__bf16", "bf16", 1);
-}
-Test(tc_attn_gpu, san_exact_alloc__wgmma, .timeout = 300) {
-    GPU_REQUIRE();
-    exact_alloc("san_exact_alloc__wgmma", "wgmma", 0);
-}
-Test(tc_attn_gpu, san_exact_alloc_inf__wgmma, .timeout = 300) {
-    GPU_REQUIRE();
-    exact_alloc("san_exact_alloc_inf__wgmma", "wgmma", 1);
-}
+/* san_exact_alloc__<arm> and san_exact_alloc_inf__<arm> */
+#define EXACT_ALLOC_TESTS(arm)                                                                     \
+    Test(tc_attn_gpu, san_exact_alloc__##arm, .timeout = 300) {                                    \
+        GPU_REQUIRE();                                                                             \
+        exact_alloc("san_exact_alloc__" #arm, #arm, 0);                                            \
+    }                                                                                              \
+    Test(tc_attn_gpu, san_exact_alloc_inf__##arm, .timeout = 300) {                                \
+        GPU_REQUIRE();                                                                             \
+        exact_alloc("san_exact_alloc_inf__" #arm, #arm, 1);                                        \
+    }
+EXACT_ALLOC_TESTS(tf32)
+EXACT_ALLOC_TESTS(3xtf32)
+EXACT_ALLOC_TESTS(bf16)
+EXACT_ALLOC_TESTS(wgmma)
 
 Test(tc_attn_gpu, door_off, .timeout = 300) {
     GPU_REQUIRE();
