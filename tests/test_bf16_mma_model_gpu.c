@@ -30,6 +30,7 @@
 #include "oracle/mla_oracle.h"
 #include "tests/lib/gpu_util.h"
 #include "tests/lib/mla_fill.h"
+#include "tests/lib/mma_model.h"
 #include "tests/lib/tf32_mma_probe.h"
 
 #define U 0x1p-24
@@ -50,13 +51,7 @@ static uint32_t f2u(float f) {
 /* The oracle's round-to-nearest-even of f32 x to bf16 (oracle/mla_oracle.h), widened back. */
 static float oracle_bf16_rne(float x) { return oracle_f32_from_bf16(oracle_bf16_from_f32(x)); }
 
-typedef struct {
-    double max_units; /* max |D - exact| / (|C| + sum |p|) / u */
-    double max_abs;   /* max |D - exact| where the scale is below 2^-100 */
-    long n, n_rn;
-} model_stats;
-
-static void run_tiles(const float *a, const float *b, const float *c, int n, model_stats *st) {
+static void run_tiles(const float *a, const float *b, const float *c, int n, mma_model_stats *st) {
     float *d = malloc((size_t)n * 128 * sizeof *d);
     cr_assert(d != NULL);
     int rc = bf16_mma_probe(a, b, c, d, n);
@@ -71,16 +66,7 @@ static void run_tiles(const float *a, const float *b, const float *c, int n, mod
                     exact += prod;
                     scale += fabs(prod);
                 }
-                double got = d[(size_t)p * 128 + i * 8 + j];
-                st->n++;
-                st->n_rn += (float)exact == (float)got;
-                double err = fabs(got - exact);
-                if (scale < 0x1p-100) {
-                    if (err > st->max_abs) st->max_abs = err;
-                    continue;
-                }
-                double units = err / scale / U;
-                if (units > st->max_units) st->max_units = units;
+                mma_model_stats_add(st, d[(size_t)p * 128 + i * 8 + j], exact, scale, U);
             }
     free(d);
 }
@@ -124,7 +110,7 @@ Test(bf16_mma_model, error_within_model, .timeout = 300) {
         int ex = -12 + (int)(mla_fill_stream_u32(&s) % 26u);
         c[e] = ldexpf((w >> 31 ? -1.0f : 1.0f) * (1.0f + (float)(w & 0x7FFFFFu) * 0x1p-23f), ex);
     }
-    model_stats st = {0};
+    mma_model_stats st = {0};
     run_tiles(a, b, c, N, &st);
     cr_log_info("bf16 mma.sync m16n8k16 over %ld outputs: max error %.3f u of |C| + sum |p| "
                 "(model: %.0f u); %.2f%% equal to the exact sum rounded to nearest",
@@ -151,7 +137,7 @@ Test(bf16_mma_model, cancellation_within_model, .timeout = 120) {
                     x += (double)a[p * 256 + i * 16 + k] * b[p * 128 + k * 8 + j];
                 c[p * 128 + i * 8 + j] = (float)-x;
             }
-    model_stats st = {0};
+    mma_model_stats st = {0};
     run_tiles(a, b, c, N, &st);
     cr_log_info("cancellation: max error %.3f u of |C| + sum |p|", st.max_units);
     cr_expect(st.max_units <= EPS_M_UNITS, "%.3f u", st.max_units);
@@ -178,31 +164,21 @@ Test(bf16_mma_model, subnormal_operands, .timeout = 120) {
     }
     float *d = malloc(N * 128 * 4);
     cr_assert(bf16_mma_probe(a, b, c, d, N) == 0);
-    double max_abs = 0.0, max_rel_big = 0.0;
-    long kept = 0, n_small = 0;
+    mma_subnormal_stats ss = {0};
     for (int p = 0; p < N; p++)
         for (int i = 0; i < 16; i++)
             for (int j = 0; j < 8; j++) {
                 double exact = 0;
                 for (int k = 0; k < 16; k++)
                     exact += (double)a[p * 256 + i * 16 + k] * b[p * 128 + k * 8 + j];
-                const double got = d[p * 128 + i * 8 + j], err = fabs(got - exact);
-                if (fabs(exact) < 0x1p-100) {
-                    n_small++;
-                    kept += got == (double)(float)exact && exact != 0.0;
-                    if (err > max_abs) max_abs = err;
-                } else {
-                    /* a subnormal operand times 2^100: the operand's loss is 2^100 times its own */
-                    const double rel = err / 0x1p100;
-                    if (rel > max_rel_big) max_rel_big = rel;
-                }
+                mma_subnormal_stats_add(&ss, d[p * 128 + i * 8 + j], exact);
             }
     cr_log_info("subnormal operands: %ld of %ld tiny results exact (kept, not flushed); max abs "
                 "error %g (abs_e %g); times 2^100: max loss / 2^100 %g",
-                kept, n_small, max_abs, ABS_E, max_rel_big);
-    cr_expect(max_abs <= ABS_E, "tiny results lost %g > abs_e %g", max_abs, ABS_E);
-    cr_expect(max_rel_big <= ABS_E, "a subnormal operand lost %g > abs_e %g (of 2^100)",
-              max_rel_big, ABS_E);
+                ss.kept, ss.n_small, ss.max_abs, ABS_E, ss.max_rel_big);
+    cr_expect(ss.max_abs <= ABS_E, "tiny results lost %g > abs_e %g", ss.max_abs, ABS_E);
+    cr_expect(ss.max_rel_big <= ABS_E, "a subnormal operand lost %g > abs_e %g (of 2^100)",
+              ss.max_rel_big, ABS_E);
     free(a), free(b), free(c), free(d);
 }
 

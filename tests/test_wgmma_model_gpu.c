@@ -35,6 +35,7 @@
 
 #include "tests/lib/gpu_util.h"
 #include "tests/lib/mla_fill.h"
+#include "tests/lib/mma_model.h"
 #include "tests/lib/wgmma_mma_probe.h"
 
 #define U 0x1p-24
@@ -102,14 +103,8 @@ static void *xmalloc(size_t bytes) {
     return p;
 }
 
-typedef struct {
-    double max_units; /* max |D - exact| / (|C| + sum |p|) / u */
-    double max_abs;   /* max |D - exact| where the scale is below 2^-100 */
-    long n, n_rn;
-} model_stats;
-
 static void run_tiles(const wg_instr *in, const float *a, const float *b, const float *c, int n,
-                      model_stats *st) {
+                      mma_model_stats *st) {
     float *d = xmalloc((size_t)n * tile_d(in) * sizeof *d);
     const int rc = in->run(a, b, c, d, n);
     cr_assert(rc == 0, "%s probe: %d", in->name, rc);
@@ -118,20 +113,8 @@ static void run_tiles(const wg_instr *in, const float *a, const float *b, const 
             for (int j = 0; j < in->cols; j++) {
                 const size_t o = (size_t)p * tile_d(in) + (size_t)i * in->cols + j;
                 double scale;
-                const double exact = wg_exact(in, a, b, c[o], p, i, j, &scale), got = d[o];
-                st->n++;
-                st->n_rn += (float)exact == (float)got;
-                const double err = fabs(got - exact);
-                if (!(err == err)) { /* a NaN: fails the bound below */
-                    st->max_units = INFINITY;
-                    continue;
-                }
-                if (scale < 0x1p-100) {
-                    if (err > st->max_abs) st->max_abs = err;
-                    continue;
-                }
-                const double units = err / scale / U;
-                if (units > st->max_units) st->max_units = units;
+                const double exact = wg_exact(in, a, b, c[o], p, i, j, &scale);
+                mma_model_stats_add(st, d[o], exact, scale, U);
             }
     free(d);
 }
@@ -183,7 +166,7 @@ static void error_within_model(const wg_instr *in, int n, const char *device) {
         int ex = -12 + (int)(mla_fill_stream_u32(&s) % 26u);
         c[e] = ldexpf((w >> 31 ? -1.0f : 1.0f) * (1.0f + (float)(w & 0x7FFFFFu) * 0x1p-23f), ex);
     }
-    model_stats st = {0};
+    mma_model_stats st = {0};
     run_tiles(in, a, b, c, n, &st);
     cr_log_info("%s on %s over %ld outputs: max error %.3f u of |C| + sum |p| (model: %.0f u); "
                 "%.2f%% equal to the exact sum rounded to nearest",
@@ -210,7 +193,7 @@ static void cancellation_within_model(const wg_instr *in, int n) {
                 c[(size_t)p * tile_d(in) + (size_t)i * in->cols + j] =
                     (float)-wg_exact(in, a, b, 0.0, p, i, j, &scale);
             }
-    model_stats st = {0};
+    mma_model_stats st = {0};
     run_tiles(in, a, b, c, n, &st);
     cr_log_info("%s cancellation: max error %.3f u of |C| + sum |p|", in->name, st.max_units);
     cr_expect(st.max_units <= EPS_M_UNITS, "%s: %.3f u", in->name, st.max_units);
@@ -239,32 +222,21 @@ static void subnormal_operands(const wg_instr *in) {
     }
     const int rc = in->run(a, b, c, d, N);
     cr_assert(rc == 0, "%s probe: %d", in->name, rc);
-    double max_abs = 0.0, max_rel_big = 0.0;
-    long kept = 0, n_small = 0;
+    mma_subnormal_stats ss = {0};
     for (int p = 0; p < N; p++)
         for (int i = 0; i < 64; i++)
             for (int j = 0; j < in->cols; j++) {
                 const size_t o = (size_t)p * tile_d(in) + (size_t)i * in->cols + j;
                 double scale;
-                const double exact = wg_exact(in, a, b, 0.0, p, i, j, &scale), got = d[o];
-                double err = fabs(got - exact);
-                if (!(err == err)) err = INFINITY; /* a NaN fails */
-                if (fabs(exact) < 0x1p-100) {
-                    n_small++;
-                    kept += got == (double)(float)exact && exact != 0.0;
-                    if (err > max_abs) max_abs = err;
-                } else {
-                    /* a subnormal operand times 2^100: the operand's loss is 2^100 times its own */
-                    const double rel = err / 0x1p100;
-                    if (rel > max_rel_big) max_rel_big = rel;
-                }
+                mma_subnormal_stats_add(&ss, d[o], wg_exact(in, a, b, 0.0, p, i, j, &scale));
             }
     cr_log_info("%s subnormal operands: %ld of %ld tiny results exact (kept, not flushed); max "
                 "abs error %g (abs_e %g); times 2^100: max loss / 2^100 %g",
-                in->name, kept, n_small, max_abs, ABS_E, max_rel_big);
-    cr_expect(max_abs <= ABS_E, "%s: tiny results lost %g > abs_e %g", in->name, max_abs, ABS_E);
-    cr_expect(max_rel_big <= ABS_E, "%s: a subnormal operand lost %g > abs_e %g (of 2^100)",
-              in->name, max_rel_big, ABS_E);
+                in->name, ss.kept, ss.n_small, ss.max_abs, ABS_E, ss.max_rel_big);
+    cr_expect(ss.max_abs <= ABS_E, "%s: tiny results lost %g > abs_e %g", in->name, ss.max_abs,
+              ABS_E);
+    cr_expect(ss.max_rel_big <= ABS_E, "%s: a subnormal operand lost %g > abs_e %g (of 2^100)",
+              in->name, ss.max_rel_big, ABS_E);
     free(a), free(b), free(c), free(d);
 }
 
