@@ -1269,13 +1269,8 @@ static size_t tcb_smem_bytes(int32_t width) {
            + (size_t)TCB_HT * TCB_PLB * 2; /* ps [64][PLB] (bf16) */
 }
 
-/* (lo, hi) as a bf16x2 operand register: lo in the low half (the lower k position), each rounded
- * to nearest even (cvt.rn; a NaN stays a NaN, an infinity an infinity). */
-static __device__ __forceinline__ uint32_t tcb_pack(float lo, float hi) {
-    uint32_t r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
+/* The bf16x2 operand registers: mla_bf16x2 (kernels/mla_cuda_util.cuh), lo in the low half (the
+ * lower k position), each rounded to nearest even (cvt.rn). */
 static __device__ __forceinline__ void tcb_mma(float c[4], const uint32_t a[4],
                                                const uint32_t b[2]) {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
@@ -1415,10 +1410,10 @@ static __global__ void __launch_bounds__(TCB_NT, 1)
                         lo = *reinterpret_cast<const float4 *>(ra);
                         hi = *reinterpret_cast<const float4 *>(ra + 8 * ldk);
                     }
-                    qf[mt][s][0] = tcb_pack(lo.x, lo.y); /* (head fg, k 2 ft, 2 ft + 1) */
-                    qf[mt][s][1] = tcb_pack(hi.x, hi.y); /* (head fg + 8, k 2 ft, 2 ft + 1) */
-                    qf[mt][s][2] = tcb_pack(lo.z, lo.w); /* (head fg, k 2 ft + 8, 2 ft + 9) */
-                    qf[mt][s][3] = tcb_pack(hi.z, hi.w); /* (head fg + 8, k 2 ft + 8, 2 ft + 9) */
+                    qf[mt][s][0] = mla_bf16x2(lo.x, lo.y); /* (head fg, k 2 ft, 2 ft + 1) */
+                    qf[mt][s][1] = mla_bf16x2(hi.x, hi.y); /* (head fg + 8, k 2 ft, 2 ft + 1) */
+                    qf[mt][s][2] = mla_bf16x2(lo.z, lo.w); /* (head fg, k 2 ft + 8, 2 ft + 9) */
+                    qf[mt][s][3] = mla_bf16x2(hi.z, hi.w); /* (head fg + 8, k 2 ft + 8, 2 ft + 9) */
                 }
         };
         stage_q(0);
@@ -1476,7 +1471,7 @@ static __global__ void __launch_bounds__(TCB_NT, 1)
                     const int32_t k16 = ka + s;
                     const float4 kv4 = *reinterpret_cast<const float4 *>(
                         bs + nt * 8 * ldk + 32 * (k16 >> 1) + 4 * (k16 & 1));
-                    const uint32_t b[2] = {tcb_pack(kv4.x, kv4.y), tcb_pack(kv4.z, kv4.w)};
+                    const uint32_t b[2] = {mla_bf16x2(kv4.x, kv4.y), mla_bf16x2(kv4.z, kv4.w)};
 #pragma unroll
                     for (int mt = 0; mt < 4; mt++) tcb_mma(sa[mt], qf[mt][s], b);
                 }
@@ -1540,7 +1535,7 @@ static __global__ void __launch_bounds__(TCB_NT, 1)
             for (int x = 0; x < 4; x++)
                 p[x] = (live && vd[x] && lg[x] == lg[x]) ? expf(lg[x] - m_new) : 0.0f;
             *reinterpret_cast<uint2 *>(ps + hh * TCB_PLB + 4 * sq) =
-                make_uint2(tcb_pack(p[0], p[1]), tcb_pack(p[2], p[3]));
+                make_uint2(mla_bf16x2(p[0], p[1]), mla_bf16x2(p[2], p[3]));
             float ls = __fadd_rn(__fadd_rn(__fadd_rn(p[0], p[1]), p[2]), p[3]);
 #pragma unroll
             for (int off = 1; off < 8; off <<= 1)
@@ -1578,8 +1573,8 @@ static __global__ void __launch_bounds__(TCB_NT, 1)
                 if (nt >= nnt) break;
                 /* B: slots 16 kk + 2 ft, + 1, + 8, + 9 of column vc0 + 8 nt + fg */
                 const float *bk = bv + kk * 16 * ldk + nt * 8;
-                const uint32_t b[2] = {tcb_pack(bk[0], bk[ldk]),
-                                       tcb_pack(bk[8 * ldk], bk[9 * ldk])};
+                const uint32_t b[2] = {mla_bf16x2(bk[0], bk[ldk]),
+                                       mla_bf16x2(bk[8 * ldk], bk[9 * ldk])};
 #pragma unroll
                 for (int mt = 0; mt < 4; mt++) tcb_mma(o[mt][nt], a[mt], b);
             }

@@ -844,7 +844,7 @@ static void operand_rounding_arm(const char *test, const geom *g, int tc) {
 static void operand_rounding(const char *test, const geom *g) {
     operand_rounding_arm(test, g, TC_ATTN_TF32);
 }
-/* The bf16 door reads q, the cache (both products) only through cvt.rn.bf16x2 (tcb_pack), the
+/* The bf16 door reads q, the cache (both products) only through cvt.rn.bf16x2 (mla_bf16x2), the
  * scale after the mma: its bytes for x and rne(x) are the same, and trunc(x)'s differ. */
 static void operand_rounding_bf16(const char *test, const geom *g) {
     operand_rounding_arm(test, g, TC_ATTN_BF16);

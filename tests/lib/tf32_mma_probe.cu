@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "kernels/mla_cuda_util.cuh"
 #include "tests/lib/tf32_mma_probe.h"
 
 /* One warp per probe p: D[p] = A[p] (16 x 8, row-major) . B[p] (8 x 8, row-major [k][n]) + C[p]
@@ -111,14 +112,12 @@ extern "C" int bf16_mma_probe(const float *a, const float *b, const float *c, fl
     return e == cudaSuccess ? 0 : 10000 + (int)e;
 }
 
-/* d[e] = the bits of cvt.rn.bf16x2.f32 of x[e] (the bf16 door's operand conversion, tcb_pack in
- * kernels/mla_attn.cu, written the same way), widened back to f32, for e < n. */
+/* d[e] = the bits of cvt.rn.bf16x2.f32 of x[e] (the bf16 door arms' operand conversion itself,
+ * mla_bf16x2 in kernels/mla_cuda_util.cuh: x[e] in the low half), widened back to f32, e < n. */
 static __global__ void bf16_cvt_probe_kernel(const float *x, float *d, int n) {
     const int e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= n) return;
-    uint32_t r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(0.0f), "f"(x[e]));
-    d[e] = __uint_as_float(r << 16);
+    d[e] = __uint_as_float(mla_bf16x2(x[e], 0.0f) << 16);
 }
 
 extern "C" int bf16_cvt_probe(const float *x, float *d, int n) {
