@@ -48,6 +48,8 @@
  *  - inf_rope_exact_q, ninf_latent_exact_q: an infinity where q's coefficient is an exact TF32
  *    value (-1, 1), so 3xTF32's low part of q is 0: an arm that formed hi(inf) * lo(q) would make
  *    inf * 0 = NaN where the oracle drops the row (and, in the c_kv column, has 0 * -inf = NaN).
+ *  - ninf_run_exact_q: -inf in a rope column of 150 consecutive rows, q_pe there 1: whole chunks
+ *    of -inf logits (m = -inf, l = 0) beside finite ones; every head drops those rows.
  * Inputs: the Philox fill (mla_fill.h).
  * Without a usable GPU every test reports SKIPPED. */
 #include <criterion/criterion.h>
@@ -80,6 +82,7 @@ typedef struct {
     int32_t plant_row, plant_col;
     uint32_t plant_bits;
     float q_exact;
+    int32_t plant_rows; /* > 1: the same element planted in rows plant_row .. + plant_rows - 1 */
 } geom;
 
 static float *fill(tb *t, const char *name, size_t n, float scale) {
@@ -207,10 +210,12 @@ static void run(const char *test, const geom *g, const char *mode, int expect_tc
      * exactly). A NaN poisons every head, compared exactly. */
     float *bound_cache = NULL;
     if (g->plant_row > 0) {
-        const size_t at = (size_t)g->plant_row * K + g->plant_col;
         bound_cache = tb_xmalloc(&t, (size_t)g->t_kv * K * sizeof *bound_cache);
         memcpy(bound_cache, cache, (size_t)g->t_kv * K * sizeof *bound_cache);
-        memcpy(&cache[at], &g->plant_bits, sizeof g->plant_bits);
+        for (int32_t r = 0; r < (g->plant_rows > 1 ? g->plant_rows : 1); r++) {
+            const size_t at = (size_t)(g->plant_row + r) * K + g->plant_col;
+            memcpy(&cache[at], &g->plant_bits, sizeof g->plant_bits);
+        }
         if (g->q_exact != 0.0f)
             for (size_t qh = 0; qh < nq; qh++) {
                 if (g->plant_col < g->kv_rank)
@@ -325,6 +330,27 @@ static const geom G_INF_EXACT =
 static const geom G_NINF_LATENT =
     EDGE("-inf in row 123, c_kv column 7, q_lat there 1 (the row drops; column 7 is 0 * -inf)", 7,
          0xFF800000u, 1.0f);
+/* -inf in rope column 5 of rows 30..179 with q_pe there 1: every head drops those 150 rows, so
+ * every chunk of at most 75 slots inside the run (each arm's plan at t_kv 300) has only -inf
+ * logits: a partial with m = -inf and l = 0 that the combine must weigh 0 beside the finite
+ * chunks (the output is the attention over the other 150 rows). An arm that let a -inf logit
+ * weigh expf(-inf - m') with m' = -inf (NaN) would poison every head. Written in the thirtieth
+ * session for the wgmma arm's softmax without per-tile NaN bookkeeping (branch
+ * wgmma-softmax-derived), whose weights subtract 0 while m' = -inf. */
+static const geom G_NINF_RUN = {
+    "-inf in rows 30..179, rope column 5, q_pe there 1 (whole chunks of -inf logits)",
+    8,
+    512,
+    64,
+    1,
+    300,
+    0,
+    MLA_GLM5_SCALE,
+    30,
+    512 + 5,
+    0xFF800000u,
+    1.0f,
+    150};
 
 #define ARM_TESTS(g, G)                                                                            \
     Test(tc_attn_gpu, g##__tf32, .timeout = 300) {                                                 \
@@ -346,6 +372,7 @@ ARM_TESTS(low_payload_nan_latent, G_NAN_LATENT)
 ARM_TESTS(inf_rope, G_INF)
 ARM_TESTS(inf_rope_exact_q, G_INF_EXACT)
 ARM_TESTS(ninf_latent_exact_q, G_NINF_LATENT)
+ARM_TESTS(ninf_run_exact_q, G_NINF_RUN)
 
 ARM_TESTS(glm5_decode, G_DECODE)
 ARM_TESTS(glm5_verify, G_VERIFY)
@@ -383,6 +410,7 @@ WGMMA_TEST(low_payload_nan_latent, G_NAN_LATENT, 1)
 WGMMA_TEST(inf_rope, G_INF, 1)
 WGMMA_TEST(inf_rope_exact_q, G_INF_EXACT, 1)
 WGMMA_TEST(ninf_latent_exact_q, G_NINF_LATENT, 1)
+WGMMA_TEST(ninf_run_exact_q, G_NINF_RUN, 1)
 WGMMA_TEST(glm5_decode, G_DECODE, 1)
 WGMMA_TEST(glm5_verify, G_VERIFY, 1)
 WGMMA_TEST(partial_heads, G_PARTIAL, 1)
