@@ -1025,13 +1025,24 @@ def run_one(m, wdir, a, env, gpu, unmutated=None):
                                detail=f"{label} {verdict}; its unmutated run was cut at the "
                                "hard stop")
                     return res
+                load_of = getattr(unmutated, "load_of", None)
+                base_load = load_of(label) if load_of else None
+                if base == "timeout":
+                    # thirtieth session, call 4: beside 16 workers the unmutated tc_attn_gpu_test
+                    # outlasted its 150 s, and all 16 mutants were reported as if the check failed
+                    # unmutated, with no word of what decides them
+                    beside = (f" beside {base_load:.1f} checks on average"
+                              if base_load is not None else "")
+                    res.update(status="undecided (check times out unmutated)", killer=label,
+                               detail=f"the unmutated bundle timed out in {base_dt:.0f} s{beside} "
+                               "(fewer --jobs or a longer --timeout decides it)",
+                               seconds=round(dt, 1))
+                    return res
                 if base != "survived" and base != "skipped":
                     res.update(status="undecided (check fails unmutated)", killer=label,
                                detail=f"the unmutated bundle: {base} in {base_dt:.0f} s",
                                seconds=round(dt, 1))
                     return res
-                load_of = getattr(unmutated, "load_of", None)
-                base_load = load_of(label) if load_of else None
                 if (verdict == "timeout" and base_load is not None
                         and base_load < LOAD_MATCH * ld.load):
                     res.update(status="undecided (timeout under load)", killer=label,
@@ -1147,6 +1158,12 @@ def report(results, eq, out, meta, late=()):
         md += [f"- `{r['id']}` {r['file']}:{r['line']} {r['operator']}: {r['status']}"
                + (f" ({r['detail']})" if r.get("detail") else "")
                for r in rows_undecided(results)]
+        slow = sorted({r["killer"] for r in results
+                       if r["status"] == "undecided (check times out unmutated)"})
+        if slow:
+            md += ["", f"**The unmutated run timed out** in {', '.join(slow)}: the mutants it "
+                   "would decide are undecided. Rerun them (the next pass's ids) with fewer "
+                   "--jobs or a longer --timeout."]
     if t["cpu_only"]:
         md += ["", f"**CPU only:** {t['cpu_only']} compiled mutants were not killed by the CPU "
                "checks and need the GPU checks (no device here); they are not counted as "

@@ -807,6 +807,48 @@ def a_timeout_under_a_heavier_load_than_the_unmutated_run_is_undecided():
 
 
 @test
+def a_check_that_times_out_unmutated_leaves_its_mutants_undecided_and_says_what_decides_them():
+    # thirtieth session, call 4: beside 16 workers the unmutated tc_attn_gpu_test outlasted its
+    # 150 s; the 16 mutants it would decide read "check fails unmutated", with no advice
+    crowded_timeout = run_check_beside(1, ("timeout", 150.0))
+
+    class TimedOut:
+        def known(self, label, argv=None, extra=None, verdict=None):
+            return True
+
+        def verdict(self, label, argv, extra, mutant_verdict=None):
+            return ("timeout", 151.0)
+
+        def load_of(self, label):
+            return 16.0
+
+    class Failing(TimedOut):
+        def verdict(self, label, argv, extra, mutant_verdict=None):
+            return ("killed", 12.0)
+
+    with tempfile.TemporaryDirectory() as t:
+        planted_kernel_bundle(t, {"contract_codes_test": None, "status_messages_test": None})
+        m = planted_mutant()
+        a = argparse.Namespace(timeout=150, stop_at=time.time() + 1000, bundle_abs=t, libdir=t)
+        saved = mu.run_check
+        mu.run_check = crowded_timeout
+        try:
+            slow = mu.run_one(m, t, a, {}, False, TimedOut())
+            failing = mu.run_one(m, t, a, {}, False, Failing())
+        finally:
+            mu.run_check = saved
+        assert slow["status"] == "undecided (check times out unmutated)", slow
+        assert "timed out in 151 s beside 16.0" in slow["detail"], slow
+        assert "fewer --jobs or a longer --timeout" in slow["detail"], slow
+        assert failing["status"] == "undecided (check fails unmutated)", failing
+        md = mu.report([slow, failing], set(), os.path.join(t, "rep"), "meta line")
+        assert "**The unmutated run timed out** in " + slow["killer"] + ":" in md, md
+        assert md.count("**The unmutated run timed out**") == 1, md
+        md = mu.report([failing], set(), os.path.join(t, "rep2"), "meta line")
+        assert "The unmutated run timed out" not in md, md
+
+
+@test
 def the_unmutated_run_keeps_the_load_it_ran_under():
     saved = mu.run_check
     mu.run_check = run_check_beside(3, ("survived", 0.2))
