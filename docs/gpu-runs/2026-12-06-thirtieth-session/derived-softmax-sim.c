@@ -1,6 +1,6 @@
 /* derived-softmax-sim.c (thirtieth session, a record, not part of the build): a CPU check of the
  * argument that the wgmma arm's softmax without per-tile NaN bookkeeping (branch
- * wgmma-softmax-derived, bf9c914: a NaN logit's weight is NaN, the poison read at the walk's end
+ * wgmma-softmax-derived, as bf9c914: a NaN logit's weight is NaN, the poison read at the walk's end
  * as l != l, weights subtracting 0 while m' = -inf) gives the same output as 6cf65ee's (a quad
  * ballot a tile, NaN weights 0, poison flags), directly and through the combine. Rows of 0-3
  * tiles of 8 slots, 1-3 chunks, random validity, logits finite or special (+-inf, NaN, +-1e30)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Written in the thirtieth session, NOT RUN: the next session's mutation call, on the same bundle
-# as next-call1.sh (branch wgmma-softmax-derived; ids are offsets of its mla_attn_wg.cu, bf9c914's
-# content). Two sets, tc_attn_gpu_test and its sanitizer stages plus the golden suites' tcwgmma
+# as next-call1.sh (branch wgmma-softmax-derived; ids are offsets of its mla_attn_wg.cu, the same
+# file as bf9c914's). Two sets, tc_attn_gpu_test and its sanitizer stages plus the golden suites' tcwgmma
 # cases and attn_shake:
 #  - the 16 mutants of the wgmma arm still without a verdict (6cf65ee ids in docs/mutation.md;
 #    remapped by content, call4-remap-derived.txt);
