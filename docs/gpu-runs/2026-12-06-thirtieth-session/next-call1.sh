@@ -11,7 +11,8 @@
 #     var/bench_dense_main; out_sha256 must match on every row (finite inputs). Expected from call
 #     3's switch S (H100): decode 32K about -1.5 us, verify and prefill about -9 us;
 #  3. the GPU tier with benchmarks and the goals table;
-#  4. memcheck and racecheck on step 1's __wgmma cases and attn_shake's.
+#  4. memcheck and racecheck on step 1's __wgmma cases and attn_shake's;
+#  5. ncu of main's, the branch's and the prototype's walks in the same call.
 # Then next-call2.sh (mutation).
 set -o pipefail
 D=$OUT; R=$(pwd); T0=$SECONDS
@@ -60,7 +61,14 @@ for tool in memcheck racecheck; do
   timeout 90 compute-sanitizer --tool $tool --error-exitcode 3 bin/tc_attn_gpu_test --jobs 1 --filter '*@(__wgmma|ninf_run_exact_q__*)' > $D/w/san-$tool-tc.log 2>&1; st "$tool tc_attn" $?
   timeout 40 compute-sanitizer --tool $tool --error-exitcode 3 bin/attn_shake_gpu_test --jobs 1 --filter '*wgmma*' > $D/w/san-$tool-shake.log 2>&1; st "$tool attn_shake wgmma" $?
 done
+# 5. ncu in one call (caches and clocks as left): main's walk, the branch's, and the prototype's
+#    (the thirtieth session compared them across calls, where ncu's walk times moved by 6 us)
+for v in main new; do
+  BENCH_ONLY="attn_absorbed decode TC door: wgmma" timeout 40 ncu --cache-control none --clock-control none --kernel-name regex:"attn_tc_wg" --launch-skip 2 --launch-count 2 --section SpeedOfLight var/bd_$v > $D/w/ncu-$v.txt 2>&1; st "ncu $v" $?
+done
+timeout 60 ncu --cache-control none --clock-control none --kernel-name regex:"wg_walk" --launch-count 1 --section SpeedOfLight bin/probe_door_wgmma --once > $D/w/ncu-probe.txt 2>&1; st "ncu probe" $?
 cd $D/w
+for f in ncu-*.txt; do echo "== $f"; grep -E "wg_walk|Duration|SM Frequency" $f; done
 grep -E "Synthesis|FAIL" tc.log | tail -5
 cat ab.md
 tail -n 3 tier.log; head -n 12 goals.md 2>/dev/null
