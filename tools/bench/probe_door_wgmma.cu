@@ -44,6 +44,12 @@
  * plain form's 47.0 (30 clusters hold 120 blocks, so 9 tiles a block; docs/performance.md).
  * Twenty-ninth session, after its device time (NOT RUN): the shared base by pointer arithmetic
  * (LDS / STS, as the arm), and MODE 3, the "stream alone" column (the conversions skipped too).
+ * Both ran in the thirtieth session's call 1 (H100): stream alone 32.22 us at decode 32K against
+ * stream + convert 32.99 and the read floor 26.85. Thirtieth session, after its device time (NOT
+ * RUN): the "walk + half combine" column, the walk then the combine over only the first half of
+ * its chunks, with L2 as the walk left it. Minus the "walk" column it is what a plan with half
+ * the chunks would pay for its combine (the pair form of docs/performance.md, "Thirtieth
+ * session"), beside the whole combine (the "wgmma" column minus "walk").
  * Every checked call starts from NaN outputs and a NaN workspace. --check runs only the untimed
  * rows (for compute-sanitizer); --once the timed rows once each, untimed (for ncu).
  *     probe_door_wgmma [--once | --check] [--rounds N] */
@@ -502,6 +508,8 @@ static __global__ void __launch_bounds__(WG_NT, 1)
  * the row's time). */
 static void wg_run(const float *ql, const float *qp, const float *cache, float *o, float *ws,
                    int32_t H, int32_t t_q, int32_t t_kv, float scale, int ns, int mode = -1) {
+    /* mode: -1 the walk and the combine; 0-3 the kernel's MODE alone; 4 MODE 0, then the combine
+     * over the first half of the chunks (timing only: its output is not the attention) */
     const int64_t w_max = t_kv, cs = mla_attn_tcb_chunk_slots(H, t_q, w_max);
     const int32_t n_chunks = (int32_t)((w_max + cs - 1) / cs);
     const int64_t n_qh = (int64_t)t_q * H, n_tiles = (int64_t)t_q * (H / 64);
@@ -510,10 +518,11 @@ static void wg_run(const float *ql, const float *qp, const float *cache, float *
                 : mode == 1 ? wg_walk<1, 4>
                 : mode == 2 ? wg_walk<2, 4>
                 : mode == 3 ? wg_walk<3, 4>
-                            : wg_walk<0, 4>;
+                            : wg_walk<0, 4>; /* -1, 0 and 4 */
     kern<<<(unsigned)(n_tiles * n_chunks), WG_NT, WG_SMEM>>>(ql, qp, cache, o, ws, ws_ml, H, t_q,
                                                              t_kv, scale, cs, n_chunks);
     if (n_chunks > 1 && mode < 0) probe_combine_launch(ws, ws_ml, o, n_qh, WG_R, n_chunks);
+    if (n_chunks > 3 && mode == 4) probe_combine_launch(ws, ws_ml, o, n_qh, WG_R, n_chunks / 2);
 }
 
 /* The cluster form (CL 4) on its own plan (above the kernel): at most 30 clusters, chunks a
@@ -602,13 +611,12 @@ int main(int argc, char **argv) {
     }
     printf(
         "| row | read floor us | tf32 us | bf16 us | wgmma us | 2 stages us | walk us | walk, no "
-        "stores us | stream + convert us | stream alone us | wgmma / best arm | max |arm - f32| / "
-        "max |f32|: tf32, "
+        "stores us | stream + convert us | stream alone us | walk + half combine us | wgmma / best "
+        "arm | max |arm - f32| / max |f32|: tf32, "
         "bf16, wgmma | wgmma run twice, 2 stages | cluster 4 us | its max |arm - f32| / max |f32|, "
         "run twice |\n");
-    printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | "
-           "--- | ---: | "
-           "--- |\n");
+    printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
+           "--- | --- | ---: | --- |\n");
     int bad = 0;
     std::vector<float> again;
     for (const row &r : rows) {
@@ -649,13 +657,13 @@ int main(int argc, char **argv) {
                 d[a] = fmax(d[a], fabs((double)h[a][e] - h[0][e]));
             }
         }
-        double t[6] = {0, 0, 0, 0, 0, 0}, t_walk[4] = {0, 0, 0, 0}, t_read = 0;
+        double t[6] = {0, 0, 0, 0, 0, 0}, t_walk[5] = {0, 0, 0, 0, 0}, t_read = 0;
         if (r.timed && !check) {
-            std::vector<double> tv[6], tw[4], tr;
+            std::vector<double> tv[6], tw[5], tr;
             const int64_t n4 = (int64_t)r.t_kv * W / 4;
             for (int k = 0; k < rounds; k++) {
                 for (int a = 1; a < 6; a++) tv[a].push_back(median_us([&] { call(r, a); }));
-                for (int md = 0; md < 4; md++)
+                for (int md = 0; md < 5; md++)
                     tw[md].push_back(median_us(
                         [&] { wg_run(ql, qp, cache, o[3], ws, H, r.t_q, r.t_kv, scale, 4, md); }));
                 double rf = INFINITY; /* the read floor as bench_dense takes it */
@@ -667,7 +675,7 @@ int main(int argc, char **argv) {
                 tr.push_back(rf);
             }
             for (int a = 1; a < 6; a++) t[a] = median_of(tv[a]);
-            for (int md = 0; md < 4; md++) t_walk[md] = median_of(tw[md]);
+            for (int md = 0; md < 5; md++) t_walk[md] = median_of(tw[md]);
             t_read = median_of(tr);
         }
         const double rel[6] = {0, d[1] / vmax, d[2] / vmax, d[3] / vmax, 0, d[5] / vmax};
@@ -676,13 +684,13 @@ int main(int argc, char **argv) {
                             nonfinite[5] || rel[5] > 4 * rel[2] + 1e-6 || !same_cl;
         bad |= broken;
         const double best = fmin(t[1], t[2]);
-        printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.2e, "
-               "%.2e, "
-               "%.2e | %s, %s | %.2f | %.2e, %s%s |\n",
-               r.name, t_read, t[1], t[2], t[3], t[4], t_walk[0], t_walk[1], t_walk[2], t_walk[3],
-               best > 0 ? t[3] / best : 0.0, rel[1], rel[2], rel[3],
-               same ? "same bytes" : "DIFFERENT", same2 ? "same bytes" : "DIFFERENT", t[5], rel[5],
-               same_cl ? "same bytes" : "DIFFERENT", broken ? "; BROKEN" : "");
+        printf(
+            "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | "
+            "%.2e, %.2e, %.2e | %s, %s | %.2f | %.2e, %s%s |\n",
+            r.name, t_read, t[1], t[2], t[3], t[4], t_walk[0], t_walk[1], t_walk[2], t_walk[3],
+            t_walk[4], best > 0 ? t[3] / best : 0.0, rel[1], rel[2], rel[3],
+            same ? "same bytes" : "DIFFERENT", same2 ? "same bytes" : "DIFFERENT", t[5], rel[5],
+            same_cl ? "same bytes" : "DIFFERENT", broken ? "; BROKEN" : "");
         fflush(stdout);
     }
     printf("probe_door_wgmma: %s\n", bad ? "a prototype row is broken (see BROKEN)"

@@ -12,7 +12,8 @@
 #     3's switch S (H100): decode 32K about -1.5 us, verify and prefill about -9 us;
 #  3. the GPU tier with benchmarks and the goals table;
 #  4. memcheck and racecheck on step 1's __wgmma cases and attn_shake's;
-#  5. ncu of main's, the branch's and the prototype's walks in the same call.
+#  5. ncu of main's, the branch's and the prototype's walks in the same call;
+#  6. probe_door_wgmma's "walk + half combine" column (new, thirtieth session).
 # Then next-call2.sh (mutation).
 set -o pipefail
 D=$OUT; R=$(pwd); T0=$SECONDS
@@ -67,7 +68,11 @@ for v in main new; do
   BENCH_ONLY="attn_absorbed decode TC door: wgmma" timeout 40 ncu --cache-control none --clock-control none --kernel-name regex:"attn_tc_wg" --launch-skip 2 --launch-count 2 --section SpeedOfLight var/bd_$v > $D/w/ncu-$v.txt 2>&1; st "ncu $v" $?
 done
 timeout 60 ncu --cache-control none --clock-control none --kernel-name regex:"wg_walk" --launch-count 1 --section SpeedOfLight bin/probe_door_wgmma --once > $D/w/ncu-probe.txt 2>&1; st "ncu probe" $?
+# 6. the prototype's new column: the walk then the combine over half its chunks (what a plan with
+#    half the chunks would pay for its combine)
+timeout 120 bin/probe_door_wgmma --rounds 3 > $D/w/probe-wgmma.md 2>&1; st probe_door_wgmma $?
 cd $D/w
+cut -c1-200 probe-wgmma.md | head -8
 for f in ncu-*.txt; do echo "== $f"; grep -E "wg_walk|Duration|SM Frequency" $f; done
 grep -E "Synthesis|FAIL" tc.log | tail -5
 cat ab.md
