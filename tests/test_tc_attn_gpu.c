@@ -315,9 +315,10 @@ static const geom G_UNCOVERED = {
 /* The special-value edges: 8 heads, t_kv 300 (10 chunks: the planted row's chunk 3 reaches the
  * output through the combine), cache row 123. The fill's q_pe[h][5] is negative for heads 2, 5, 6
  * and 7; in rope column 5 a +inf gives those heads a -inf logit (the row drops out) and the rest
- * +inf (poisoned). */
-#define EDGE(name, col, bits, q)                                                                   \
-    { name, 8, 512, 64, 1, 300, 0, MLA_GLM5_SCALE, 123, col, bits, q }
+ * +inf (poisoned). EDGE_ROWS: the same geometry with the element planted in a run of rows. */
+#define EDGE_ROWS(name, row, rows, col, bits, q)                                                   \
+    { name, 8, 512, 64, 1, 300, 0, MLA_GLM5_SCALE, row, col, bits, q, rows }
+#define EDGE(name, col, bits, q) EDGE_ROWS(name, 123, 1, col, bits, q)
 static const geom G_NAN =
     EDGE("low-payload NaN 0x7F800001 in row 123, rope column 5", 512 + 5, 0x7F800001u, 0.0f);
 static const geom G_NAN_LATENT =
@@ -337,20 +338,9 @@ static const geom G_NINF_LATENT =
  * weigh expf(-inf - m') with m' = -inf (NaN) would poison every head. Written in the thirtieth
  * session for the wgmma arm's softmax without per-tile NaN bookkeeping (branch
  * wgmma-softmax-derived), whose weights subtract 0 while m' = -inf. */
-static const geom G_NINF_RUN = {
-    "-inf in rows 30..179, rope column 5, q_pe there 1 (whole chunks of -inf logits)",
-    8,
-    512,
-    64,
-    1,
-    300,
-    0,
-    MLA_GLM5_SCALE,
-    30,
-    512 + 5,
-    0xFF800000u,
-    1.0f,
-    150};
+static const geom G_NINF_RUN =
+    EDGE_ROWS("-inf in rows 30..179, rope column 5, q_pe there 1 (whole chunks of -inf logits)", 30,
+              150, 512 + 5, 0xFF800000u, 1.0f);
 
 #define ARM_TESTS(g, G)                                                                            \
     Test(tc_attn_gpu, g##__tf32, .timeout = 300) {                                                 \
