@@ -105,11 +105,8 @@ Test(bf16_mma_model, error_within_model, .timeout = 300) {
     mla_fill_stream s = mla_fill_stream_init(2u, "bf16_model");
     for (size_t e = 0; e < (size_t)N * 256; e++) a[e] = mla_fill_stream_bf16(&s, -6, 6);
     for (size_t e = 0; e < (size_t)N * 128; e++) b[e] = mla_fill_stream_bf16(&s, -6, 6);
-    for (size_t e = 0; e < (size_t)N * 128; e++) { /* full 24-bit C, magnitudes 2^-12 .. 2^13 */
-        uint32_t w = mla_fill_stream_u32(&s);
-        int ex = -12 + (int)(mla_fill_stream_u32(&s) % 26u);
-        c[e] = ldexpf((w >> 31 ? -1.0f : 1.0f) * (1.0f + (float)(w & 0x7FFFFFu) * 0x1p-23f), ex);
-    }
+    for (size_t e = 0; e < (size_t)N * 128; e++) /* full 24-bit C, magnitudes 2^-12 .. 2^13 */
+        c[e] = mla_fill_stream_f32_bits(&s, -12, 13);
     mma_model_stats st = {0};
     run_tiles(a, b, c, N, &st);
     cr_log_info("bf16 mma.sync m16n8k16 over %ld outputs: max error %.3f u of |C| + sum |p| "

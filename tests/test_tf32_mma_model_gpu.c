@@ -109,11 +109,8 @@ Test(tf32_mma_model, error_within_model, .timeout = 300) {
     mla_fill_stream s = mla_fill_stream_init(2u, "tf32_model");
     for (size_t e = 0; e < (size_t)N * 128; e++) a[e] = tf32_value(&s, -6, 6);
     for (size_t e = 0; e < (size_t)N * 64; e++) b[e] = tf32_value(&s, -6, 6);
-    for (size_t e = 0; e < (size_t)N * 128; e++) { /* full 24-bit C, magnitudes 2^-12 .. 2^13 */
-        uint32_t w = mla_fill_stream_u32(&s);
-        int ex = -12 + (int)(mla_fill_stream_u32(&s) % 26u);
-        c[e] = ldexpf((w >> 31 ? -1.0f : 1.0f) * (1.0f + (float)(w & 0x7FFFFFu) * 0x1p-23f), ex);
-    }
+    for (size_t e = 0; e < (size_t)N * 128; e++) /* full 24-bit C, magnitudes 2^-12 .. 2^13 */
+        c[e] = mla_fill_stream_f32_bits(&s, -12, 13);
     model_stats st = {0};
     run_tiles(a, b, c, N, &st);
     cr_log_info("TF32 mma.sync m16n8k8 over %ld outputs: max error %.3f u of |C| + sum |p| "

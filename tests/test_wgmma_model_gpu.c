@@ -161,11 +161,8 @@ static void error_within_model(const wg_instr *in, int n, const char *device) {
     mla_fill_stream s = mla_fill_stream_init(2u, in->cols == 32 ? "wgmma_n32" : "wgmma_n256");
     for (size_t e = 0; e < (size_t)n * 1024; e++) a[e] = mla_fill_stream_bf16(&s, -6, 6);
     for (size_t e = 0; e < n * tile_b(in); e++) b[e] = mla_fill_stream_bf16(&s, -6, 6);
-    for (size_t e = 0; e < n * tile_d(in); e++) { /* full 24-bit C, magnitudes 2^-12 .. 2^13 */
-        uint32_t w = mla_fill_stream_u32(&s);
-        int ex = -12 + (int)(mla_fill_stream_u32(&s) % 26u);
-        c[e] = ldexpf((w >> 31 ? -1.0f : 1.0f) * (1.0f + (float)(w & 0x7FFFFFu) * 0x1p-23f), ex);
-    }
+    for (size_t e = 0; e < n * tile_d(in); e++) /* full 24-bit C, magnitudes 2^-12 .. 2^13 */
+        c[e] = mla_fill_stream_f32_bits(&s, -12, 13);
     mma_model_stats st = {0};
     run_tiles(in, a, b, c, n, &st);
     cr_log_info("%s on %s over %ld outputs: max error %.3f u of |C| + sum |p| (model: %.0f u); "

@@ -146,6 +146,14 @@ static inline float mla_fill_stream_bf16(mla_fill_stream *s, int emin, int emax)
     return ldexpf((w >> 31) ? -m : m, e);
 }
 
+/* An f32 with all 24 significant bits drawn: sign, mantissa, exponent in [emin, emax] (two stream
+ * elements; the accumulator-model tests' C). */
+static inline float mla_fill_stream_f32_bits(mla_fill_stream *s, int emin, int emax) {
+    uint32_t w = mla_fill_stream_u32(s);
+    int e = emin + (int)(mla_fill_stream_u32(s) % (uint32_t)(emax - emin + 1));
+    return ldexpf((w >> 31 ? -1.0f : 1.0f) * (1.0f + (float)(w & 0x7FFFFFu) * 0x1p-23f), e);
+}
+
 static inline const char *mla_fill_kind_name(mla_fill_kind k) {
     switch (k) {
     case MLA_FILL_REALISTIC: return "realistic";
