@@ -30,7 +30,9 @@
  *    tile read N-major (the V view of the cache rows).
  * The softmax is the bf16 arm's, per head row: the tile max over valid, non-NaN logits; m' =
  * max(m, tile max); alpha = expf(m - m') (1 while m' = -inf); p = expf(logit - m') for a valid
- * non-NaN logit (0 otherwise, and while m' = -inf); a NaN logit on a valid slot poisons the row;
+ * slot (0 for an invalid one; -inf logits weigh 0 while m' = -inf); a NaN logit on a valid slot
+ * poisons the row: its weight is NaN, so the row's l is NaN from then on, read at the walk's end
+ * (an l NaN without a NaN logit means an infinite max, NaN by the same rule);
  * the tile sum of a row: each thread's 8 weights by a 3-level pairwise tree, then a 2-level
  * butterfly over the quad (5 roundings, inside the tf32 arm's stated 6: mla_attn_tc_walk);
  * l' = fmaf(l, alpha, tile sum). After the walk the rare path of an infinite logit (the bf16
@@ -93,32 +95,26 @@ static __device__ __forceinline__ float wg_sum8(const float (&p)[8]) {
 
 /* The online softmax of one head row over a thread's 8 slots of the tile (lg: the scaled
  * logits, vd: their slots' validity), the quad's reductions included; writes the weights into
- * p and updates m, l, poison; returns alpha. */
+ * p and updates m, l; returns alpha. No NaN bookkeeping a tile: a NaN logit on a valid slot is
+ * left out of the max (fmaxf) and its weight expf(NaN) is NaN, so the row's l is NaN from that
+ * tile on (fmaf keeps it), and the walk reads the row's poison once, at its end, as l != l
+ * (thirtieth session: the per-tile ballots cost verify and prefill 8-9 us on the H100). */
 static __device__ __forceinline__ float wg_softmax_row(const float (&lg)[8], const bool (&vd)[8],
-                                                       float (&p)[8], float &m, float &l,
-                                                       bool &poison, int lane) {
+                                                       float (&p)[8], float &m, float &l) {
     float lm = -INFINITY;
-    bool nan_here = false;
 #pragma unroll
-    for (int x = 0; x < 8; x++) {
-        if (vd[x]) {
-            if (lg[x] != lg[x])
-                nan_here = true;
-            else
-                lm = fmaxf(lm, lg[x]);
-        }
-    }
+    for (int x = 0; x < 8; x++)
+        if (vd[x]) lm = fmaxf(lm, lg[x]);
     lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, 1));
     lm = fmaxf(lm, __shfl_xor_sync(0xffffffffu, lm, 2));
-    const uint32_t nan_lanes = __ballot_sync(0xffffffffu, nan_here);
-    poison = poison || ((nan_lanes >> (lane & 28)) & 0xFu) != 0;
     const float m_new = fmaxf(m, lm);
     const bool live = m_new != -INFINITY;
     float alpha = 1.0f;
     if (live) alpha = expf(m - m_new); /* m = -inf: 0; the same max: exactly 1 */
+    /* while m' = -inf every valid logit is -inf (weight 0) or NaN (weight NaN): subtract 0 */
+    const float m_ref = live ? m_new : 0.0f;
 #pragma unroll
-    for (int x = 0; x < 8; x++)
-        p[x] = (live && vd[x] && lg[x] == lg[x]) ? expf(lg[x] - m_new) : 0.0f;
+    for (int x = 0; x < 8; x++) p[x] = vd[x] ? expf(lg[x] - m_ref) : 0.0f;
     float ls = wg_sum8(p);
     ls = __fadd_rn(ls, __shfl_xor_sync(0xffffffffu, ls, 1));
     ls = __fadd_rn(ls, __shfl_xor_sync(0xffffffffu, ls, 2));
@@ -336,7 +332,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             mla_mbar_arrive(&emptyB[bt]);
         }
     } else { /* ---- warpgroup 0: the logits, the softmax, and columns 0..255 ---- */
-        bool p0 = false, p1 = false, any_valid = false;
+        bool any_valid = false;
         for (int32_t k = 0; k < n_k; k++) {
             const int bt = k & 1;
             mla_mbar_wait(&fullB[bt], (k >> 1) & 1);
@@ -368,8 +364,8 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                     inf_seen |= vd[x] & ((fabsf(lg0[x]) == INFINITY) | (fabsf(lg1[x]) == INFINITY));
                 }
             any_valid |= mask != 0;
-            const float al0 = wg_softmax_row(lg0, vd, pa, m0, l0, p0, lane);
-            const float al1 = wg_softmax_row(lg1, vd, pb, m1, l1, p1, lane);
+            const float al0 = wg_softmax_row(lg0, vd, pa, m0, l0);
+            const float al1 = wg_softmax_row(lg1, vd, pb, m1, l1);
             /* P's A fragments: k16 step j holds slots 16 j + 2 (lane & 3) + {0, 1} (n = 2 j) and
              * + 8 + {0, 1} (n = 2 j + 1) of rows r0 and r0 + 8 */
             uint32_t a[2][4];
@@ -401,7 +397,8 @@ static __global__ void __launch_bounds__(WG_NT, 1)
             mla_wg_keep(o);
             mla_mbar_arrive(&emptyB[bt]);
         }
-        flags = (p0 ? 1u : 0u) | (p1 ? 2u : 0u) | (any_valid ? 4u : 0u);
+        /* a row poisoned by a NaN logit: its l is NaN (wg_softmax_row) */
+        flags = (l0 != l0 ? 1u : 0u) | (l1 != l1 ? 2u : 0u) | (any_valid ? 4u : 0u);
     }
 
     /* The rare path of an infinite logit (the bf16 arm's): a NaN in a valid row of the chunk
