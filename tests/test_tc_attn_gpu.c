@@ -29,6 +29,10 @@
  *    door's output is the prediction from the weights rounded to nearest, within its
  *    accumulation; truncated weights would fail most outputs (checked).
  *    The door's class cannot tell truncation from rounding (twentieth session); these two can.
+ *  - tc_attn_gpu/symmetry__<arm>_<geometry> (thirty-first session): heads with the same q, and
+ *    output columns whose cache values are the same in every row, give the same bits on every
+ *    arm (the f32 launcher included): a rounding one accumulator register takes and its
+ *    neighbour does not breaks it (symmetry_arm, at the end).
  * Geometries: glm5 decode (t_q 1, 64 heads, t_kv 4096: a split walk), glm5 verify (t_q 4 over
  * 1040 rows), glm5_next decode (NoPE, 512 columns), a partial head tile (3 heads), gathered
  * lists (2048 slots with -1 between entries and repeats), kv_rank 128 (the arms' general form).
@@ -1061,7 +1065,13 @@ GEOM_TEST(weight_rounding_wgmma, gathered, G_ONE_TILE_GATHER)
  * warpgroup that weighs its half otherwise. The output must also not be degenerate: the heads
  * h & 8 == 0 of query 0 give distinct values in column 0 (no constant output passes). Arms: the
  * f32 launcher (flag unset, the door declines), tf32, 3xtf32, bf16 and wgmma, on glm5 decode
- * (a split walk: the combine weighs the partials), verify and the gathered lists. */
+ * (a split walk: the combine weighs the partials), verify and the gathered lists, which passed on
+ * the H100 (call 3: 15 of 15), and on glm5 decode at 32K and the gathered lists at t_q 8 (added
+ * after the device time, not yet run). Why those two: the wgmma arm's plan
+ * (mla_attn_tcb_chunk_slots) gives every block of the first three one tile (decode 4096: 128
+ * chunks of 32 slots; verify 1040: 32; gathered t_q 2: 32), so no rescale there has a weight
+ * other than 0 or 1, and the rescale's __fmul_rz passed them (call 4); at 32K a block walks 8
+ * tiles, at t_q 8 four. */
 static int32_t sym_col(int32_t c) { return (c & ~1) & 255; }
 static void symmetry_arm(const char *test, const geom *g, const char *flag, int expect_tc) {
     tb t;
@@ -1076,12 +1086,10 @@ static void symmetry_arm(const char *test, const geom *g, const char *flag, int 
             if (h & 8) {
                 const size_t to = (size_t)i * H + h, from = to - 8;
                 memcpy(io.q_lat + to * R, io.q_lat + from * R, (size_t)R * sizeof(float));
-                if (dr)
-                    memcpy(io.q_pe + to * dr, io.q_pe + from * dr, (size_t)dr * sizeof(float));
+                if (dr) memcpy(io.q_pe + to * dr, io.q_pe + from * dr, (size_t)dr * sizeof(float));
             }
     for (int64_t r = 0; r < g->t_kv; r++)
-        for (int32_t c = 0; c < R; c++)
-            io.cache[r * K + c] = io.cache[r * K + sym_col(c)];
+        for (int32_t c = 0; c < R; c++) io.cache[r * K + c] = io.cache[r * K + sym_col(c)];
     io_upload(g, &io);
     if (flag)
         setenv("MEMRA_MLA_TC_ATTN", flag, 1);
@@ -1089,8 +1097,8 @@ static void symmetry_arm(const char *test, const geom *g, const char *flag, int 
         unsetenv("MEMRA_MLA_TC_ATTN");
     char what[80];
     snprintf(what, sizeof what, "the MEMRA_MLA_TC_ATTN door (flag %s)", flag ? flag : "unset");
-    float *o = launch_checked(&t, g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1,
-                              (uint64_t)expect_tc, what);
+    float *o =
+        launch_checked(&t, g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1, (uint64_t)expect_tc, what);
     unsetenv("MEMRA_MLA_TC_ATTN");
     static const char *const kind[3] = {"head h ^ 8", "column c ^ 1", "column c ^ 256"};
     size_t bad[3] = {0, 0, 0}, first[3] = {0, 0, 0};
@@ -1108,18 +1116,18 @@ static void symmetry_arm(const char *test, const geom *g, const char *flag, int 
     for (int k = 0; k < 3; k++)
         if (bad[k]) {
             const size_t at = first[k], i = at / ((size_t)H * R), h = at / R % H, c = at % R;
-            tb_expectf(&t, 0,
-                       "%s: %zu outputs differ from their %s's bits; first o[%zu][%zu][%zu] = %.9g, "
-                       "its %s's %.9g",
-                       what, bad[k], kind[k], i, h, c, o[at], kind[k],
-                       k == 0   ? o[(i * H + (h ^ 8)) * R + c]
-                       : k == 1 ? o[(i * H + h) * R + (c ^ 1)]
-                                : o[(i * H + h) * R + (c ^ 256)]);
+            tb_expectf(
+                &t, 0,
+                "%s: %zu outputs differ from their %s's bits; first o[%zu][%zu][%zu] = %.9g, "
+                "its %s's %.9g",
+                what, bad[k], kind[k], i, h, c, o[at], kind[k],
+                k == 0   ? o[(i * H + (h ^ 8)) * R + c]
+                : k == 1 ? o[(i * H + h) * R + (c ^ 1)]
+                         : o[(i * H + h) * R + (c ^ 256)]);
         }
     int distinct = 0;
     for (int32_t h = 0; h < H; h++) {
-        if (h & 8)
-            continue;
+        if (h & 8) continue;
         int seen = 0;
         for (int32_t e = 0; e < h && !seen; e++)
             seen = !(e & 8) && memcmp(&o[(size_t)e * R], &o[(size_t)h * R], sizeof(float)) == 0;
@@ -1144,6 +1152,14 @@ static void symmetry_arm(const char *test, const geom *g, const char *flag, int 
     Test(tc_attn_gpu, symmetry__##arm##_gathered, .timeout = 300) {                                \
         GPU_REQUIRE();                                                                             \
         symmetry_arm("symmetry__" #arm "_gathered", &G_GATHER, flag, expect);                      \
+    }                                                                                              \
+    Test(tc_attn_gpu, symmetry__##arm##_decode_32k, .timeout = 300) {                              \
+        GPU_REQUIRE();                                                                             \
+        symmetry_arm("symmetry__" #arm "_decode_32k", &G_DECODE_32K, flag, expect);                \
+    }                                                                                              \
+    Test(tc_attn_gpu, symmetry__##arm##_gathered_tq8, .timeout = 300) {                            \
+        GPU_REQUIRE();                                                                             \
+        symmetry_arm("symmetry__" #arm "_gathered_tq8", &G_GATHER_TQ8, flag, expect);              \
     }
 SYMMETRY_TESTS(f32, NULL, 0)
 SYMMETRY_TESTS(tf32, "tf32", 1)

@@ -514,6 +514,16 @@ FILE_BINARIES = {
     "kernels/mla_kpool.cu": ["select_shake_gpu_test", "kpool_identities_gpu_test",
                              "decode_chain_gpu_test"],
 }
+# A binary of FILE_BINARIES that a file's mutants can reach only through some of its cases: the
+# check runs those (a Criterion --filter), not the binary whole. tc_attn_gpu_test holds every
+# door arm's cases; only those named *wgmma* set the flag that launches mla_attn_wg.cu's kernel
+# (its attributes, set for every attention call, are set by those cases too). Thirty-first
+# session: with 14 workers the whole binary (about 110 cases) outlasted the pass's hard stop for
+# 14 mutants of call 3, while its 29 wgmma cases took 20-26 s a mutant, four binaries at once
+# (call 4).
+FILE_BINARY_FILTERS = {
+    "kernels/mla_attn_wg.cu": {"tc_attn_gpu_test": "*/*wgmma*"},
+}
 # The fuzz targets (corpus replay, then 10 s of fuzzing) and the compute-sanitizer binaries
 # (small case sets) that can see a mutant of each kernel source: each source is its own object,
 # so a target that never calls into it cannot kill its mutants (contract_codes calls every
@@ -618,7 +628,9 @@ def gpu_checks(bundle, file=None, kernel=None):
         whole = FILE_BINARIES[file]
     else:
         whole = GPU_BINARIES
-    checks += [(b, [f"bin/{b}", *cj], {}) for b in whole]
+    flts = FILE_BINARY_FILTERS.get(file, {})
+    checks += [(f"{b} --filter={flts[b]}", [f"bin/{b}", f"--filter={flts[b]}", *cj], {})
+               if b in flts else (b, [f"bin/{b}", *cj], {}) for b in whole]
     checks += [(f"{b} --filter={flt}", [f"bin/{b}", f"--filter={flt}", *cj], {})
                for b in sanitized if b not in whole for _, flt in small[b]]
     checks += [(f"{t}_replay", [f"bin/{t}_fuzzer", "-runs=0", f"fuzz/corpus/{t}"], asan)

@@ -423,6 +423,18 @@ def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
             "dense_gpu_goldens_test --filter=*/*__@(attn_absorbed_tc3xtf32|attn_gathered_tc3xtf32)",
             "kpool_gpu_goldens_test --filter=*/*__@(attn_absorbed_tc3xtf32|attn_gathered_tc3xtf32)",
         ], att
+        # the wgmma arm's file: tc_attn_gpu_test's wgmma cases only (FILE_BINARY_FILTERS), its
+        # other binary whole; no other file's check narrowed
+        wg = [c for c in mu.gpu_checks(t, "kernels/mla_attn_wg.cu", "attn_tc_wg")]
+        wgl = [c[0] for c in wg]
+        assert "tc_attn_gpu_test --filter=*/*wgmma*" in wgl and "tc_attn_gpu_test" not in wgl, wgl
+        assert "attn_shake_gpu_test" in wgl, wgl
+        argv = next(c[1] for c in wg if c[0].startswith("tc_attn_gpu_test"))
+        assert argv[:2] == ["bin/tc_attn_gpu_test", "--filter=*/*wgmma*"], argv
+        assert "--fail-fast" in argv, argv
+        assert "tc_attn_gpu_test" in [c[0] for c in mu.gpu_checks(t, "kernels/mla_attn.cu")]
+        for f, flts in mu.FILE_BINARY_FILTERS.items():  # a filter narrows a binary of the file
+            assert set(flts) <= set(mu.FILE_BINARIES[f]), (f, flts)
         # a shared helper of four stages (kpool_pool_visible): two filters of two stages (one of
         # four ran past the timeout unmutated)
         helper = [c[0] for c in mu.gpu_checks(t, "kernels/mla_kpool.cu", "kpool_pool_visible")]
