@@ -33,6 +33,10 @@
  *    output columns whose cache values are the same in every row, give the same bits on every
  *    arm (the f32 launcher included): a rounding one accumulator register takes and its
  *    neighbour does not breaks it (symmetry_arm, at the end).
+ *  - tc_attn_gpu/twin_exact__wgmma_<geometry> (thirty-first session, not yet run): inputs whose
+ *    tensor-core products are exact (halves, one carrier row a c_kv column), so the wgmma arm's
+ *    output is predictable to the bit by a scalar twin of its softmax, rescales and combine
+ *    (tests/lib/wg_twin.h): the arm's bytes must be the twin's (twin_exact, at the end).
  * Geometries: glm5 decode (t_q 1, 64 heads, t_kv 4096: a split walk), glm5 verify (t_q 4 over
  * 1040 rows), glm5_next decode (NoPE, 512 columns), a partial head tile (3 heads), gathered
  * lists (2048 slots with -1 between entries and repeats), kv_rank 128 (the arms' general form).
@@ -71,6 +75,7 @@
 #include "tests/lib/mla_fill.h"
 #include "tests/lib/tc_attn.h"
 #include "tests/lib/testbed_criterion.h"
+#include "tests/lib/wg_twin.h"
 
 #define TARGET "tc_attn_gpu_test"
 #define SUITE "tc_attn_gpu"
@@ -1166,3 +1171,87 @@ SYMMETRY_TESTS(tf32, "tf32", 1)
 SYMMETRY_TESTS(3xtf32, "3xtf32", 1)
 SYMMETRY_TESTS(bf16, "bf16", 1)
 SYMMETRY_TESTS(wgmma, "wgmma", 1)
+
+/* twin_exact__wgmma_<geometry> (thirty-first session, NOT YET RUN on a GPU): the wgmma arm's bytes
+ * against its scalar twin (tests/lib/wg_twin.h). Inputs: q_lat, q_pe and the rope columns in
+ * halves (-1 .. 1), the c_kv columns one-hot by column: column c is 1 in its carrier row
+ * j(c) = (61 c + 17) mod t_kv and 0 elsewhere (a row may carry several columns). Every logit's dot
+ * product is then exact in bf16 and in the tensor cores, and column c of P . V adds one nonzero
+ * product, P_j(c) * 1, to an accumulator that is 0 before it: the arm's bytes are a function of
+ * the roundings the twin makes with the same operations (expf, the tile sums' tree and butterfly,
+ * fmaf, the rescales' __fmul_rn, bf16_rn of P, the combine's chains, the division). The class
+ * admits an ulp in any of them, so this is the case that sees one: the thirty-first session's
+ * mutation passes left the tile sums' and the denominator's rounding mutants (__fadd_rz,
+ * __fmaf_rz, fmaf split) and the rescale's __fmul_rz alive past every value check. Geometries:
+ * glm5 decode at 32K (128 chunks of 8 tiles: the combine), verify over 4099 rows (t_q 4: 33
+ * chunks of 4 tiles, causal lengths, partial last tiles) and one chunk of one tile (t_q 2 over
+ * 30 rows: the single-chunk output). A failing case names the first differing element; if the
+ * twin itself is wrong the unmutated arm fails it, which is what the first GPU run checks. */
+static void twin_exact(const char *test, int32_t t_q, int32_t t_kv) {
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, test);
+    const int32_t H = 64, R = 512, DR = 64, K = R + DR;
+    char name[96];
+    snprintf(name, sizeof name, "glm5 heads, t_q %d over %d rows, one-hot c_kv, halves", t_q, t_kv);
+    tb_set_case(&t, name);
+    const size_t nq = (size_t)t_q * H, no = nq * R, nc = (size_t)t_kv * K;
+    float *q_lat = fill(&t, "q_lat", no, 1.0f), *q_pe = fill(&t, "q_pe", nq * (DR + 1), 1.0f);
+    float *cache = fill(&t, "cache", nc, 1.0f);
+    for (size_t e = 0; e < no; e++)
+        q_lat[e] = 0.5f * fminf(2.0f, fmaxf(-2.0f, rintf(2.0f * q_lat[e])));
+    for (size_t e = 0; e < nq * (DR + 1); e++)
+        q_pe[e] = 0.5f * fminf(2.0f, fmaxf(-2.0f, rintf(2.0f * q_pe[e])));
+    int32_t *carrier = tb_xmalloc(&t, (size_t)R * sizeof *carrier);
+    for (int64_t r = 0; r < t_kv; r++)
+        for (int32_t c = 0; c < K; c++) {
+            float *v = &cache[r * K + c];
+            *v = c < R ? 0.0f : 0.5f * fminf(2.0f, fmaxf(-2.0f, rintf(2.0f * *v)));
+        }
+    for (int32_t c = 0; c < R; c++) {
+        carrier[c] = (int32_t)((61 * (int64_t)c + 17) % t_kv);
+        cache[(size_t)carrier[c] * K + c] = 1.0f;
+    }
+    /* the exact dot products: the rope part, then each carried column's q */
+    float *dot = tb_xmalloc(&t, nq * (size_t)t_kv * sizeof *dot);
+    for (size_t qh = 0; qh < nq; qh++)
+        for (int64_t r = 0; r < t_kv; r++) {
+            double acc = 0.0;
+            for (int32_t k = 0; k < DR; k++)
+                acc += (double)q_pe[qh * DR + k] * cache[r * K + R + k];
+            dot[qh * t_kv + r] = (float)acc;
+        }
+    for (int32_t c = 0; c < R; c++)
+        for (size_t qh = 0; qh < nq; qh++) dot[qh * t_kv + carrier[c]] += q_lat[qh * R + c];
+    const int64_t cs = mla_attn_tcb_chunk_slots(H, t_q, t_kv);
+    float *twin = tb_xmalloc(&t, no * sizeof *twin);
+    const int trc = wg_twin_absorbed(dot, carrier, H, R, t_q, t_kv, MLA_GLM5_SCALE, cs, twin);
+    cr_assert(trc == 0, "%s: the twin returned %d", test, trc);
+    const geom g = {name, H, R, DR, t_q, t_kv, 0, MLA_GLM5_SCALE, 0, 0, 0u, 0.0f, 0};
+    gpu_buf ql = gpu_buf_from_host(q_lat, no * 4), qp = gpu_buf_from_host(q_pe, nq * (DR + 1) * 4);
+    gpu_buf ca = gpu_buf_from_host(cache, nc * 4), ix = gpu_buf_from_host(q_lat, 4);
+    gpu_buf o = gpu_buf_alloc(no * 4);
+    setenv("MEMRA_MLA_TC_ATTN", "wgmma", 1);
+    float *got = launch_checked(&t, &g, &ql, &qp, &ca, &ix, &o, 1, 1, "the wgmma door");
+    unsetenv("MEMRA_MLA_TC_ATTN");
+    size_t nonzero = 0;
+    for (size_t e = 0; e < no; e++) nonzero += twin[e] != 0.0f && isfinite(twin[e]);
+    tb_expectf(&t, 4 * nonzero > no, "%s: only %zu of %zu twin outputs are finite and nonzero",
+               test, nonzero, no);
+    const int64_t shape[3] = {t_q, H, R};
+    tb_compare(&t, "o_lat", ST_F32, 3, shape, got, "wgmma_arm", twin, "twin", MLA_TOL_EXACT, NULL,
+               TB_BYTES);
+    free(got), free(twin), free(dot), free(carrier), free(q_lat), free(q_pe), free(cache);
+    gpu_buf_free(&ql), gpu_buf_free(&qp), gpu_buf_free(&ca), gpu_buf_free(&ix), gpu_buf_free(&o);
+}
+Test(tc_attn_gpu, twin_exact__wgmma_decode_32k, .timeout = 300) {
+    GPU_REQUIRE();
+    twin_exact("twin_exact__wgmma_decode_32k", 1, 32768);
+}
+Test(tc_attn_gpu, twin_exact__wgmma_verify, .timeout = 300) {
+    GPU_REQUIRE();
+    twin_exact("twin_exact__wgmma_verify", 4, 4099);
+}
+Test(tc_attn_gpu, twin_exact__wgmma_one_chunk, .timeout = 300) {
+    GPU_REQUIRE();
+    twin_exact("twin_exact__wgmma_one_chunk", 2, 30);
+}

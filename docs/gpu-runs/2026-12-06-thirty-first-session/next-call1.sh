@@ -4,13 +4,18 @@
 # git rev-parse --short HEAD > bundle/COMMIT).
 #  1. the symmetry cases at 32K and gathered t_q 8 (new, not yet run; 10 cases of 25), every arm:
 #     the 15 at 4096 / verify / gathered t_q 2 passed in call 3; a failure at 32K on an arm other
-#     than wgmma would say that arm's arithmetic is not column- or head-symmetric there;
+#     than wgmma would say that arm's arithmetic is not column- or head-symmetric there; and the
+#     three twin_exact__wgmma_* cases (new, not yet run: the arm's bytes against its scalar twin,
+#     tests/lib/wg_twin.h). A twin case failing unmutated means the twin misstates the arm (its
+#     first differing element says where): fix the twin, not the arm, before the mutation step
+#     counts its kills (the pass's unmutated baseline would show it as "check fails unmutated");
 #  2. the mutation pass of the 13 wgmma mutants still owed (docs/mutation.md), under the new
 #     FILE_BINARY_FILTERS (tc_attn_gpu_test's *wgmma* cases only), with memcheck (four of them are
 #     out-of-bounds accesses only an exact allocation shows) and without racecheck (none is a SYNC
-#     mutant). Predicted: b8168f9709 killed by symmetry__wgmma_decode_32k; 5b35232cf7,
-#     53e36edcbf, 7ba96063c2, 42997d7de9 killed by memcheck of san_exact_alloc*__wgmma; the five
-#     rounding mutants of l, 06e2917037 / 5e34aad08a and 290780ddcc survive.
+#     mutant). Predicted: b8168f9709 killed by symmetry__wgmma_decode_32k and the twin cases;
+#     the five rounding mutants of l killed by the twin cases; 5b35232cf7, 53e36edcbf,
+#     7ba96063c2, 42997d7de9 killed by memcheck of san_exact_alloc*__wgmma; 06e2917037 /
+#     5e34aad08a (undefined behaviour) and 290780ddcc (a race the block order hides) survive.
 set -o pipefail
 D=$OUT; T0=$SECONDS
 cd bundle
@@ -23,7 +28,7 @@ mkdir -p $D/w
 st() { echo "$1 rc=$2 $((SECONDS-T0)) s" >> $D/w/steps.txt; cp $D/w/steps.txt $D/; }
 cat COMMIT > $D/w/steps.txt
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv >> $D/w/steps.txt
-timeout 120 bin/tc_attn_gpu_test --jobs 8 --filter '*/symmetry*' --verbose > $D/w/symmetry.log 2>&1; st "symmetry (25)" $?
+timeout 120 bin/tc_attn_gpu_test --jobs 8 --filter '*/@(symmetry*|twin_exact*)' --verbose > $D/w/symmetry.log 2>&1; st "symmetry (25), twin (3)" $?
 IDS=b8168f9709,5b35232cf7,53e36edcbf,7ba96063c2,42997d7de9,5684c41d4a,4a389117c0,d067d6390c
 IDS=$IDS,eea4109550,b8a503a5a6,06e2917037,5e34aad08a,290780ddcc
 timeout 450 python3 tools/mutate.py run --bundle . --file mla_attn_wg.cu --ids $IDS \
