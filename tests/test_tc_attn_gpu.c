@@ -1190,45 +1190,21 @@ SYMMETRY_TESTS(wgmma, "wgmma", 1)
 static void twin_exact(const char *test, int32_t t_q, int32_t t_kv) {
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, test);
-    const int32_t H = 64, R = 512, DR = 64, K = R + DR;
+    const int32_t H = WG_TWIN_HEADS, R = WG_TWIN_RANK, DR = WG_TWIN_ROPE, K = R + DR;
     char name[96];
     snprintf(name, sizeof name, "glm5 heads, t_q %d over %d rows, one-hot c_kv, halves", t_q, t_kv);
     tb_set_case(&t, name);
     const size_t nq = (size_t)t_q * H, no = nq * R, nc = (size_t)t_kv * K;
-    float *q_lat = fill(&t, "q_lat", no, 1.0f), *q_pe = fill(&t, "q_pe", nq * (DR + 1), 1.0f);
-    float *cache = fill(&t, "cache", nc, 1.0f);
-    for (size_t e = 0; e < no; e++)
-        q_lat[e] = 0.5f * fminf(2.0f, fmaxf(-2.0f, rintf(2.0f * q_lat[e])));
-    for (size_t e = 0; e < nq * (DR + 1); e++)
-        q_pe[e] = 0.5f * fminf(2.0f, fmaxf(-2.0f, rintf(2.0f * q_pe[e])));
-    int32_t *carrier = tb_xmalloc(&t, (size_t)R * sizeof *carrier);
-    for (int64_t r = 0; r < t_kv; r++)
-        for (int32_t c = 0; c < K; c++) {
-            float *v = &cache[r * K + c];
-            *v = c < R ? 0.0f : 0.5f * fminf(2.0f, fmaxf(-2.0f, rintf(2.0f * *v)));
-        }
-    for (int32_t c = 0; c < R; c++) {
-        carrier[c] = (int32_t)((61 * (int64_t)c + 17) % t_kv);
-        cache[(size_t)carrier[c] * K + c] = 1.0f;
-    }
-    /* the exact dot products: the rope part, then each carried column's q */
-    float *dot = tb_xmalloc(&t, nq * (size_t)t_kv * sizeof *dot);
-    for (size_t qh = 0; qh < nq; qh++)
-        for (int64_t r = 0; r < t_kv; r++) {
-            double acc = 0.0;
-            for (int32_t k = 0; k < DR; k++)
-                acc += (double)q_pe[qh * DR + k] * cache[r * K + R + k];
-            dot[qh * t_kv + r] = (float)acc;
-        }
-    for (int32_t c = 0; c < R; c++)
-        for (size_t qh = 0; qh < nq; qh++) dot[qh * t_kv + carrier[c]] += q_lat[qh * R + c];
+    wg_twin_in in;
+    cr_assert(wg_twin_inputs(t_q, t_kv, SEED, &in) == 0, "%s: out of host memory", test);
     const int64_t cs = mla_attn_tcb_chunk_slots(H, t_q, t_kv);
     float *twin = tb_xmalloc(&t, no * sizeof *twin);
-    const int trc = wg_twin_absorbed(dot, carrier, H, R, t_q, t_kv, MLA_GLM5_SCALE, cs, twin);
+    const int trc = wg_twin_absorbed(in.dot, in.carrier, H, R, t_q, t_kv, MLA_GLM5_SCALE, cs, twin);
     cr_assert(trc == 0, "%s: the twin returned %d", test, trc);
     const geom g = {name, H, R, DR, t_q, t_kv, 0, MLA_GLM5_SCALE, 0, 0, 0u, 0.0f, 0};
-    gpu_buf ql = gpu_buf_from_host(q_lat, no * 4), qp = gpu_buf_from_host(q_pe, nq * (DR + 1) * 4);
-    gpu_buf ca = gpu_buf_from_host(cache, nc * 4), ix = gpu_buf_from_host(q_lat, 4);
+    gpu_buf ql = gpu_buf_from_host(in.q_lat, no * 4);
+    gpu_buf qp = gpu_buf_from_host(in.q_pe, (nq + 1) * DR * 4);
+    gpu_buf ca = gpu_buf_from_host(in.cache, nc * 4), ix = gpu_buf_from_host(in.q_lat, 4);
     gpu_buf o = gpu_buf_alloc(no * 4);
     setenv("MEMRA_MLA_TC_ATTN", "wgmma", 1);
     float *got = launch_checked(&t, &g, &ql, &qp, &ca, &ix, &o, 1, 1, "the wgmma door");
@@ -1240,7 +1216,8 @@ static void twin_exact(const char *test, int32_t t_q, int32_t t_kv) {
     const int64_t shape[3] = {t_q, H, R};
     tb_compare(&t, "o_lat", ST_F32, 3, shape, got, "wgmma_arm", twin, "twin", MLA_TOL_EXACT, NULL,
                TB_BYTES);
-    free(got), free(twin), free(dot), free(carrier), free(q_lat), free(q_pe), free(cache);
+    free(got), free(twin);
+    wg_twin_inputs_free(&in);
     gpu_buf_free(&ql), gpu_buf_free(&qp), gpu_buf_free(&ca), gpu_buf_free(&ix), gpu_buf_free(&o);
 }
 Test(tc_attn_gpu, twin_exact__wgmma_decode_32k, .timeout = 300) {

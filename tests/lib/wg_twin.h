@@ -38,6 +38,29 @@ extern "C" {
 int wg_twin_absorbed(const float *dot, const int32_t *carrier, int32_t n_head, int32_t kv_rank,
                      int32_t t_q, int32_t t_kv, float scale, int64_t cs, float *out);
 
+/* The same twin on the CPU (the same code, with the host's expf and IEEE single operations), for
+ * the CPU test of the twin's plan against the oracle (//tests:wg_twin_test): the host's expf may
+ * differ from CUDA's by an ulp, so its bytes are not the GPU twin's, only within the class.
+ * Returns 0, or 1 when out of memory. */
+int wg_twin_absorbed_host(const float *dot, const int32_t *carrier, int32_t n_head, int32_t kv_rank,
+                          int32_t t_q, int32_t t_kv, float scale, int64_t cs, float *out);
+
+/* The twin's inputs at glm5's width (64 heads, kv_rank 512, d_rope 64): q_lat, q_pe and the rope
+ * columns from the Philox fill (seed, names "q_lat", "q_pe", "cache") rounded to halves in
+ * [-1, 1]; the c_kv columns one-hot by column, column c 1 in its carrier row
+ * j(c) = (61 c + 17) mod t_kv; dot[t_q][64][t_kv] the exact dot products (before the scale).
+ * q_pe holds one spare row (t_q 64 + 1 rows of 64), as tc_attn_gpu_test's buffers. Every pointer
+ * malloc'ed (wg_twin_inputs_free); returns 0, or 1 when out of memory. */
+typedef struct {
+    float *q_lat, *q_pe, *cache, *dot;
+    int32_t *carrier;
+} wg_twin_in;
+#define WG_TWIN_HEADS 64
+#define WG_TWIN_RANK 512
+#define WG_TWIN_ROPE 64
+int wg_twin_inputs(int32_t t_q, int32_t t_kv, uint32_t seed, wg_twin_in *in);
+void wg_twin_inputs_free(wg_twin_in *in);
+
 #ifdef __cplusplus
 }
 #endif
