@@ -1,16 +1,15 @@
 #!/bin/bash
 # Written in the thirty-first session after its device time, NOT RUN: the next session's second
 # call (after next-call1.sh, whose mutant ids are offsets of main's mla_attn_wg.cu, which this
-# branch changes). Bundle: branch wgmma-no-rare-path (rebased on main at 94aea5d, so step 1 runs the
-# symmetry and twin_exact cases too: if next-call1.sh found the twin exact on main, the branch
-# must give the twin's bytes as well). The wgmma arm without the rare path of an
-# infinite logit: its scan could only set poison bits already set), built with
-# `tools/harness bundle bundle`; rm -rf bundle/golden; git rev-parse --short HEAD > bundle/COMMIT;
+# branch changes). Bundle: branch wgmma-no-rare-path, the wgmma arm without the rare path of an
+# infinite logit (its scan could only set poison bits already set), rebased on main at 94aea5d,
+# so step 1 runs the symmetry and twin_exact cases too (if next-call1.sh found the twin exact on
+# main, the branch must give the twin's bytes as well); built with `tools/harness bundle bundle`; rm -rf bundle/golden; git rev-parse --short HEAD > bundle/COMMIT;
 # var/bench_dense_main.xz: main's bench_dense (bazel build //tools/bench:bench_dense on main).
 # Expected: the same bytes on every case (the special-value edges compare NaN and infinity
 # positions exactly; out_sha256 equal on the A/B rows), time within noise (the thirtieth
 # session's switch R: 50.69 against 50.91 us at decode 32K, H100). Merge only if every step passes.
-#  1. the arm's cases (*wgmma*: the edges, san_exact_alloc*, ninf_run, symmetry; 34 cases);
+#  1. the arm's cases (*wgmma*: the edges, san_exact_alloc*, ninf_run, symmetry, twin_exact);
 #  2. A/B, 3 rounds alternating, against main's bench_dense;
 #  3. the GPU tier with benchmarks and the goals table;
 #  4. memcheck and racecheck on the arm's cases of call 1 (and its exact allocations) and attn_shake's.
