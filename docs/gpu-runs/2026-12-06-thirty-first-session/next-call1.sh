@@ -41,7 +41,7 @@ IDS=b8168f9709,5b35232cf7,53e36edcbf,7ba96063c2,42997d7de9,5684c41d4a,4a389117c0
 IDS=$IDS,eea4109550,b8a503a5a6,06e2917037,5e34aad08a,290780ddcc
 timeout 420 python3 tools/mutate.py run --bundle . --file mla_attn_wg.cu --ids $IDS \
   --checks '^(?!racecheck)' \
-  --jobs 13 --timeout 240 --sanitizer-timeout 240 --deadline 240 --grace 180 --prime-baselines \
+  --jobs 13 --timeout 240 --sanitizer-timeout 240 --deadline 240 --grace 150 --prime-baselines \
   --out $D/w/mutate > $D/w/mutate.log 2>&1; st mutate $?
 cd $D/w
 grep -E "Synthesis|FAIL|differ" symmetry.log | head -20
