@@ -514,16 +514,35 @@ FILE_BINARIES = {
     "kernels/mla_kpool.cu": ["select_shake_gpu_test", "kpool_identities_gpu_test",
                              "decode_chain_gpu_test"],
 }
-# A binary of FILE_BINARIES that a file's mutants can reach only through some of its cases: the
-# check runs those (a Criterion --filter), not the binary whole. tc_attn_gpu_test holds every
-# door arm's cases; only those named *wgmma* set the flag that launches mla_attn_wg.cu's kernel
-# (its attributes, set for every attention call, are set by those cases too). Thirty-first
-# session: with 14 workers the whole binary (about 110 cases) outlasted the pass's hard stop for
-# 14 mutants of call 3, while its 29 wgmma cases took 20-26 s a mutant, four binaries at once
-# (call 4).
-FILE_BINARY_FILTERS = {
-    "kernels/mla_attn_wg.cu": {"tc_attn_gpu_test": "*/*wgmma*"},
+# A binary that a file's mutants can reach only through some of its cases, named by a token of
+# their names: the value check runs the cases whose name holds the token (`*/*<token>*`), not the
+# binary whole, and the sanitizer stages run their small set narrowed to them
+# (narrow_case_filter). tc_attn_gpu_test holds every door arm's cases; only those named *wgmma*
+# set the flag that launches mla_attn_wg.cu's kernel (its attributes, set for every attention
+# call, are set by those cases too). Thirty-first session: with 14 workers the whole binary
+# (about 110 cases) outlasted the pass's hard stop for 14 mutants of call 3, while its 29 wgmma
+# cases took 20-26 s a mutant, four binaries at once (call 4); in call 2 racecheck of the whole
+# small set (every arm's cases) held each mutant that passed the value checks past the deadline.
+FILE_CASE_TOKENS = {
+    "kernels/mla_attn_wg.cu": {"tc_attn_gpu_test": "wgmma"},
 }
+
+
+def narrow_case_filter(flt, token):
+    """A small set's filter `*/@(alt|alt|...)` narrowed to the cases whose name holds token: an
+    alternative that holds the token stays, one of the arm-suffix form `<case>__*` becomes
+    `<case>__<token>`, any other goes. None when nothing is left; flt itself when it is not of that
+    form (a filter this cannot read is run as it is)."""
+    m = re.fullmatch(r"\*/@\((.*)\)", flt)
+    if not m:
+        return flt
+    kept = []
+    for alt in m.group(1).split("|"):
+        if token in alt:
+            kept.append(alt)
+        elif alt.endswith("__*"):
+            kept.append(alt[:-1] + token)
+    return "*/@(" + "|".join(kept) + ")" if kept else None
 # The fuzz targets (corpus replay, then 10 s of fuzzing) and the compute-sanitizer binaries
 # (small case sets) that can see a mutant of each kernel source: each source is its own object,
 # so a target that never calls into it cannot kill its mutants (contract_codes calls every
@@ -628,7 +647,8 @@ def gpu_checks(bundle, file=None, kernel=None):
         whole = FILE_BINARIES[file]
     else:
         whole = GPU_BINARIES
-    flts = FILE_BINARY_FILTERS.get(file, {})
+    tokens = FILE_CASE_TOKENS.get(file, {})
+    flts = {b: f"*/*{tok}*" for b, tok in tokens.items()}
     checks += [(f"{b} --filter={flts[b]}", [f"bin/{b}", f"--filter={flts[b]}", *cj], {})
                if b in flts else (b, [f"bin/{b}", *cj], {}) for b in whole]
     checks += [(f"{b} --filter={flt}", [f"bin/{b}", f"--filter={flt}", *cj], {})
@@ -640,11 +660,16 @@ def gpu_checks(bundle, file=None, kernel=None):
     if shutil.which("compute-sanitizer"):
         # racecheck, then memcheck: a mutant that only reads or writes out of bounds (an
         # off-by-one on a guard whose extra element is never used) changes no value
+        # (a binary of FILE_CASE_TOKENS: its small set narrowed to the file's cases; a set with
+        # none of them left is not run)
+        def san_filter(b, flt):
+            return narrow_case_filter(flt, tokens[b]) if b in tokens else flt
         for tool in SANITIZER_TOOLS:
             checks += [(f"{tool} {key}", ["compute-sanitizer", "--tool", tool,
                                           "--error-exitcode", "1", f"bin/{b}",
-                                          f"--filter={flt}", *cj], {})
-                       for b in sanitized for key, flt in small[b]]
+                                          f"--filter={san_filter(b, flt)}", *cj], {})
+                       for b in sanitized for key, flt in small[b]
+                       if san_filter(b, flt) is not None]
     return checks
 
 

@@ -388,6 +388,35 @@ def planted_run_bundle(t, probe, golden_body=None):
 
 
 @test
+def a_small_set_narrows_to_a_files_cases():
+    n = mu.narrow_case_filter
+    flt = "*/@(san_exact_alloc__*|declines_uncovered|q_4byte_aligned_wgmma__*|glm5_next__bf16)"
+    # an arm-suffix alternative takes the token, one that holds it stays, the others go
+    assert n(flt, "wgmma") == "*/@(san_exact_alloc__wgmma|q_4byte_aligned_wgmma__*)", n(flt, "wgmma")
+    assert n("*/@(declines_uncovered|bad_arguments)", "wgmma") is None  # nothing left: not run
+    assert n("tc_attn_gpu/san_*", "wgmma") == "tc_attn_gpu/san_*"  # a form it cannot read: as is
+    # the sanitizer stages of a file with a token run the narrowed set, others the whole set
+    with tempfile.TemporaryDirectory() as t:
+        fake_bundle(t)
+        with open(os.path.join(t, "tools", "sanitize_set.tsv"), "w") as f:
+            f.write("tc_attn_gpu_test\t" + flt + "\n")
+            f.write("attn_shake_gpu_test\t*/@(declines_uncovered)\n")
+        old_which = mu.shutil.which
+        mu.shutil.which = lambda name: "/usr/bin/compute-sanitizer"
+        try:
+            wg = mu.gpu_checks(t, "kernels/mla_attn_wg.cu", "attn_tc_wg")
+            att = mu.gpu_checks(t, "kernels/mla_attn.cu")
+        finally:
+            mu.shutil.which = old_which
+        race = {c[0]: c[1] for c in wg if c[0].startswith("racecheck ")}
+        assert "--filter=*/@(san_exact_alloc__wgmma|q_4byte_aligned_wgmma__*)" in race[
+            "racecheck tc_attn_gpu_test"], race
+        assert "racecheck attn_shake_gpu_test" in race, race  # no token for it: its whole set
+        full = {c[0]: c[1] for c in att if c[0].startswith("racecheck ")}
+        assert f"--filter={flt}" in full["racecheck tc_attn_gpu_test"], full
+
+
+@test
 def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
     with tempfile.TemporaryDirectory() as t:
         fake_bundle(t)
@@ -423,7 +452,7 @@ def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
             "dense_gpu_goldens_test --filter=*/*__@(attn_absorbed_tc3xtf32|attn_gathered_tc3xtf32)",
             "kpool_gpu_goldens_test --filter=*/*__@(attn_absorbed_tc3xtf32|attn_gathered_tc3xtf32)",
         ], att
-        # the wgmma arm's file: tc_attn_gpu_test's wgmma cases only (FILE_BINARY_FILTERS), its
+        # the wgmma arm's file: tc_attn_gpu_test's wgmma cases only (FILE_CASE_TOKENS), its
         # other binary whole; no other file's check narrowed
         wg = [c for c in mu.gpu_checks(t, "kernels/mla_attn_wg.cu", "attn_tc_wg")]
         wgl = [c[0] for c in wg]
@@ -433,8 +462,8 @@ def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
         assert argv[:2] == ["bin/tc_attn_gpu_test", "--filter=*/*wgmma*"], argv
         assert "--fail-fast" in argv, argv
         assert "tc_attn_gpu_test" in [c[0] for c in mu.gpu_checks(t, "kernels/mla_attn.cu")]
-        for f, flts in mu.FILE_BINARY_FILTERS.items():  # a filter narrows a binary of the file
-            assert set(flts) <= set(mu.FILE_BINARIES[f]), (f, flts)
+        for f, toks in mu.FILE_CASE_TOKENS.items():  # a token narrows a binary of the file
+            assert set(toks) <= set(mu.FILE_BINARIES[f]), (f, toks)
         # a shared helper of four stages (kpool_pool_visible): two filters of two stages (one of
         # four ran past the timeout unmutated)
         helper = [c[0] for c in mu.gpu_checks(t, "kernels/mla_kpool.cu", "kpool_pool_visible")]
