@@ -1808,13 +1808,13 @@ static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, co
  * the H200 (2026-12-01, fourth session: the attention times had a ~53 us intercept in t_kv).
  * The caller's default pool is left untouched. */
 #define AT_WS_POOL_KEEP ((uint64_t)64 << 20)
-static cudaMemPool_t at_ws_pools[64];
+static cudaMemPool_t at_ws_pools[MLA_MAX_DEVICES];
 
 static int at_ensure_ws_pool(cudaMemPool_t *pool) {
     static mla_device_once once;
     int dev = 0;
     MLA_CUDA_CHECK(cudaGetDevice(&dev));
-    if (dev >= 64) MLA_CUDA_CHECK(cudaErrorInvalidDevice); /* one pool slot per device id */
+    if (dev >= MLA_MAX_DEVICES) MLA_CUDA_CHECK(cudaErrorInvalidDevice); /* a pool a device id */
     int rc = mla_device_once_run(once, [dev] {
         cudaMemPoolProps props = {};
         props.allocType = cudaMemAllocationTypePinned;

@@ -497,13 +497,13 @@ static __global__ void __launch_bounds__(WG_NT, 1)
  * with WG_REGS registers; 0 when not (a build whose gencode override left the __trap() stub, a
  * device without their image): the door then declines and the f32 launcher runs. Written once
  * per device under at_ensure_attrs' lock, read by every call after it. */
-static std::atomic<int> wg_ready_dev[64];
+static std::atomic<int> wg_ready_dev[MLA_MAX_DEVICES];
 
 cudaError_t mla_attn_wg_set_attrs(void) {
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess) return e;
-    if (dev >= 64) return cudaErrorInvalidDevice; /* one slot per device id */
+    if (dev >= MLA_MAX_DEVICES) return cudaErrorInvalidDevice; /* one slot per device id */
     cudaFuncAttributes fa;
     bool ok =
         cudaFuncGetAttributes(&fa, attn_tc_wg<walk_causal>) == cudaSuccess && fa.numRegs == WG_REGS;
@@ -526,7 +526,7 @@ cudaError_t mla_attn_wg_set_attrs(void) {
 
 bool mla_attn_wg_ready(void) {
     int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return false;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= MLA_MAX_DEVICES) return false;
     return wg_ready_dev[dev].load() != 0;
 }
 

@@ -106,20 +106,28 @@ static __device__ __forceinline__ void mla_mbar_wait(uint64_t *bar, unsigned par
                  : "memory");
 }
 
+/* The device ids the kernel files' per-device host state holds: 0 .. MLA_MAX_DEVICES - 1 (the
+ * attention workspace pools, the wgmma arm's ready flags, the cuBLASLt handles, the bits of
+ * mla_device_once's mask). A call on a device past them gets its file's invalid-device code (the
+ * wgmma door declines). */
+#define MLA_MAX_DEVICES 64
+
 /* Runs configure() (returning 0 or a status) once per device, for the current device, under a
- * process-wide lock; a failure is returned and retried by the next call. */
+ * process-wide lock; a failure is returned and retried by the next call (for a device id past
+ * MLA_MAX_DEVICES, every call: it has no bit). */
 struct mla_device_once {
     std::mutex mu;
     uint64_t done_mask = 0; /* bit d: device d configured */
 };
+static_assert(MLA_MAX_DEVICES <= 64, "mla_device_once's mask holds a bit a device");
 
 template <class F> static int mla_device_once_run(mla_device_once &once, F &&configure) {
     int dev = 0;
     MLA_CUDA_CHECK(cudaGetDevice(&dev));
     std::lock_guard<std::mutex> lock(once.mu);
-    if (dev < 64 && ((once.done_mask >> dev) & 1u)) return 0;
+    if (dev < MLA_MAX_DEVICES && ((once.done_mask >> dev) & 1u)) return 0;
     int rc = configure();
-    if (rc == 0 && dev < 64) once.done_mask |= (uint64_t)1 << dev;
+    if (rc == 0 && dev < MLA_MAX_DEVICES) once.done_mask |= (uint64_t)1 << dev;
     return rc;
 }
 

@@ -33,22 +33,21 @@
 
 #include "kernels/mla.h"
 #include "kernels/mla_cuda_check.h"
+#include "kernels/mla_cuda_util.cuh"
 #include "kernels/mla_door.h"
 #include "kernels/mla_validate.h"
-
-#define GEMM_MAX_DEVICES 64
 
 /* One cuBLASLt handle per device, created on first use under a mutex and kept for the process
  * (cuBLASLt handles are thread-safe to share; the stream is per call). */
 static int lt_handle(cublasLtHandle_t *out) {
     static std::mutex mu;
-    static cublasLtHandle_t handles[GEMM_MAX_DEVICES];
+    static cublasLtHandle_t handles[MLA_MAX_DEVICES];
     int n = 0;
     MLA_CUDA_CHECK(cudaGetDeviceCount(&n));
     if (n < 1) return 10000 + (int)cudaErrorNoDevice;
     int dev = 0;
     MLA_CUDA_CHECK(cudaGetDevice(&dev));
-    if (dev < 0 || dev >= GEMM_MAX_DEVICES) return 30000 + (int)CUBLAS_STATUS_NOT_SUPPORTED;
+    if (dev < 0 || dev >= MLA_MAX_DEVICES) return 30000 + (int)CUBLAS_STATUS_NOT_SUPPORTED;
     std::lock_guard<std::mutex> lock(mu);
     if (!handles[dev]) {
         cublasStatus_t st = cublasLtCreate(&handles[dev]);
