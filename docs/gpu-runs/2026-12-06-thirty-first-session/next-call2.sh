@@ -2,7 +2,7 @@
 # Written in the thirty-first session after its device time, NOT RUN: the next session's second
 # call (after next-call1.sh, whose mutant ids are offsets of main's mla_attn_wg.cu, which this
 # branch changes). Bundle: branch wgmma-no-rare-path, the wgmma arm without the rare path of an
-# infinite logit (its scan could only set poison bits already set), rebased on main (d4deefb),
+# infinite logit (its scan could only set poison bits already set), rebased on main (04ec5b6),
 # so step 1 runs the symmetry and twin_exact cases too (if next-call1.sh found the twin exact on
 # main, the branch must give the twin's bytes as well); built with `tools/harness bundle bundle`; rm -rf bundle/golden; git rev-parse --short HEAD > bundle/COMMIT;
 # var/bench_dense_main.xz: main's bench_dense (bazel build //tools/bench:bench_dense on main).
