@@ -179,8 +179,7 @@ static void io_halves(const geom *g, attn_io *io) {
     size_t n[3];
     io_views(g, io, v, n);
     for (int a = 0; a < 3; a++)
-        for (size_t e = 0; e < n[a]; e++)
-            v[a][e] = 0.5f * fminf(2.0f, fmaxf(-2.0f, rintf(2.0f * v[a][e])));
+        for (size_t e = 0; e < n[a]; e++) v[a][e] = mla_fill_half(v[a][e]);
 }
 
 static void io_upload(const geom *g, attn_io *io) {
@@ -1106,7 +1105,7 @@ static void symmetry_arm(const char *test, const geom *g, const char *flag, int 
         launch_checked(&t, g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1, (uint64_t)expect_tc, what);
     unsetenv("MEMRA_MLA_TC_ATTN");
     static const char *const kind[3] = {"head h ^ 8", "column c ^ 1", "column c ^ 256"};
-    size_t bad[3] = {0, 0, 0}, first[3] = {0, 0, 0};
+    size_t bad[3] = {0, 0, 0}, first[3] = {0, 0, 0}, first_other[3] = {0, 0, 0};
     for (int32_t i = 0; i < g->t_q; i++)
         for (int32_t h = 0; h < H; h++)
             for (int32_t c = 0; c < R; c++) {
@@ -1116,7 +1115,7 @@ static void symmetry_arm(const char *test, const geom *g, const char *flag, int 
                                          ((size_t)i * H + h) * R + (c ^ 256)};
                 for (int k = 0; k < 3; k++)
                     if (memcmp(&o[at], &o[other[k]], sizeof(float)) != 0 && bad[k]++ == 0)
-                        first[k] = at;
+                        first[k] = at, first_other[k] = other[k];
             }
     for (int k = 0; k < 3; k++)
         if (bad[k]) {
@@ -1125,10 +1124,7 @@ static void symmetry_arm(const char *test, const geom *g, const char *flag, int 
                 &t, 0,
                 "%s: %zu outputs differ from their %s's bits; first o[%zu][%zu][%zu] = %.9g, "
                 "its %s's %.9g",
-                what, bad[k], kind[k], i, h, c, o[at], kind[k],
-                k == 0   ? o[(i * H + (h ^ 8)) * R + c]
-                : k == 1 ? o[(i * H + h) * R + (c ^ 1)]
-                         : o[(i * H + h) * R + (c ^ 256)]);
+                what, bad[k], kind[k], i, h, c, o[at], kind[k], o[first_other[k]]);
         }
     int distinct = 0;
     for (int32_t h = 0; h < H; h++) {
@@ -1202,12 +1198,19 @@ static void twin_exact(const char *test, int32_t t_q, int32_t t_kv) {
     const int trc = wg_twin_absorbed(in.dot, in.carrier, H, R, t_q, t_kv, MLA_GLM5_SCALE, cs, twin);
     cr_assert(trc == 0, "%s: the twin returned %d", test, trc);
     const geom g = {name, H, R, DR, t_q, t_kv, 0, MLA_GLM5_SCALE, 0, 0, 0u, 0.0f, 0};
-    gpu_buf ql = gpu_buf_from_host(in.q_lat, no * 4);
-    gpu_buf qp = gpu_buf_from_host(in.q_pe, (nq + 1) * DR * 4);
-    gpu_buf ca = gpu_buf_from_host(in.cache, nc * 4), ix = gpu_buf_from_host(in.q_lat, 4);
-    gpu_buf o = gpu_buf_alloc(no * 4);
+    /* the inputs as io_fill's (wg_twin_inputs allocates q_pe as it does): io_upload uploads them,
+     * io_free frees them with the device buffers */
+    attn_io io = {.K = K,
+                  .nq = nq,
+                  .no = no,
+                  .nc = nc,
+                  .q_lat = in.q_lat,
+                  .q_pe = in.q_pe,
+                  .cache = in.cache};
+    io_upload(&g, &io);
     setenv("MEMRA_MLA_TC_ATTN", "wgmma", 1);
-    float *got = launch_checked(&t, &g, &ql, &qp, &ca, &ix, &o, 1, 1, "the wgmma door");
+    float *got =
+        launch_checked(&t, &g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1, 1, "the wgmma door");
     unsetenv("MEMRA_MLA_TC_ATTN");
     size_t nonzero = 0;
     for (size_t e = 0; e < no; e++) nonzero += twin[e] != 0.0f && isfinite(twin[e]);
@@ -1216,9 +1219,8 @@ static void twin_exact(const char *test, int32_t t_q, int32_t t_kv) {
     const int64_t shape[3] = {t_q, H, R};
     tb_compare(&t, "o_lat", ST_F32, 3, shape, got, "wgmma_arm", twin, "twin", MLA_TOL_EXACT, NULL,
                TB_BYTES);
-    free(got), free(twin);
-    wg_twin_inputs_free(&in);
-    gpu_buf_free(&ql), gpu_buf_free(&qp), gpu_buf_free(&ca), gpu_buf_free(&ix), gpu_buf_free(&o);
+    free(got), free(twin), free(in.dot), free(in.carrier);
+    io_free(&io);
 }
 Test(tc_attn_gpu, twin_exact__wgmma_decode_32k, .timeout = 300) {
     GPU_REQUIRE();

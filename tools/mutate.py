@@ -662,14 +662,13 @@ def gpu_checks(bundle, file=None, kernel=None):
         # off-by-one on a guard whose extra element is never used) changes no value
         # (a binary of FILE_CASE_TOKENS: its small set narrowed to the file's cases; a set with
         # none of them left is not run)
-        def san_filter(b, flt):
-            return narrow_case_filter(flt, tokens[b]) if b in tokens else flt
+        sets = [(b, key, narrow_case_filter(flt, tokens[b]) if b in tokens else flt)
+                for b in sanitized for key, flt in small[b]]
         for tool in SANITIZER_TOOLS:
             checks += [(f"{tool} {key}", ["compute-sanitizer", "--tool", tool,
                                           "--error-exitcode", "1", f"bin/{b}",
-                                          f"--filter={san_filter(b, flt)}", *cj], {})
-                       for b in sanitized for key, flt in small[b]
-                       if san_filter(b, flt) is not None]
+                                          f"--filter={flt}", *cj], {})
+                       for b, key, flt in sets if flt is not None]
     return checks
 
 

@@ -94,6 +94,13 @@ MLA_FILL_HD static inline float mla_fill_value(mla_fill_kind kind, uint32_t seed
                                       : mla_fill_realistic(seed, name_hash, idx, scale);
 }
 
+/* v rounded to the nearest half and clamped to [-1, 1] (-1, -0.5, 0, 0.5, 1): the attention
+ * tests' exact inputs, whose products and sums of a few hundred terms are exact in any order and
+ * in bf16 / TF32 (tc_attn_gpu_test's io_halves, the wgmma twin's wg_twin_inputs). */
+MLA_FILL_HD static inline float mla_fill_half(float v) {
+    return 0.5f * fminf(2.0f, fmaxf(-2.0f, rintf(2.0f * v)));
+}
+
 /* Fills host buf[0..n) with elements 0..n-1 of tensor `name`: the same values as
  * mla_fill_value, one Philox call per four elements. */
 static inline void mla_fill_host_f32(float *buf, size_t n, mla_fill_kind kind, uint32_t seed,

@@ -43,13 +43,22 @@ struct tw_plan {
     int32_t *ne;
 };
 
+/* Chunk ch of query i: its first slot, its end (the causal walk: query i sees rows
+ * 0 ..= t_kv - t_q + i) and its tiles (0: an empty partial). */
+static __host__ __device__ int32_t tw_chunk(const tw_plan &P, int64_t i, int32_t ch,
+                                            int64_t *c_begin, int64_t *c_end) {
+    const int64_t w_len = (int64_t)P.t_kv - P.t_q + i + 1;
+    *c_begin = (int64_t)ch * P.cs;
+    *c_end = *c_begin + P.cs < w_len ? *c_begin + P.cs : w_len;
+    return *c_end > *c_begin ? (int32_t)((*c_end - *c_begin + TW_JT - 1) / TW_JT) : 0;
+}
+
 /* Item (chunk, i, h) = id: the chunk's walk. */
 static __host__ __device__ void tw_walk_one(const tw_plan &P, int64_t id) {
     const int32_t chunk = (int32_t)(id / P.n_qh);
-    const int64_t qh = id - (int64_t)chunk * P.n_qh, i = qh / P.n_head;
-    const int64_t c_begin = (int64_t)chunk * P.cs, w_len = (int64_t)P.t_kv - P.t_q + i + 1;
-    const int64_t c_end = c_begin + P.cs < w_len ? c_begin + P.cs : w_len;
-    const int32_t n_k = c_end > c_begin ? (int32_t)((c_end - c_begin + TW_JT - 1) / TW_JT) : 0;
+    const int64_t qh = id - (int64_t)chunk * P.n_qh;
+    int64_t c_begin, c_end;
+    const int32_t n_k = tw_chunk(P, qh / P.n_head, chunk, &c_begin, &c_end);
     const float *d = P.dot + qh * P.t_kv;
     float m = -INFINITY, l = 0.0f;
     for (int32_t k = 0; k < n_k; k++) {
@@ -89,11 +98,10 @@ static __host__ __device__ void tw_walk_one(const tw_plan &P, int64_t id) {
 /* Column c's partial in chunk ch of (i, h) = qh: 0 unless its carrier row is in the chunk; then
  * P_j(c) from the carrier's tile on, times each later tile's alpha. */
 static __host__ __device__ float tw_part(const tw_plan &P, int64_t qh, int32_t c, int32_t ch) {
-    const int64_t i = qh / P.n_head, j = P.carrier[c];
-    const int64_t w_len = (int64_t)P.t_kv - P.t_q + i + 1, c_begin = (int64_t)ch * P.cs;
-    const int64_t c_end = c_begin + P.cs < w_len ? c_begin + P.cs : w_len;
+    const int64_t j = P.carrier[c];
+    int64_t c_begin, c_end;
+    const int32_t n_k = tw_chunk(P, qh / P.n_head, ch, &c_begin, &c_end);
     if (j < c_begin || j >= c_end) return 0.0f;
-    const int32_t n_k = (int32_t)((c_end - c_begin + TW_JT - 1) / TW_JT);
     const float *al = P.alpha + ((int64_t)ch * P.n_qh + qh) * P.max_tiles;
     float o = P.pb[qh * P.t_kv + j];
     for (int32_t k = (int32_t)((j - c_begin) / TW_JT) + 1; k < n_k; k++) o = TW_MUL(o, al[k]);
@@ -212,14 +220,12 @@ extern "C" int wg_twin_absorbed_host(const float *dot, const int32_t *carrier, i
     return ok ? 0 : 1;
 }
 
-static float tw_half(float v) { return 0.5f * fminf(2.0f, fmaxf(-2.0f, rintf(2.0f * v))); }
-
 extern "C" int wg_twin_inputs(int32_t t_q, int32_t t_kv, uint32_t seed, wg_twin_in *in) {
     const int32_t H = WG_TWIN_HEADS, R = WG_TWIN_RANK, DR = WG_TWIN_ROPE, K = R + DR;
     const size_t nq = (size_t)t_q * H, nc = (size_t)t_kv * K;
     memset(in, 0, sizeof *in);
     in->q_lat = (float *)malloc(nq * R * 4);
-    in->q_pe = (float *)malloc((nq + 1) * DR * 4);
+    in->q_pe = (float *)malloc(nq * (DR + 1) * 4);
     in->cache = (float *)malloc(nc * 4);
     in->dot = (float *)malloc(nq * (size_t)t_kv * 4);
     in->carrier = (int32_t *)malloc((size_t)R * 4);
@@ -228,13 +234,13 @@ extern "C" int wg_twin_inputs(int32_t t_q, int32_t t_kv, uint32_t seed, wg_twin_
         return 1;
     }
     mla_fill_host_f32(in->q_lat, nq * R, MLA_FILL_REALISTIC, seed, "q_lat", 1.0f);
-    mla_fill_host_f32(in->q_pe, (nq + 1) * DR, MLA_FILL_REALISTIC, seed, "q_pe", 1.0f);
+    mla_fill_host_f32(in->q_pe, nq * (DR + 1), MLA_FILL_REALISTIC, seed, "q_pe", 1.0f);
     mla_fill_host_f32(in->cache, nc, MLA_FILL_REALISTIC, seed, "cache", 1.0f);
-    for (size_t e = 0; e < nq * R; e++) in->q_lat[e] = tw_half(in->q_lat[e]);
-    for (size_t e = 0; e < (nq + 1) * DR; e++) in->q_pe[e] = tw_half(in->q_pe[e]);
+    for (size_t e = 0; e < nq * R; e++) in->q_lat[e] = mla_fill_half(in->q_lat[e]);
+    for (size_t e = 0; e < nq * (DR + 1); e++) in->q_pe[e] = mla_fill_half(in->q_pe[e]);
     for (int64_t r = 0; r < t_kv; r++)
         for (int32_t c = 0; c < K; c++)
-            in->cache[r * K + c] = c < R ? 0.0f : tw_half(in->cache[r * K + c]);
+            in->cache[r * K + c] = c < R ? 0.0f : mla_fill_half(in->cache[r * K + c]);
     for (int32_t c = 0; c < R; c++) {
         in->carrier[c] = (int32_t)((61 * (int64_t)c + 17) % t_kv);
         in->cache[(size_t)in->carrier[c] * K + c] = 1.0f;

@@ -49,8 +49,9 @@ int wg_twin_absorbed_host(const float *dot, const int32_t *carrier, int32_t n_he
  * columns from the Philox fill (seed, names "q_lat", "q_pe", "cache") rounded to halves in
  * [-1, 1]; the c_kv columns one-hot by column, column c 1 in its carrier row
  * j(c) = (61 c + 17) mod t_kv; dot[t_q][64][t_kv] the exact dot products (before the scale).
- * q_pe holds one spare row (t_q 64 + 1 rows of 64), as tc_attn_gpu_test's buffers. Every pointer
- * malloc'ed (wg_twin_inputs_free); returns 0, or 1 when out of memory. */
+ * q_pe holds t_q 64 (64 + 1) elements, the spare as tc_attn_gpu_test's io_fill allocates it (so
+ * its io_upload takes these buffers). Every pointer malloc'ed (wg_twin_inputs_free); returns 0, or
+ * 1 when out of memory. */
 typedef struct {
     float *q_lat, *q_pe, *cache, *dot;
     int32_t *carrier;
