@@ -331,12 +331,7 @@ static __global__ void __launch_bounds__(AT_NT, 1)
     if (n_k == 0) {
         /* The chunk holds none of this query's slots (only with several chunks): an empty
          * partial, weight 0 in the combine. */
-#if defined(MLA_SHAKE_ATTN)
-        /* SHAKE (test-only, never in a product build: //kernels:mla_kernels_shake,
-         * docs/mutation.md): the empty partial is written 100 us late, after the live blocks of
-         * its chunk, so a write past its rows lands on their partials instead of before them */
-        __nanosleep(100000);
-#endif
+        mla_shake_empty_partial(); /* nothing but in the shake build */
         if (v_on) {
             for (int hh = 0; hh < C::HV; hh++) {
                 int32_t h = h0 + hv0 + hh;
@@ -894,6 +889,8 @@ static __global__ void __launch_bounds__(TCA_NT, 1)
     const int32_t n_k = c_end > c_begin ? (int32_t)((c_end - c_begin + TCA_JT - 1) / TCA_JT) : 0;
 
     if (n_k == 0) { /* an empty partial (only with several chunks), as the f32 arm */
+        /* nothing but in the shake build */
+        mla_shake_empty_partial();
         for (int32_t e = tid; e < 32 * kv_rank; e += TCA_NT) {
             const int32_t hh = e / kv_rank, h = h0 + hh;
             if (h < n_head)
@@ -1317,6 +1314,8 @@ static __global__ void __launch_bounds__(TCB_NT, 1)
     const int32_t n_k = c_end > c_begin ? (int32_t)((c_end - c_begin + TCB_JT - 1) / TCB_JT) : 0;
 
     if (n_k == 0) { /* an empty partial (only with several chunks), as the f32 arm */
+        /* nothing but in the shake build */
+        mla_shake_empty_partial();
         for (int32_t e = tid; e < TCB_HT * kv_rank; e += TCB_NT) {
             const int32_t hh = e / kv_rank, h = h0 + hh;
             if (h < n_head)
@@ -1850,10 +1849,19 @@ static int attn_walk_run(const float *q_lat, const float *q_pe, const float *cac
         return MLA_TC_ATTN_DECLINED;
     float *ws = NULL;
     if (p.n_chunks > 1) {
+#if defined(MLA_SHAKE_ATTN)
+        /* SHAKE: the workspace its own allocation of exactly ws_bytes (cudaMalloc, freed after
+         * the combine), so compute-sanitizer's memcheck reports a write past its end. From the
+         * pool it did not: the wgmma arm's mutant "ha <= n_head" writes a partial row past the
+         * workspace's end at 3 heads (partial_heads__wgmma) and survived memcheck (thirty-second
+         * session, call 2; attn_shake's stray_rows__wgmma) */
+        MLA_CUDA_CHECK(cudaMalloc((void **)&ws, p.ws_bytes));
+#else
         cudaMemPool_t pool;
         const int rc = at_ensure_ws_pool(&pool);
         if (rc) return rc;
         MLA_CUDA_CHECK(cudaMallocFromPoolAsync((void **)&ws, p.ws_bytes, pool, st));
+#endif
 #if defined(MLA_SHAKE_ATTN)
         /* SHAKE (test-only, never in a product build: //kernels:mla_kernels_shake,
          * docs/mutation.md): the workspace all NaN (0xFF bytes) before the walk, so a partial the
@@ -1869,7 +1877,11 @@ static int attn_walk_run(const float *q_lat, const float *q_pe, const float *cac
         attn_combine_f32_launch(p, ws, o_lat, kv_rank, st);
         launch = cudaGetLastError();
     }
+#if defined(MLA_SHAKE_ATTN)
+    if (ws) MLA_CUDA_CHECK(cudaFree(ws)); /* synchronizes: after both kernels */
+#else
     if (ws) MLA_CUDA_CHECK(cudaFreeAsync(ws, st)); /* stream-ordered: after both kernels */
+#endif
     MLA_CUDA_CHECK(launch);
     return 0;
 }

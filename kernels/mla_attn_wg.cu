@@ -173,6 +173,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     const int32_t n_k = c_end > c_begin ? (int32_t)((c_end - c_begin + WG_JT - 1) / WG_JT) : 0;
 
     if (n_k == 0) { /* an empty partial (only with several chunks), as the bf16 arm */
+        mla_shake_empty_partial(); /* nothing but in the shake build */
         for (int32_t e = tid; e < WG_HT * WG_R; e += WG_NT) {
             const int32_t hh = e / WG_R, h = h0 + hh;
             if (h < n_head)

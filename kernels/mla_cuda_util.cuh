@@ -131,4 +131,16 @@ template <class F> static int mla_device_once_run(mla_device_once &once, F &&con
     return rc;
 }
 
+/* The split walks' empty partial (a chunk with none of the query's slots) under the test-only
+ * shake build (-DMLA_SHAKE_ATTN, //kernels:mla_kernels_shake, docs/mutation.md): written 100 us
+ * late, after the live blocks of its chunk, so a write past its own rows of the workspace lands on
+ * their partials instead of before them (the product build's block order almost always has the
+ * live block write last, which hides the stray write). Every arm's empty-partial path calls it;
+ * in a product build it is nothing. */
+static __device__ __forceinline__ void mla_shake_empty_partial(void) {
+#if defined(MLA_SHAKE_ATTN)
+    __nanosleep(100000);
+#endif
+}
+
 #endif /* MLA_CUDA_UTIL_CUH */

@@ -124,7 +124,11 @@ Test(attn_shake, empty_partial_rows, .timeout = 300) {
     gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bca), gpu_buf_free(&bo);
 }
 
-static void run_nan_ws(const char *test, int tc) {
+/* One arm (tc; 0: the f32 launcher) at 8 heads (a partial head tile on every arm), t_q 2, the
+ * first t_kv from lo whose plan leaves the last chunk empty for query 0. plant: row t_kv - 1,
+ * query 1's only row in the last chunk, made to dominate query 1 head 0's softmax (as
+ * empty_partial_rows), so that a stray write wiping that chunk's partial changes the output. */
+static void run_arm(const char *test, int tc, int32_t lo, int plant) {
     enum { NH = 8, NDR = 64, NTQ = 2 };
     const int32_t NR = tc == TC_ATTN_WGMMA ? 512 : 128; /* the wgmma arm covers glm5's width */
     tb t;
@@ -132,14 +136,15 @@ static void run_nan_ws(const char *test, int tc) {
     /* t_kv: the arm's last chunk starts at query 0's length, t_kv - 1 (so query 0's block there
      * is an empty partial, and query 1's holds its last row) */
     int64_t cs = 0, n_ch = 0;
-    const int32_t T = t_kv_last_chunk_empty(tc, NH, NR, NTQ, 2000, &cs, &n_ch);
-    cr_assert(T > 0, "no t_kv in [2000, 20000) leaves the %s plan's last chunk empty for query 0",
+    const int32_t T = t_kv_last_chunk_empty(tc, NH, NR, NTQ, lo, &cs, &n_ch);
+    cr_assert(T > 0, "no t_kv in [%d, 20000) leaves the %s plan's last chunk empty for query 0", lo,
               tc ? tc_attn_flag(tc) : "f32");
-    char cname[200];
+    char cname[300];
     snprintf(cname, sizeof cname,
              "%s, 8 heads, kv_rank %d + d_rope 64, t_q 2, t_kv %d: %lld chunks of %lld slots, "
-             "the last empty for query 0, the workspace NaN-filled (shake build)",
-             tc ? tc_attn_flag(tc) : "f32 launcher", NR, T, (long long)n_ch, (long long)cs);
+             "the last empty for query 0%s, the workspace NaN-filled (shake build)",
+             tc ? tc_attn_flag(tc) : "f32 launcher", NR, T, (long long)n_ch, (long long)cs,
+             plant ? ", query 1's row there dominant for head 0" : "");
     tb_set_case(&t, cname);
     const int32_t K = NR + NDR;
     const size_t nq = (size_t)NTQ * NH, no = nq * NR, nc = (size_t)T * K;
@@ -148,6 +153,12 @@ static void run_nan_ws(const char *test, int tc) {
     mla_fill_host_f32(q_lat, no, MLA_FILL_REALISTIC, SEED, "q_lat", 1.0f);
     mla_fill_host_f32(q_pe, nq * NDR, MLA_FILL_REALISTIC, SEED, "q_pe", 1.0f);
     mla_fill_host_f32(cache, nc, MLA_FILL_REALISTIC, SEED, "cache", 1.0f);
+    if (plant) {
+        float *row = cache + (size_t)(T - 1) * K;
+        const float *q10 = q_lat + (size_t)(1 * NH + 0) * NR;
+        for (int32_t c = 0; c < NR; c++) row[c] = 4.0f * q10[c];
+        row[0] = q10[0] >= 0.0f ? 2.0f : -2.0f; /* column 0 far from 0, the logit still dominant */
+    }
     const float scale = MLA_GLM5_SCALE;
     gpu_buf bql = gpu_buf_from_host(q_lat, no * 4), bqp = gpu_buf_from_host(q_pe, nq * NDR * 4),
             bca = gpu_buf_from_host(cache, nc * 4), bo = gpu_buf_alloc(no * 4);
@@ -182,21 +193,57 @@ static void run_nan_ws(const char *test, int tc) {
 
 Test(attn_shake, empty_partial_nan_ws__f32, .timeout = 300) {
     GPU_REQUIRE();
-    run_nan_ws("empty_partial_nan_ws__f32", 0);
+    run_arm("empty_partial_nan_ws__f32", 0, 2000, 0);
 }
 Test(attn_shake, empty_partial_nan_ws__tf32, .timeout = 300) {
     GPU_REQUIRE();
-    run_nan_ws("empty_partial_nan_ws__tf32", TC_ATTN_TF32);
+    run_arm("empty_partial_nan_ws__tf32", TC_ATTN_TF32, 2000, 0);
 }
 Test(attn_shake, empty_partial_nan_ws__3xtf32, .timeout = 300) {
     GPU_REQUIRE();
-    run_nan_ws("empty_partial_nan_ws__3xtf32", TC_ATTN_3XTF32);
+    run_arm("empty_partial_nan_ws__3xtf32", TC_ATTN_3XTF32, 2000, 0);
 }
 Test(attn_shake, empty_partial_nan_ws__bf16, .timeout = 300) {
     GPU_REQUIRE();
-    run_nan_ws("empty_partial_nan_ws__bf16", TC_ATTN_BF16);
+    run_arm("empty_partial_nan_ws__bf16", TC_ATTN_BF16, 2000, 0);
 }
 Test(attn_shake, empty_partial_nan_ws__wgmma, .timeout = 300) {
     GPU_REQUIRE();
-    run_nan_ws("empty_partial_nan_ws__wgmma", TC_ATTN_WGMMA);
+    run_arm("empty_partial_nan_ws__wgmma", TC_ATTN_WGMMA, 2000, 0);
+}
+
+/* stray_rows__<arm> (thirty-second session): the split walk's writes outside the rows a block
+ * owns, on every arm. Two mutants of the wgmma arm survived every check on the H100 (call 2):
+ *  - the empty partial's (m, l, flags) loop one head past n_head: it writes (-inf, 0, 0) into
+ *    the next query's head 0 of the same chunk, which that query's live block overwrote later in
+ *    every run. The shake build now delays every arm's empty partial (mla_shake_empty_partial),
+ *    and here the overwritten partial is query 1 head 0's dominant row: losing it changes the
+ *    output far past the class;
+ *  - the live block's partial row store one head past n_head: the last block's stray row lands
+ *    in ws_ml and past the workspace's end, which memcheck did not report from a pool
+ *    suballocation. The shake build allocates the workspace exactly (cudaMalloc), and this
+ *    geometry is small (t_kv 225 on every arm's plan: 8 chunks of 32 slots, an ml region of
+ *    3 * 8 * 16 = 384 floats), so the wgmma arm's 512-float stray row ends 512 bytes past the
+ *    workspace, which memcheck of this binary (its small set is every case) reports. (The
+ *    kv_rank 128 arms' stray row, 128 floats, stays inside ws_ml: there only the values can
+ *    show it.) */
+Test(attn_shake, stray_rows__f32, .timeout = 300) {
+    GPU_REQUIRE();
+    run_arm("stray_rows__f32", 0, 200, 1);
+}
+Test(attn_shake, stray_rows__tf32, .timeout = 300) {
+    GPU_REQUIRE();
+    run_arm("stray_rows__tf32", TC_ATTN_TF32, 200, 1);
+}
+Test(attn_shake, stray_rows__3xtf32, .timeout = 300) {
+    GPU_REQUIRE();
+    run_arm("stray_rows__3xtf32", TC_ATTN_3XTF32, 200, 1);
+}
+Test(attn_shake, stray_rows__bf16, .timeout = 300) {
+    GPU_REQUIRE();
+    run_arm("stray_rows__bf16", TC_ATTN_BF16, 200, 1);
+}
+Test(attn_shake, stray_rows__wgmma, .timeout = 300) {
+    GPU_REQUIRE();
+    run_arm("stray_rows__wgmma", TC_ATTN_WGMMA, 200, 1);
 }
