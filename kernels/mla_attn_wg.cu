@@ -35,11 +35,12 @@
  * (an l NaN without a NaN logit means an infinite max, NaN by the same rule);
  * the tile sum of a row: each thread's 8 weights by a 3-level pairwise tree, then a 2-level
  * butterfly over the quad (5 roundings, inside the tf32 arm's stated 6: mla_attn_tc_walk);
- * l' = fmaf(l, alpha, tile sum). After the walk the rare path of an infinite logit (the bf16
- * arm's: a NaN in a valid cache row of the chunk poisons every head of the block), then the
- * partial (m, l, flags, O) or, with one chunk, o_lat = O / l (0 for an empty walk, NaN for a
- * poisoned row or an infinite max). Its class: kernels/mla_door.h mla_attn_tcw_arith, under the
- * accumulator model (H16) measured for these two instructions by //tests:wgmma_model_gpu_test.
+ * l' = fmaf(l, alpha, tile sum). After the walk the partial (m, l, flags, O) or, with one
+ * chunk, o_lat = O / l (0 for an empty walk, NaN for a poisoned row or an infinite max). No rare
+ * path of an infinite logit (the bf16 arm's scan of the chunk's rows for a NaN, which poisons
+ * every head of the block): a NaN in a valid row makes its logit NaN in every head here, so
+ * every head row is poisoned without it. Its class: kernels/mla_door.h mla_attn_tcw_arith, under
+ * the accumulator model (H16) measured for these two instructions by //tests:wgmma_model_gpu_test.
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -75,17 +76,6 @@
 static_assert(WG_SMEM <= 232448, "the wgmma arm's shared memory (227 KB a block)");
 static_assert(WG_NS * WG_SR == WG_JT, "the stages hold one tile");
 static_assert(WG_OFF_BAR % 8 == 0, "mbarrier alignment");
-
-/* The or of v over the 256 threads of warpgroups 0 and 1 (named barrier 3). */
-static __device__ __forceinline__ bool wg_or256(bool v) {
-    uint32_t r;
-    asm volatile("{\n.reg .pred pi, po;\nsetp.ne.u32 pi, %1, 0;\n"
-                 "bar.red.or.pred po, 3, 256, pi;\nselp.u32 %0, 1, 0, po;\n}\n"
-                 : "=r"(r)
-                 : "r"((uint32_t)v)
-                 : "memory");
-    return r != 0;
-}
 
 /* A thread's 8 weights of one head row, summed by a 3-level pairwise tree. */
 static __device__ __forceinline__ float wg_sum8(const float (&p)[8]) {
@@ -272,7 +262,6 @@ static __global__ void __launch_bounds__(WG_NT, 1)
      * valid slot in the chunk), warpgroup 0's, handed to warpgroup 1 after the walk */
     float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
     uint32_t flags = 0;
-    bool inf_seen = false;
 
     if (wg == 1) { /* ---- warpgroup 1: the conversions, and columns 256..511 ---- */
         /* tile k's stages to bf16 into buffer k & 1 (zeros for invalid slots), its mask, fullB */
@@ -362,7 +351,6 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                     vd[x] = (mask >> (8 * n + 2 * (lane & 3) + e)) & 1u;
                     lg0[x] = __fmul_rn(scale, s[4 * n + e]);
                     lg1[x] = __fmul_rn(scale, s[4 * n + 2 + e]);
-                    inf_seen |= vd[x] & ((fabsf(lg0[x]) == INFINITY) | (fabsf(lg1[x]) == INFINITY));
                 }
             any_valid |= mask != 0;
             const float al0 = wg_softmax_row(lg0, vd, pa, m0, l0);
@@ -402,22 +390,11 @@ static __global__ void __launch_bounds__(WG_NT, 1)
         flags = (l0 != l0 ? 1u : 0u) | (l1 != l1 ? 2u : 0u) | (any_valid ? 4u : 0u);
     }
 
-    /* The rare path of an infinite logit (the bf16 arm's): a NaN in a valid row of the chunk
-     * poisons every head of the block. Warpgroups 0 and 1 (the producer has left). */
-    if (wg_or256(inf_seen)) {
-        bool nan = false;
-        const int cr = tid >> 3, cq = tid & 7;
-        for (int64_t s = c_begin + cr; s < c_end; s += 32) {
-            const int64_t row = walk.row(i, s);
-            if (row < 0) continue;
-            const float4 *r4 = reinterpret_cast<const float4 *>(cache + row * WG_W);
-            for (int32_t c4 = cq; c4 < WG_W / 4; c4 += 8) {
-                const float4 v = __ldg(r4 + c4);
-                nan = nan || v.x != v.x || v.y != v.y || v.z != v.z || v.w != v.w;
-            }
-        }
-        if (wg_or256(nan)) flags |= 3u;
-    }
+    /* No rare path of an infinite logit (the bf16 arm's scan of the chunk's rows for a NaN,
+     * which poisons every head of the block): here a NaN in any of a valid row's 576 columns
+     * stays NaN through cvt.rn.bf16x2 and makes that slot's logit NaN in every head (NaN times
+     * any q), so every row's l is NaN already and the scan could only set bits that are set
+     * (thirty-first session: the scan at stride 64 passed every wgmma case on the H100). */
     if (wg == 0) { /* the final state to warpgroup 1, through the exchange */
         mla_mbar_wait(pfree, (n_k - 1) & 1); /* the last tile's P read: px free */
         px[t] = __float_as_uint(m0);
@@ -432,7 +409,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
         m1 = __uint_as_float(px[128 + t]);
         l0 = __uint_as_float(px[256 + t]);
         l1 = __uint_as_float(px[384 + t]);
-        flags = px[512 + t]; /* the rare path's poison included */
+        flags = px[512 + t];
     }
     const bool nonempty = (flags & 4u) != 0;
     const int32_t cb = 256 * wg + 2 * (lane & 3);
