@@ -587,7 +587,7 @@ ALIGNMENT_TESTS(q_4byte_aligned_wgmma)
  * rope column 5 of the cache's last row and, for the gathered lists, of query 0's first listed
  * row, so every arm's rare path (an infinite logit: the scan of the chunk's rows for a NaN) runs
  * over the allocation's last row and over lists with -1 entries (the wgmma arm has none since
- * branch wgmma-no-rare-path: there the case checks the same bytes). The twenty-ninth session's
+ * the branch wgmma-no-rare-path: there the case checks the same bytes). The twenty-ninth session's
  * mutation sample of the wgmma arm left that scan's column loop one float4 long (16 bytes past
  * the last row) and its -1 row not skipped (the row before the cache) undecided: only memcheck on
  * such a case sees them. */
