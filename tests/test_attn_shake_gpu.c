@@ -124,12 +124,12 @@ Test(attn_shake, empty_partial_rows, .timeout = 300) {
     gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bca), gpu_buf_free(&bo);
 }
 
-/* One arm (tc; 0: the f32 launcher) at 8 heads (a partial head tile on every arm), t_q 2, the
- * first t_kv from lo whose plan leaves the last chunk empty for query 0. plant: row t_kv - 1,
+/* One arm (tc; 0: the f32 launcher) at NH heads (8 or 5: a partial head tile on every arm), t_q 2,
+ * the first t_kv from lo whose plan leaves the last chunk empty for query 0. plant: row t_kv - 1,
  * query 1's only row in the last chunk, made to dominate query 1 head 0's softmax (as
  * empty_partial_rows), so that a stray write wiping that chunk's partial changes the output. */
-static void run_arm(const char *test, int tc, int32_t lo, int plant) {
-    enum { NH = 8, NDR = 64, NTQ = 2 };
+static void run_arm(const char *test, int tc, int32_t lo, int plant, int32_t NH) {
+    enum { NDR = 64, NTQ = 2 };
     const int32_t NR = tc == TC_ATTN_WGMMA ? 512 : 128; /* the wgmma arm covers glm5's width */
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, test);
@@ -141,9 +141,9 @@ static void run_arm(const char *test, int tc, int32_t lo, int plant) {
               tc ? tc_attn_flag(tc) : "f32");
     char cname[300];
     snprintf(cname, sizeof cname,
-             "%s, 8 heads, kv_rank %d + d_rope 64, t_q 2, t_kv %d: %lld chunks of %lld slots, "
+             "%s, %d heads, kv_rank %d + d_rope 64, t_q 2, t_kv %d: %lld chunks of %lld slots, "
              "the last empty for query 0%s, the workspace NaN-filled (shake build)",
-             tc ? tc_attn_flag(tc) : "f32 launcher", NR, T, (long long)n_ch, (long long)cs,
+             tc ? tc_attn_flag(tc) : "f32 launcher", NH, NR, T, (long long)n_ch, (long long)cs,
              plant ? ", query 1's row there dominant for head 0" : "");
     tb_set_case(&t, cname);
     const int32_t K = NR + NDR;
@@ -193,23 +193,23 @@ static void run_arm(const char *test, int tc, int32_t lo, int plant) {
 
 Test(attn_shake, empty_partial_nan_ws__f32, .timeout = 300) {
     GPU_REQUIRE();
-    run_arm("empty_partial_nan_ws__f32", 0, 2000, 0);
+    run_arm("empty_partial_nan_ws__f32", 0, 2000, 0, 8);
 }
 Test(attn_shake, empty_partial_nan_ws__tf32, .timeout = 300) {
     GPU_REQUIRE();
-    run_arm("empty_partial_nan_ws__tf32", TC_ATTN_TF32, 2000, 0);
+    run_arm("empty_partial_nan_ws__tf32", TC_ATTN_TF32, 2000, 0, 8);
 }
 Test(attn_shake, empty_partial_nan_ws__3xtf32, .timeout = 300) {
     GPU_REQUIRE();
-    run_arm("empty_partial_nan_ws__3xtf32", TC_ATTN_3XTF32, 2000, 0);
+    run_arm("empty_partial_nan_ws__3xtf32", TC_ATTN_3XTF32, 2000, 0, 8);
 }
 Test(attn_shake, empty_partial_nan_ws__bf16, .timeout = 300) {
     GPU_REQUIRE();
-    run_arm("empty_partial_nan_ws__bf16", TC_ATTN_BF16, 2000, 0);
+    run_arm("empty_partial_nan_ws__bf16", TC_ATTN_BF16, 2000, 0, 8);
 }
 Test(attn_shake, empty_partial_nan_ws__wgmma, .timeout = 300) {
     GPU_REQUIRE();
-    run_arm("empty_partial_nan_ws__wgmma", TC_ATTN_WGMMA, 2000, 0);
+    run_arm("empty_partial_nan_ws__wgmma", TC_ATTN_WGMMA, 2000, 0, 8);
 }
 
 /* stray_rows__<arm> (thirty-second session): the split walk's writes outside the rows a block
@@ -229,21 +229,48 @@ Test(attn_shake, empty_partial_nan_ws__wgmma, .timeout = 300) {
  *    show it.) */
 Test(attn_shake, stray_rows__f32, .timeout = 300) {
     GPU_REQUIRE();
-    run_arm("stray_rows__f32", 0, 200, 1);
+    run_arm("stray_rows__f32", 0, 200, 1, 8);
 }
 Test(attn_shake, stray_rows__tf32, .timeout = 300) {
     GPU_REQUIRE();
-    run_arm("stray_rows__tf32", TC_ATTN_TF32, 200, 1);
+    run_arm("stray_rows__tf32", TC_ATTN_TF32, 200, 1, 8);
 }
 Test(attn_shake, stray_rows__3xtf32, .timeout = 300) {
     GPU_REQUIRE();
-    run_arm("stray_rows__3xtf32", TC_ATTN_3XTF32, 200, 1);
+    run_arm("stray_rows__3xtf32", TC_ATTN_3XTF32, 200, 1, 8);
 }
 Test(attn_shake, stray_rows__bf16, .timeout = 300) {
     GPU_REQUIRE();
-    run_arm("stray_rows__bf16", TC_ATTN_BF16, 200, 1);
+    run_arm("stray_rows__bf16", TC_ATTN_BF16, 200, 1, 8);
 }
 Test(attn_shake, stray_rows__wgmma, .timeout = 300) {
     GPU_REQUIRE();
-    run_arm("stray_rows__wgmma", TC_ATTN_WGMMA, 200, 1);
+    run_arm("stray_rows__wgmma", TC_ATTN_WGMMA, 200, 1, 8);
+}
+
+/* stray_rows_5h__<arm>: the same at 5 heads. A thread of the wgmma arm's epilogue holds head rows
+ * r0 and r0 + 8 with r0 in 0..7, 16..23, 32..39, 48..55, so a guard one head long reaches past
+ * n_head only where n_head is one of those rows: the "hb" stores at 8 heads (stray_rows__wgmma),
+ * the "ha" stores at 5 (here). At 8 heads the mutant "ha <= n_head" survived both shake checks
+ * (thirty-second session, call 3): no thread holds row 8 as ha. 240 ml floats, a 512-float
+ * stray row: 1088 bytes past the workspace's end. */
+Test(attn_shake, stray_rows_5h__f32, .timeout = 300) {
+    GPU_REQUIRE();
+    run_arm("stray_rows_5h__f32", 0, 200, 1, 5);
+}
+Test(attn_shake, stray_rows_5h__tf32, .timeout = 300) {
+    GPU_REQUIRE();
+    run_arm("stray_rows_5h__tf32", TC_ATTN_TF32, 200, 1, 5);
+}
+Test(attn_shake, stray_rows_5h__3xtf32, .timeout = 300) {
+    GPU_REQUIRE();
+    run_arm("stray_rows_5h__3xtf32", TC_ATTN_3XTF32, 200, 1, 5);
+}
+Test(attn_shake, stray_rows_5h__bf16, .timeout = 300) {
+    GPU_REQUIRE();
+    run_arm("stray_rows_5h__bf16", TC_ATTN_BF16, 200, 1, 5);
+}
+Test(attn_shake, stray_rows_5h__wgmma, .timeout = 300) {
+    GPU_REQUIRE();
+    run_arm("stray_rows_5h__wgmma", TC_ATTN_WGMMA, 200, 1, 5);
 }
