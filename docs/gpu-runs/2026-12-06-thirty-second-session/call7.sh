@@ -1,7 +1,7 @@
 #!/bin/bash
 # Thirty-second session, call 7 (bundle of main at 25ba843): the GPU tier with benchmarks and the
 # goals table, on whatever card the device gives (the session's first failed start made the next
-# call ask for an H200). Nothing else: the budget left is about 440 s.
+# call ask for an H200). Nothing else: the budget left is about 350 s (two refused starts cost about 90 s each).
 set -o pipefail
 D=$OUT; R=$(pwd); T0=$SECONDS
 cd bundle
@@ -13,7 +13,7 @@ mkdir -p $D/w
 st() { echo "$1 rc=$2 $((SECONDS-T0)) s" >> $D/w/steps.txt; cp $D/w/steps.txt $D/; }
 cat COMMIT > $D/w/steps.txt
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv >> $D/w/steps.txt
-OUT=$R/bundle/out timeout 280 ./run-gpu-tier.sh --parallel --bench --jobs 4 > $D/w/tier.log 2>&1; st tier $?
+OUT=$R/bundle/out timeout 225 ./run-gpu-tier.sh --parallel --bench --jobs 4 > $D/w/tier.log 2>&1; st tier $?
 cp out/goals.md out/bench-*.json out/peer-torch.json out/summary-gpu.json $D/w/ 2>/dev/null
 cp out/goals.md $D/ 2>/dev/null; tail -n 16 $D/w/tier.log > $D/tier-tail.txt
 tar -czf $D/w/tier-logs.tar.gz out/logs out/*.log out/*.md 2>/dev/null
