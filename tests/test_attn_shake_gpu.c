@@ -191,26 +191,20 @@ static void run_arm(const char *test, int tc, int32_t lo, int plant, int32_t NH)
     gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bca), gpu_buf_free(&bo);
 }
 
-Test(attn_shake, empty_partial_nan_ws__f32, .timeout = 300) {
-    GPU_REQUIRE();
-    run_arm("empty_partial_nan_ws__f32", 0, 2000, 0, 8);
-}
-Test(attn_shake, empty_partial_nan_ws__tf32, .timeout = 300) {
-    GPU_REQUIRE();
-    run_arm("empty_partial_nan_ws__tf32", TC_ATTN_TF32, 2000, 0, 8);
-}
-Test(attn_shake, empty_partial_nan_ws__3xtf32, .timeout = 300) {
-    GPU_REQUIRE();
-    run_arm("empty_partial_nan_ws__3xtf32", TC_ATTN_3XTF32, 2000, 0, 8);
-}
-Test(attn_shake, empty_partial_nan_ws__bf16, .timeout = 300) {
-    GPU_REQUIRE();
-    run_arm("empty_partial_nan_ws__bf16", TC_ATTN_BF16, 2000, 0, 8);
-}
-Test(attn_shake, empty_partial_nan_ws__wgmma, .timeout = 300) {
-    GPU_REQUIRE();
-    run_arm("empty_partial_nan_ws__wgmma", TC_ATTN_WGMMA, 2000, 0, 8);
-}
+/* One case an arm: <g>__<arm> runs run_arm(lo, plant, nh) on the f32 launcher and each door arm. */
+#define SHAKE_ARM(g, arm, tc, lo, plant, nh)                                                       \
+    Test(attn_shake, g##__##arm, .timeout = 300) {                                                 \
+        GPU_REQUIRE();                                                                             \
+        run_arm(#g "__" #arm, tc, lo, plant, nh);                                                  \
+    }
+#define SHAKE_ARMS(g, lo, plant, nh)                                                               \
+    SHAKE_ARM(g, f32, 0, lo, plant, nh)                                                            \
+    SHAKE_ARM(g, tf32, TC_ATTN_TF32, lo, plant, nh)                                                \
+    SHAKE_ARM(g, 3xtf32, TC_ATTN_3XTF32, lo, plant, nh)                                            \
+    SHAKE_ARM(g, bf16, TC_ATTN_BF16, lo, plant, nh)                                                \
+    SHAKE_ARM(g, wgmma, TC_ATTN_WGMMA, lo, plant, nh)
+
+SHAKE_ARMS(empty_partial_nan_ws, 2000, 0, 8)
 
 /* stray_rows__<arm> (thirty-second session): the split walk's writes outside the rows a block
  * owns, on every arm. Two mutants of the wgmma arm survived every check on the H100 (call 2):
@@ -227,26 +221,7 @@ Test(attn_shake, empty_partial_nan_ws__wgmma, .timeout = 300) {
  *    workspace, which memcheck of this binary (its small set is every case) reports. (The
  *    kv_rank 128 arms' stray row, 128 floats, stays inside ws_ml: there only the values can
  *    show it.) */
-Test(attn_shake, stray_rows__f32, .timeout = 300) {
-    GPU_REQUIRE();
-    run_arm("stray_rows__f32", 0, 200, 1, 8);
-}
-Test(attn_shake, stray_rows__tf32, .timeout = 300) {
-    GPU_REQUIRE();
-    run_arm("stray_rows__tf32", TC_ATTN_TF32, 200, 1, 8);
-}
-Test(attn_shake, stray_rows__3xtf32, .timeout = 300) {
-    GPU_REQUIRE();
-    run_arm("stray_rows__3xtf32", TC_ATTN_3XTF32, 200, 1, 8);
-}
-Test(attn_shake, stray_rows__bf16, .timeout = 300) {
-    GPU_REQUIRE();
-    run_arm("stray_rows__bf16", TC_ATTN_BF16, 200, 1, 8);
-}
-Test(attn_shake, stray_rows__wgmma, .timeout = 300) {
-    GPU_REQUIRE();
-    run_arm("stray_rows__wgmma", TC_ATTN_WGMMA, 200, 1, 8);
-}
+SHAKE_ARMS(stray_rows, 200, 1, 8)
 
 /* stray_rows_5h__<arm>: the same at 5 heads. A thread of the wgmma arm's epilogue holds head rows
  * r0 and r0 + 8 with r0 in 0..7, 16..23, 32..39, 48..55, so a guard one head long reaches past
@@ -254,23 +229,4 @@ Test(attn_shake, stray_rows__wgmma, .timeout = 300) {
  * the "ha" stores at 5 (here). At 8 heads the mutant "ha <= n_head" survived both shake checks
  * (thirty-second session, call 3): no thread holds row 8 as ha. 240 ml floats, a 512-float
  * stray row: 1088 bytes past the workspace's end. */
-Test(attn_shake, stray_rows_5h__f32, .timeout = 300) {
-    GPU_REQUIRE();
-    run_arm("stray_rows_5h__f32", 0, 200, 1, 5);
-}
-Test(attn_shake, stray_rows_5h__tf32, .timeout = 300) {
-    GPU_REQUIRE();
-    run_arm("stray_rows_5h__tf32", TC_ATTN_TF32, 200, 1, 5);
-}
-Test(attn_shake, stray_rows_5h__3xtf32, .timeout = 300) {
-    GPU_REQUIRE();
-    run_arm("stray_rows_5h__3xtf32", TC_ATTN_3XTF32, 200, 1, 5);
-}
-Test(attn_shake, stray_rows_5h__bf16, .timeout = 300) {
-    GPU_REQUIRE();
-    run_arm("stray_rows_5h__bf16", TC_ATTN_BF16, 200, 1, 5);
-}
-Test(attn_shake, stray_rows_5h__wgmma, .timeout = 300) {
-    GPU_REQUIRE();
-    run_arm("stray_rows_5h__wgmma", TC_ATTN_WGMMA, 200, 1, 5);
-}
+SHAKE_ARMS(stray_rows_5h, 200, 1, 5)
