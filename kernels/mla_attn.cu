@@ -1856,18 +1856,16 @@ static int attn_walk_run(const float *q_lat, const float *q_pe, const float *cac
          * workspace's end at 3 heads (partial_heads__wgmma) and survived memcheck (thirty-second
          * session, call 2; attn_shake's stray_rows__wgmma) */
         MLA_CUDA_CHECK(cudaMalloc((void **)&ws, p.ws_bytes));
-#else
-        cudaMemPool_t pool;
-        const int rc = at_ensure_ws_pool(&pool);
-        if (rc) return rc;
-        MLA_CUDA_CHECK(cudaMallocFromPoolAsync((void **)&ws, p.ws_bytes, pool, st));
-#endif
-#if defined(MLA_SHAKE_ATTN)
         /* SHAKE (test-only, never in a product build: //kernels:mla_kernels_shake,
          * docs/mutation.md): the workspace all NaN (0xFF bytes) before the walk, so a partial the
          * walk leaves unwritten reaches the combine as NaN, which an empty partial's weight 0
          * does not remove, not as the finite stale values a pool allocation holds */
         MLA_CUDA_CHECK(cudaMemsetAsync(ws, 0xFF, p.ws_bytes, st));
+#else
+        cudaMemPool_t pool;
+        const int rc = at_ensure_ws_pool(&pool);
+        if (rc) return rc;
+        MLA_CUDA_CHECK(cudaMallocFromPoolAsync((void **)&ws, p.ws_bytes, pool, st));
 #endif
     }
     attn_walk_f32_launch(p, q_lat, q_pe, cache, walk, o_lat, ws, n_head, kv_rank, d_rope, t_q,

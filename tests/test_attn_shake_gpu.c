@@ -75,6 +75,17 @@ static int32_t t_kv_last_chunk_empty(int tc, int32_t n_head, int32_t kv_rank, in
     return 0;
 }
 
+/* Cache row t_kv - 1 (width K) made to dominate query 1 head 0's softmax: its latent 4x that
+ * head's q_lat (kv_rank R, n_head H), so the logit stands well above the rest, and its column 0
+ * set to +-2 (far from 0, the logit still dominant). */
+static void plant_dominant_row(float *cache, const float *q_lat, int32_t t_kv, int32_t K, int32_t R,
+                               int32_t H) {
+    float *row = cache + (size_t)(t_kv - 1) * K;
+    const float *q10 = q_lat + (size_t)(1 * H + 0) * R;
+    for (int32_t c = 0; c < R; c++) row[c] = 4.0f * q10[c];
+    row[0] = q10[0] >= 0.0f ? 2.0f : -2.0f;
+}
+
 Test(attn_shake, empty_partial_rows, .timeout = 300) {
     GPU_REQUIRE();
     tb t;
@@ -96,11 +107,8 @@ Test(attn_shake, empty_partial_rows, .timeout = 300) {
     mla_fill_host_f32(q_lat, no, MLA_FILL_REALISTIC, SEED, "q_lat", 1.0f);
     mla_fill_host_f32(q_pe, nq * DR, MLA_FILL_REALISTIC, SEED, "q_pe", 1.0f);
     mla_fill_host_f32(cache, nc, MLA_FILL_REALISTIC, SEED, "cache", 1.0f);
-    float *row = cache + (size_t)(T - 1) * K; /* query 1's only row in the last chunk */
-    const float *q10 = q_lat + (size_t)(1 * H + 0) * R;
-    for (int32_t c = 0; c < R; c++) row[c] = 4.0f * q10[c];
-    row[0] = q10[0] >= 0.0f ? 2.0f : -2.0f; /* a column 0 far from 0, the logit still dominant */
-    const float scale = 0.08703883f;        /* 1 / sqrt(132) */
+    plant_dominant_row(cache, q_lat, T, K, R, H); /* query 1's only row in the last chunk */
+    const float scale = 0.08703883f;              /* 1 / sqrt(132) */
     gpu_buf bql = gpu_buf_from_host(q_lat, no * 4), bqp = gpu_buf_from_host(q_pe, nq * DR * 4),
             bca = gpu_buf_from_host(cache, nc * 4), bo = gpu_buf_alloc(no * 4);
     gpu_buf_poison(&bo);
@@ -153,12 +161,7 @@ static void run_arm(const char *test, int tc, int32_t lo, int plant, int32_t NH)
     mla_fill_host_f32(q_lat, no, MLA_FILL_REALISTIC, SEED, "q_lat", 1.0f);
     mla_fill_host_f32(q_pe, nq * NDR, MLA_FILL_REALISTIC, SEED, "q_pe", 1.0f);
     mla_fill_host_f32(cache, nc, MLA_FILL_REALISTIC, SEED, "cache", 1.0f);
-    if (plant) {
-        float *row = cache + (size_t)(T - 1) * K;
-        const float *q10 = q_lat + (size_t)(1 * NH + 0) * NR;
-        for (int32_t c = 0; c < NR; c++) row[c] = 4.0f * q10[c];
-        row[0] = q10[0] >= 0.0f ? 2.0f : -2.0f; /* column 0 far from 0, the logit still dominant */
-    }
+    if (plant) plant_dominant_row(cache, q_lat, T, K, NR, NH);
     const float scale = MLA_GLM5_SCALE;
     gpu_buf bql = gpu_buf_from_host(q_lat, no * 4), bqp = gpu_buf_from_host(q_pe, nq * NDR * 4),
             bca = gpu_buf_from_host(cache, nc * 4), bo = gpu_buf_alloc(no * 4);
