@@ -131,15 +131,32 @@ template <class F> static int mla_device_once_run(mla_device_once &once, F &&con
     return rc;
 }
 
+/* The shake builds' delay (test-only): at least ns nanoseconds of the global timer. __nanosleep
+ * alone does not give that: the PTX ISA has nanosleep suspend the thread for "a duration
+ * approximately close to" its argument, anywhere in [0, 2 t]. The thirty-third session saw it
+ * (H100, 17 mutants in flight): the wgmma arm's empty partial writing one head past n_head,
+ * `h < n_head + 1`, was killed by stray_rows_5h__wgmma, while `h <= n_head`, the same machine
+ * code, survived it: the late write had not been late. So the delay spins on %globaltimer,
+ * sleeping in short steps. */
+static __device__ __forceinline__ uint64_t mla_globaltimer_ns(void) {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+static __device__ __forceinline__ void mla_shake_sleep_ns(uint32_t ns) {
+    const uint64_t t0 = mla_globaltimer_ns();
+    while (mla_globaltimer_ns() - t0 < ns) __nanosleep(1000);
+}
+
 /* The split walks' empty partial (a chunk with none of the query's slots) under the test-only
- * shake build (-DMLA_SHAKE_ATTN, //kernels:mla_kernels_shake, docs/mutation.md): written 100 us
- * late, after the live blocks of its chunk, so a write past its own rows of the workspace lands on
- * their partials instead of before them (the product build's block order almost always has the
- * live block write last, which hides the stray write). Every arm's empty-partial path calls it;
- * in a product build it is nothing. */
+ * shake build (-DMLA_SHAKE_ATTN, //kernels:mla_kernels_shake, docs/mutation.md): written at least
+ * 100 us late, after the live blocks of its chunk, so a write past its own rows of the workspace
+ * lands on their partials instead of before them (the product build's block order almost always
+ * has the live block write last, which hides the stray write). Every arm's empty-partial path
+ * calls it; in a product build it is nothing. */
 static __device__ __forceinline__ void mla_shake_empty_partial(void) {
 #if defined(MLA_SHAKE_ATTN)
-    __nanosleep(100000);
+    mla_shake_sleep_ns(100000);
 #endif
 }
 

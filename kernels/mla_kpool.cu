@@ -770,18 +770,18 @@ static __device__ __forceinline__ uint32_t sel_pow2_ceil(uint32_t n) {
 
 #if defined(MLA_SHAKE_SELECT)
 /* SHAKE (test-only, never in a product build: //kernels:mla_kernels_shake, docs/mutation.md):
- * the odd warps of a block sleep 50 us at each side of the sample histogram's barriers, of the
- * sorts' (sel_sort_pools: the bitmap's and the bitonic list's fill; the whole sort's padding),
- * before each level pass's clear and its bin's read and before the full passes' collect, and warp
- * 0 alone before the sampled pass's slot counter reset, so a barrier missing there loses its race
- * on every launch instead of almost never. The bytes and receipts are the product build's: a
- * barrier in place makes the delay only time. */
+ * the odd warps of a block sleep (at least 50 us: mla_shake_sleep_ns) at each side of the sample
+ * histogram's barriers, of the sorts' (sel_sort_pools: the bitmap's and the bitonic list's fill;
+ * the whole sort's padding), before each level pass's clear and its bin's read and before the full
+ * passes' collect, and warp 0 alone before the sampled pass's slot counter reset, so a barrier
+ * missing there loses its race on every launch instead of almost never. The bytes and receipts are
+ * the product build's: a barrier in place makes the delay only time. */
 static __device__ __forceinline__ void sel_shake() {
-    if ((threadIdx.x >> 5) & 1) __nanosleep(50000);
+    if ((threadIdx.x >> 5) & 1) mla_shake_sleep_ns(50000);
 }
 /* warp 0 alone late: where thread 0 resets a counter the other warps then count into */
 static __device__ __forceinline__ void sel_shake_warp0() {
-    if ((threadIdx.x >> 5) == 0) __nanosleep(50000);
+    if ((threadIdx.x >> 5) == 0) mla_shake_sleep_ns(50000);
 }
 #endif
 

@@ -132,10 +132,11 @@ Test(attn_shake, empty_partial_rows, .timeout = 300) {
     gpu_buf_free(&bql), gpu_buf_free(&bqp), gpu_buf_free(&bca), gpu_buf_free(&bo);
 }
 
-/* One arm (tc; 0: the f32 launcher) at NH heads (8 or 5: a partial head tile on every arm), t_q 2,
- * the first t_kv from lo whose plan leaves the last chunk empty for query 0. plant: row t_kv - 1,
- * query 1's only row in the last chunk, made to dominate query 1 head 0's softmax (as
- * empty_partial_rows), so that a stray write wiping that chunk's partial changes the output. */
+/* One arm (tc; 0: the f32 launcher) at NH heads (8 or 5: a partial head tile on every arm; 64: the
+ * wgmma arm's whole tile), t_q 2, the first t_kv from lo whose plan leaves the last chunk empty
+ * for query 0. plant: row t_kv - 1, query 1's only row in the last chunk, made to dominate query 1
+ * head 0's softmax (as empty_partial_rows), so that a stray write wiping that chunk's partial
+ * changes the output. */
 static void run_arm(const char *test, int tc, int32_t lo, int plant, int32_t NH) {
     enum { NDR = 64, NTQ = 2 };
     const int32_t NR = tc == TC_ATTN_WGMMA ? 512 : 128; /* the wgmma arm covers glm5's width */
@@ -208,6 +209,14 @@ static void run_arm(const char *test, int tc, int32_t lo, int plant, int32_t NH)
     SHAKE_ARM(g, wgmma, TC_ATTN_WGMMA, lo, plant, nh)
 
 SHAKE_ARMS(empty_partial_nan_ws, 2000, 0, 8)
+
+/* empty_partial_nan_ws_64h__<arm> (thirty-third session): the same at 64 heads, glm5's count and
+ * the wgmma arm's whole head tile (WG_HT). At 8 heads the head guard stops every write of the
+ * empty partial's loops before the tile's last head, so their bounds one short of the tile,
+ * `tid < WG_HT - 1` (the (m, l, flags) loop) and `e < WG_HT * WG_R - 1` (the zero loop), survived
+ * both shake checks and the arm's cases (H100, call 2): head 63's flags, or its last float, left
+ * NaN by the workspace's fill. Here that head exists, and a NaN reaches its output. */
+SHAKE_ARMS(empty_partial_nan_ws_64h, 2000, 0, 64)
 
 /* stray_rows__<arm> (thirty-second session): the split walk's writes outside the rows a block
  * owns, on every arm. Two mutants of the wgmma arm survived every check on the H100 (call 2):
