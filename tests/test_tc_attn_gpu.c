@@ -451,6 +451,22 @@ static const geom G_GATHER_TQ8 = {"glm5 gathered, t_q 8, 2048 slots of 4096 rows
                                   0u,
                                   0.0f};
 WGMMA_TEST(heads96, G_HEADS96, 1)
+/* One chunk at a partial head tile (thirty-third session): t_kv 30 is one row tile, so every
+ * arm's plan has one chunk and the walk stores o_lat itself (no workspace, no combine). At 5
+ * heads an epilogue thread of the wgmma arm holds head row r0 = 5 (rows r0 in 0..7, 16..23, ...),
+ * at 13 heads row r0 + 8 = 13. The H100's mutate pass (call 3) had the single-chunk stores'
+ * guards one head long (`ha <= n_head`, `hb <= n_head` and their `+ 1` twins) survive every
+ * wgmma case, the goldens and memcheck: each partial-head case had several chunks, and glm5's 64
+ * heads never reach past the tile. Here the last query's stray row (512 floats) lands in the
+ * output's trailing guard band (GPU_GUARD_BYTES), which the output check reads. */
+static const geom G_ONE_CHUNK_5H = {
+    "5 heads, t_q 2, t_kv 30 (one chunk)", 5, 512, 64, 2, 30, 0, MLA_GLM5_SCALE, 0, 0, 0u, 0.0f};
+static const geom G_ONE_CHUNK_13H = {
+    "13 heads, t_q 2, t_kv 30 (one chunk)", 13, 512, 64, 2, 30, 0, MLA_GLM5_SCALE, 0, 0, 0u, 0.0f};
+ARM_TESTS(one_chunk_5_heads, G_ONE_CHUNK_5H)
+ARM_TESTS(one_chunk_13_heads, G_ONE_CHUNK_13H)
+WGMMA_TEST(one_chunk_5_heads, G_ONE_CHUNK_5H, 1)
+WGMMA_TEST(one_chunk_13_heads, G_ONE_CHUNK_13H, 1)
 WGMMA_TEST(gathered_tq8, G_GATHER_TQ8, 1)
 
 /* n floats of src on the device one float past the allocation's start (own, 16-byte aligned), so
