@@ -1,5 +1,5 @@
 #!/bin/bash
-# Thirty-third session, the tier call (bundle of main, see COMMIT): the GPU tier with benchmarks and
+# Thirty-third session, call 4 (bundle of main at 634daf2): the GPU tier with benchmarks and
 # the goals table, on whatever card the device gives (meant for an H200: the done-run).
 set -o pipefail
 D=$OUT; R=$(pwd); T0=$SECONDS
