@@ -4,7 +4,8 @@
 # && git rev-parse --short HEAD > bundle/COMMIT`). The branch's whole GPU tier with benchmarks and
 # the goals table (on an H200 this is issue 12's done-run), then its new combine_forms cases
 # (never run: the one-column form over whole batches) plain and under memcheck, and racecheck of
-# the attention suites' small sets. If all pass: merge combine-vec2 (fast-forward after rebase).
+# the attention suites' small sets. If all pass: merge combine-vec2 (fast-forward after rebase);
+# then next-call2.sh: branch combine-allflight (every chunk in flight) against it.
 set -o pipefail
 D=$OUT; R=$(pwd); T0=$SECONDS
 cd bundle
