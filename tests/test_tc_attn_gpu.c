@@ -33,10 +33,11 @@
  *    output columns whose cache values are the same in every row, give the same bits on every
  *    arm (the f32 launcher included): a rounding one accumulator register takes and its
  *    neighbour does not breaks it (symmetry_arm, at the end).
- *  - tc_attn_gpu/twin_exact__wgmma_<geometry> (thirty-first session, not yet run): inputs whose
- *    tensor-core products are exact (halves, one carrier row a c_kv column), so the wgmma arm's
- *    output is predictable to the bit by a scalar twin of its softmax, rescales and combine
- *    (tests/lib/wg_twin.h): the arm's bytes must be the twin's (twin_exact, at the end).
+ *  - tc_attn_gpu/twin_exact__wgmma_<geometry> (thirty-first session; first run on the H100 in the
+ *    thirty-second, passed): inputs whose tensor-core products are exact (halves, one carrier row
+ *    a c_kv column), so the wgmma arm's output is predictable to the bit by a scalar twin of its
+ *    softmax, rescales and combine (tests/lib/wg_twin.h): the arm's bytes must be the twin's
+ *    (twin_exact, at the end).
  * Geometries: glm5 decode (t_q 1, 64 heads, t_kv 4096: a split walk), glm5 verify (t_q 4 over
  * 1040 rows), glm5_next decode (NoPE, 512 columns), a partial head tile (3 heads), gathered
  * lists (2048 slots with -1 between entries and repeats), kv_rank 128 (the arms' general form).
@@ -424,8 +425,9 @@ static const geom G_DECODE_ODD = {"glm5 decode, t_kv 4099", 64, 512, 64, 1,   40
 WGMMA_TEST(glm5_decode_32k, G_DECODE_32K, 1)
 WGMMA_TEST(glm5_decode_odd, G_DECODE_ODD, 1)
 /* Written after the twenty-eighth session's device time (a review's list of what the cases above
- * do not reach; not yet run): two 64-head groups, the second partial (96 heads; 3 row tiles a
- * chunk), and gathered lists walked in chunks of 4 row tiles (t_q 8: 16 chunks of 128 slots). */
+ * do not reach; since passed in the GPU tiers): two 64-head groups, the second partial (96 heads; 3
+ * row tiles a chunk), and gathered lists walked in chunks of 4 row tiles (t_q 8: 16 chunks of 128
+ * slots). */
 static const geom G_HEADS96 = {"96 heads (two groups, one partial), t_q 2, t_kv 3000",
                                96,
                                512,
@@ -599,10 +601,10 @@ ALIGNMENT_TESTS(q_4byte_aligned_wgmma)
  * (past the last q_pe row) and with its head test `h <= n_head` (the row of head n_head, past
  * q_lat for the last query). Geometries: a partial head tile over two queries, the general
  * arms' kv_rank 128, and the gathered lists.
- * san_exact_alloc_inf__<arm> (twenty-ninth session, not yet run on a GPU): the same with +inf in
- * rope column 5 of the cache's last row and, for the gathered lists, of query 0's first listed
- * row, so every arm's rare path (an infinite logit: the scan of the chunk's rows for a NaN) runs
- * over the allocation's last row and over lists with -1 entries (the wgmma arm has none since
+ * san_exact_alloc_inf__<arm> (twenty-ninth session; since passed in the GPU tiers): the same with
+ * +inf in rope column 5 of the cache's last row and, for the gathered lists, of query 0's first
+ * listed row, so every arm's rare path (an infinite logit: the scan of the chunk's rows for a NaN)
+ * runs over the allocation's last row and over lists with -1 entries (the wgmma arm has none since
  * the branch wgmma-no-rare-path: there the case checks the same bytes). The twenty-ninth session's
  * mutation sample of the wgmma arm left that scan's column loop one float4 long (16 bytes past
  * the last row) and its -1 row not skipped (the row before the cache) undecided: only memcheck on
@@ -1088,9 +1090,9 @@ GEOM_TEST(weight_rounding_wgmma, gathered, G_ONE_TILE_GATHER)
  * f32 launcher (flag unset, the door declines), tf32, 3xtf32, bf16 and wgmma, on glm5 decode
  * (a split walk: the combine weighs the partials), verify and the gathered lists, which passed on
  * the H100 (call 3: 15 of 15), and on glm5 decode at 32K and the gathered lists at t_q 8 (added
- * after the device time, not yet run). Why those two: the wgmma arm's plan
- * (mla_attn_tcb_chunk_slots) gives every block of the first three one tile (decode 4096: 128
- * chunks of 32 slots; verify 1040: 32; gathered t_q 2: 32), so no rescale there has a weight
+ * after the device time; passed on the H100 in the thirty-second session). Why those two: the wgmma
+ * arm's plan (mla_attn_tcb_chunk_slots) gives every block of the first three one tile (decode 4096:
+ * 128 chunks of 32 slots; verify 1040: 32; gathered t_q 2: 32), so no rescale there has a weight
  * other than 0 or 1, and the rescale's __fmul_rz passed them (call 4); at 32K a block walks 8
  * tiles, at t_q 8 four. */
 static int32_t sym_col(int32_t c) { return (c & ~1) & 255; }
@@ -1185,21 +1187,22 @@ SYMMETRY_TESTS(3xtf32, "3xtf32", 1)
 SYMMETRY_TESTS(bf16, "bf16", 1)
 SYMMETRY_TESTS(wgmma, "wgmma", 1)
 
-/* twin_exact__wgmma_<geometry> (thirty-first session, NOT YET RUN on a GPU): the wgmma arm's bytes
- * against its scalar twin (tests/lib/wg_twin.h). Inputs: q_lat, q_pe and the rope columns in
- * halves (-1 .. 1), the c_kv columns one-hot by column: column c is 1 in its carrier row
- * j(c) = (61 c + 17) mod t_kv and 0 elsewhere (a row may carry several columns). Every logit's dot
- * product is then exact in bf16 and in the tensor cores, and column c of P . V adds one nonzero
- * product, P_j(c) * 1, to an accumulator that is 0 before it: the arm's bytes are a function of
- * the roundings the twin makes with the same operations (expf, the tile sums' tree and butterfly,
- * fmaf, the rescales' __fmul_rn, bf16_rn of P, the combine's chains, the division). The class
- * admits an ulp in any of them, so this is the case that sees one: the thirty-first session's
+/* twin_exact__wgmma_<geometry> (thirty-first session; passed on the H100 from the thirty-second):
+ * the wgmma arm's bytes against its scalar twin (tests/lib/wg_twin.h). Inputs: q_lat, q_pe and the
+ * rope columns in halves (-1 .. 1), the c_kv columns one-hot by column: column c is 1 in its
+ * carrier row j(c) = (61 c + 17) mod t_kv and 0 elsewhere (a row may carry several columns). Every
+ * logit's dot product is then exact in bf16 and in the tensor cores, and column c of P . V adds one
+ * nonzero product, P_j(c) * 1, to an accumulator that is 0 before it: the arm's bytes are a
+ * function of the roundings the twin makes with the same operations (expf, the tile sums' tree and
+ * butterfly, fmaf, the rescales' __fmul_rn, bf16_rn of P, the combine's chains, the division). The
+ * class admits an ulp in any of them, so this is the case that sees one: the thirty-first session's
  * mutation passes left the tile sums' and the denominator's rounding mutants (__fadd_rz,
  * __fmaf_rz, fmaf split) and the rescale's __fmul_rz alive past every value check. Geometries:
  * glm5 decode at 32K (128 chunks of 8 tiles: the combine), verify over 4099 rows (t_q 4: 33
  * chunks of 4 tiles, causal lengths, partial last tiles) and one chunk of one tile (t_q 2 over
  * 30 rows: the single-chunk output). A failing case names the first differing element; if the
- * twin itself is wrong the unmutated arm fails it, which is what the first GPU run checks. */
+ * twin itself is wrong the unmutated arm fails it (the first GPU run, thirty-second session, H100:
+ * all three passed unmutated). */
 static void twin_exact(const char *test, int32_t t_q, int32_t t_kv) {
     tb t;
     TB_CRITERION_INIT(&t, TARGET, SUITE, test);
