@@ -526,6 +526,25 @@ FILE_BINARIES = {
 FILE_CASE_TOKENS = {
     "kernels/mla_attn_wg.cu": {"tc_attn_gpu_test": "wgmma"},
 }
+# The same narrowing for one kernel function of a file whose other functions every case reaches:
+# (file, the mutated function's name prefix, {binary: token}). attn_tc_bf16, the bf16 door's
+# kernel, runs only where a case opts in to that arm (tc 2; the wgmma arm declines to the f32
+# walk, never to it), and every tc_attn_gpu_test case that does names its arm (`__bf16`,
+# `*_bf16__*`). Thirty-fourth session: its 24 owed mutants would otherwise each run the whole
+# binary (131 cases, every arm) under the pass's workers.
+KERNEL_CASE_TOKENS = [
+    ("kernels/mla_attn.cu", "attn_tc_bf16", {"tc_attn_gpu_test": "bf16"}),
+]
+
+
+def case_tokens(file, kernel=None):
+    """{binary: token} of the binaries a mutant of kernel in file reaches only through some of
+    their cases (FILE_CASE_TOKENS, then KERNEL_CASE_TOKENS)."""
+    toks = dict(FILE_CASE_TOKENS.get(file, {}))
+    for f, prefix, t in KERNEL_CASE_TOKENS:
+        if f == file and kernel and kernel.startswith(prefix):
+            toks.update(t)
+    return toks
 
 
 def narrow_case_filter(flt, token):
@@ -647,7 +666,7 @@ def gpu_checks(bundle, file=None, kernel=None):
         whole = FILE_BINARIES[file]
     else:
         whole = GPU_BINARIES
-    tokens = FILE_CASE_TOKENS.get(file, {})
+    tokens = case_tokens(file, kernel)
     flts = {b: f"*/*{tok}*" for b, tok in tokens.items()}
     checks += [(f"{b} --filter={flts[b]}", [f"bin/{b}", f"--filter={flts[b]}", *cj], {})
                if b in flts else (b, [f"bin/{b}", *cj], {}) for b in whole]
@@ -660,7 +679,7 @@ def gpu_checks(bundle, file=None, kernel=None):
     if shutil.which("compute-sanitizer"):
         # racecheck, then memcheck: a mutant that only reads or writes out of bounds (an
         # off-by-one on a guard whose extra element is never used) changes no value
-        # (a binary of FILE_CASE_TOKENS: its small set narrowed to the file's cases; a set with
+        # (a binary of case_tokens: its small set narrowed to the mutant's cases; a set with
         # none of them left is not run)
         sets = [(b, key, narrow_case_filter(flt, tokens[b]) if b in tokens else flt)
                 for b in sanitized for key, flt in small[b]]

@@ -406,11 +406,16 @@ def a_small_set_narrows_to_a_files_cases():
         try:
             wg = mu.gpu_checks(t, "kernels/mla_attn_wg.cu", "attn_tc_wg")
             att = mu.gpu_checks(t, "kernels/mla_attn.cu")
+            bf = mu.gpu_checks(t, "kernels/mla_attn.cu", "attn_tc_bf16")
         finally:
             mu.shutil.which = old_which
         race = {c[0]: c[1] for c in wg if c[0].startswith("racecheck ")}
         assert "--filter=*/@(san_exact_alloc__wgmma|q_4byte_aligned_wgmma__*)" in race[
             "racecheck tc_attn_gpu_test"], race
+        race_bf = {c[0]: c[1] for c in bf if c[0].startswith("racecheck ")}
+        # (q_4byte_aligned_wgmma__bf16 names no case: an alternative that matches nothing)
+        assert "--filter=*/@(san_exact_alloc__bf16|q_4byte_aligned_wgmma__bf16|glm5_next__bf16)" in race_bf[
+            "racecheck tc_attn_gpu_test"], race_bf
         assert "racecheck attn_shake_gpu_test" in race, race  # no token for it: its whole set
         full = {c[0]: c[1] for c in att if c[0].startswith("racecheck ")}
         assert f"--filter={flt}" in full["racecheck tc_attn_gpu_test"], full
@@ -462,6 +467,18 @@ def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
         assert argv[:2] == ["bin/tc_attn_gpu_test", "--filter=*/*wgmma*"], argv
         assert "--fail-fast" in argv, argv
         assert "tc_attn_gpu_test" in [c[0] for c in mu.gpu_checks(t, "kernels/mla_attn.cu")]
+        # one kernel of a file (KERNEL_CASE_TOKENS): the bf16 door's kernel runs only the bf16
+        # cases; the file's other functions, and a name that merely starts alike elsewhere, whole
+        bf = [c[0] for c in mu.gpu_checks(t, "kernels/mla_attn.cu", "attn_tc_bf16")]
+        assert "tc_attn_gpu_test --filter=*/*bf16*" in bf and "tc_attn_gpu_test" not in bf, bf
+        assert "attn_shake_gpu_test" in bf and "decode_split_gpu_test" in bf, bf
+        for k in ("attn_combine_f32", "attn_walk_f32", None):
+            assert "tc_attn_gpu_test" in [c[0] for c in mu.gpu_checks(t, "kernels/mla_attn.cu", k)]
+        assert mu.case_tokens("kernels/mla_attn_wg.cu", "attn_tc_bf16") == {
+            "tc_attn_gpu_test": "wgmma"}
+        for f, prefix, toks in mu.KERNEL_CASE_TOKENS:  # names a function and a binary of its file
+            assert any(m["kernel"] == prefix for m in mu.generate([f])), (f, prefix)
+            assert set(toks) <= set(mu.FILE_BINARIES[f]), (f, toks)
         for f, toks in mu.FILE_CASE_TOKENS.items():  # a token narrows a binary of the file
             assert set(toks) <= set(mu.FILE_BINARIES[f]), (f, toks)
         # a shared helper of four stages (kpool_pool_visible): two filters of two stages (one of
