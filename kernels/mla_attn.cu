@@ -722,28 +722,51 @@ static __global__ void __launch_bounds__(AT_NT, 1)
  * us with every out_sha256 unchanged; but CB 32 at verify (16 chunks, 1,024 blocks) took the
  * door's bench row from 193.7 to 196.8 us: 96 registers a thread against CB 16's 64 (ptxas) leave 5
  * blocks an SM against 8, two waves instead of one. So CB is 16 up to 32 chunks (all in flight
- * either way). */
-template <int CB>
+ * either way). Thirty-third session (H100, ncu at decode 32K, 128 chunks): the combine was bound
+ * by its instruction stream, not by memory: each warp issued every 3.6 cycles (L2 at 28% of its
+ * throughput), about 4,100 instructions a thread, some 30 a column and chunk (a predicated load
+ * with a 64-bit multiply for its address, the merge's guard, two shared loads, two fmaf); 4x the
+ * warps over the same chunks (branch combine-split) issued 68% of cycles and took 7.26 us against
+ * 7.65. So a whole batch is now loaded by one pointer stepped a chunk a load and merged without
+ * guards (only the last, partial batch is guarded), and a thread takes VEC = 2 adjacent columns
+ * (one 8-byte load a chunk) where kv_rank is even and o_lat 8-byte aligned: each column's chains
+ * (o and L, chunks ascending) are the scalar form's, so the bytes are the same. */
+template <int VEC> struct ac_vec;
+template <> struct ac_vec<1> { typedef float t; };
+template <> struct ac_vec<2> { typedef float2 t; };
+static __device__ __forceinline__ float ac_get(const float &v, int) { return v; }
+static __device__ __forceinline__ float ac_get(const float2 &v, int k) { return k ? v.y : v.x; }
+static __device__ __forceinline__ void ac_set(float &v, int, float x) { v = x; }
+static __device__ __forceinline__ void ac_set(float2 &v, int k, float x) { (k ? v.y : v.x) = x; }
+
+template <int CB, int VEC>
 static __global__ void __launch_bounds__(AC_NT)
     attn_combine_f32(const float *__restrict__ ws_o, const float *__restrict__ ws_ml,
                      float *__restrict__ o_lat, int64_t n_qh, int32_t kv_rank, int32_t n_chunks) {
+    typedef typename ac_vec<VEC>::t V;
     __shared__ float m_s[AT_MAX_CHUNKS], l_s[AT_MAX_CHUNKS], w_s[AT_MAX_CHUNKS];
     __shared__ float red_s[AC_NT / 32];
     const int tid = threadIdx.x;
     const int64_t qh = blockIdx.x;
-    const int32_t r = blockIdx.y * AC_NT + tid;
-    const bool col = r < kv_rank;
-    const float *src = ws_o + qh * kv_rank + (col ? r : 0);
-    const int64_t stride = n_qh * kv_rank;
-    /* batch b of this thread's column partials (0 past n_chunks or past kv_rank) */
-    auto load = [&](float(&v)[CB], int32_t b) {
+    const int32_t r = (blockIdx.y * AC_NT + tid) * VEC; /* this thread's first column */
+    const bool col = r < kv_rank;                       /* VEC divides kv_rank (the launch) */
+    const V *src = reinterpret_cast<const V *>(ws_o + qh * kv_rank + (col ? r : 0));
+    const int64_t stride = n_qh * kv_rank / VEC; /* one chunk, in V */
+    const V zero = {};
+    /* batch b of this thread's column partials (0 past n_chunks or past kv_rank); a whole batch
+     * by one pointer stepped a chunk a load, the last, partial batch load by load */
+    auto load = [&](V(&v)[CB], int32_t b) {
+        const V *p = src + (int64_t)b * CB * stride;
+        if (col && (b + 1) * CB <= n_chunks) {
 #pragma unroll
-        for (int j = 0; j < CB; j++) {
-            const int32_t c = b * CB + j;
-            v[j] = (col && c < n_chunks) ? __ldg(src + (int64_t)c * stride) : 0.0f;
+            for (int j = 0; j < CB; j++, p += stride) v[j] = __ldg(p);
+        } else {
+#pragma unroll
+            for (int j = 0; j < CB; j++, p += stride)
+                v[j] = (col && b * CB + j < n_chunks) ? __ldg(p) : zero;
         }
     };
-    float va[CB], vb[CB];
+    V va[CB], vb[CB];
     load(va, 0);
     load(vb, 1);
 
@@ -774,17 +797,25 @@ static __global__ void __launch_bounds__(AC_NT)
     __syncthreads();
 
     if (!col) return;
-    float L = 0.0f, o = 0.0f;
-    /* batch b into the chain, chunks ascending */
-    auto merge = [&](const float(&v)[CB], int32_t b) {
-#pragma unroll
-        for (int j = 0; j < CB; j++) {
+    float L = 0.0f;
+    V o = zero;
+    /* batch b into the chains, chunks ascending: per column o = fmaf(w, v, o), and L, each the
+     * scalar form's chain (VEC only packs columns) */
+    auto merge = [&](const V(&v)[CB], int32_t b) {
+        auto one = [&](int j) {
             const int32_t c = b * CB + j;
-            if (c < n_chunks) {
-                const float w = w_s[c];
-                L = __fmaf_rn(w, l_s[c], L);
-                o = __fmaf_rn(w, v[j], o);
-            }
+            const float w = w_s[c];
+            L = __fmaf_rn(w, l_s[c], L);
+#pragma unroll
+            for (int k = 0; k < VEC; k++) ac_set(o, k, __fmaf_rn(w, ac_get(v[j], k), ac_get(o, k)));
+        };
+        if ((b + 1) * CB <= n_chunks) {
+#pragma unroll
+            for (int j = 0; j < CB; j++) one(j);
+        } else {
+#pragma unroll
+            for (int j = 0; j < CB; j++)
+                if (b * CB + j < n_chunks) one(j);
         }
     };
     const int32_t n_b = (n_chunks + CB - 1) / CB;
@@ -796,19 +827,24 @@ static __global__ void __launch_bounds__(AC_NT)
             if (b + 3 < n_b) load(vb, b + 3);
         }
     }
-    float out;
+    V out;
+#pragma unroll
+    for (int k = 0; k < VEC; k++) {
+        float x;
 #if defined(MLA_BITE_GATHER_EMPTY_NAN)
-    /* BITE (test-only, docs/fixtures-that-bite.md): an empty list divides 0 / 0 (NaN). */
-    if (false)
+        /* BITE (test-only, docs/fixtures-that-bite.md): an empty list divides 0 / 0 (NaN). */
+        if (false)
 #else
-    if (!nonempty)
+        if (!nonempty)
 #endif
-        out = 0.0f;
-    else if (poison || fabsf(M) == INFINITY)
-        out = NAN;
-    else
-        out = MLA_BITE_OUT(__fdiv_rn(o, L));
-    o_lat[qh * kv_rank + r] = out;
+            x = 0.0f;
+        else if (poison || fabsf(M) == INFINITY)
+            x = NAN;
+        else
+            x = MLA_BITE_OUT(__fdiv_rn(ac_get(o, k), L));
+        ac_set(out, k, x);
+    }
+    *reinterpret_cast<V *>(o_lat + qh * kv_rank + r) = out;
 }
 
 /* ---- the tf32 door arm: attn_tc_f32 (MEMRA_MLA_TC_ATTN=tf32, kernels/mla_door.h) -----------
@@ -1832,8 +1868,12 @@ static int at_ensure_ws_pool(cudaMemPool_t *pool) {
 /* ws: the plan's workspace, n_chunks > 1. */
 static void attn_combine_f32_launch(const at_launch_plan &p, const float *ws, float *o_lat,
                                     int32_t kv_rank, cudaStream_t st) {
-    dim3 grid((unsigned)p.n_qh, (unsigned)((kv_rank + AC_NT - 1) / AC_NT));
-    auto kern = p.n_chunks > 32 ? attn_combine_f32<32> : attn_combine_f32<16>;
+    /* two columns a thread where kv_rank is even and o_lat 8-byte aligned (every row of the
+     * workspace and of o_lat then starts 8-byte aligned), else one */
+    const int vec = kv_rank % 2 == 0 && ((uintptr_t)o_lat & 7u) == 0 ? 2 : 1;
+    dim3 grid((unsigned)p.n_qh, (unsigned)((kv_rank + vec * AC_NT - 1) / (vec * AC_NT)));
+    auto kern = vec == 2 ? (p.n_chunks > 32 ? attn_combine_f32<32, 2> : attn_combine_f32<16, 2>)
+                         : (p.n_chunks > 32 ? attn_combine_f32<32, 1> : attn_combine_f32<16, 1>);
     kern<<<grid, AC_NT, 0, st>>>(ws, ws + p.o_floats, o_lat, p.n_qh, kv_rank, p.n_chunks);
 }
 
