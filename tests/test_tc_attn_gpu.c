@@ -469,6 +469,59 @@ ARM_TESTS(one_chunk_5_heads, G_ONE_CHUNK_5H)
 ARM_TESTS(one_chunk_13_heads, G_ONE_CHUNK_13H)
 WGMMA_TEST(one_chunk_5_heads, G_ONE_CHUNK_5H, 1)
 WGMMA_TEST(one_chunk_13_heads, G_ONE_CHUNK_13H, 1)
+
+/* combine_forms__<arm> (thirty-third session): the split walks' combine (kernels/mla_attn.cu,
+ * attn_combine_f32) takes two adjacent columns a thread where kv_rank is even and o_lat is 8-byte
+ * aligned, else one; the loads and the merge of a whole batch of chunks are unguarded, the last,
+ * partial batch guarded. Each column's chains (o and L, chunks ascending) are the same in both
+ * forms, so the bytes must be. glm5 decode at t_kv 4096 (the f32 plan: 66 chunks, two whole
+ * batches of 32 and a partial one; the bf16 and wgmma plans: 128 chunks, four whole batches),
+ * o_lat at float 0 of its buffer (two columns a thread) and at float 1 (one). Every other case
+ * has o_lat 8-byte aligned and an even kv_rank, so only this one runs the one-column form over
+ * whole batches. arm: NULL for the f32 launcher. */
+static void combine_forms(const char *test, const char *arm) {
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, test);
+    const geom *g = &G_DECODE;
+    tb_set_case(&t, "glm5 decode, t_kv 4096: o_lat 8-byte aligned, then 4-byte aligned");
+    attn_io io;
+    io_fill(&t, g, &io);
+    io_upload(g, &io);
+    const int door = arm != NULL;
+    if (arm) setenv("MEMRA_MLA_TC_ATTN", arm, 1);
+    float *two = launch_checked(&t, g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, door, door,
+                                "o_lat 8-byte aligned");
+    gpu_buf big = gpu_buf_alloc((io.no + 1) * 4);
+    const gpu_buf view = {NULL, (float *)big.ptr + 1, io.no * 4};
+    const uint64_t before = mla_tc_attn_dispatches();
+    tb_launched(&t, launch(g, &io.ql, &io.qp, &io.ca, &io.ix, &view, door), "o_lat 4-byte aligned");
+    const uint64_t moved = mla_tc_attn_dispatches() - before;
+    if (arm) unsetenv("MEMRA_MLA_TC_ATTN");
+    tb_expectf(&t, moved == (uint64_t)door,
+               "o_lat 4-byte aligned: the tensor-core receipt moved by %llu, expected %d",
+               (unsigned long long)moved, door);
+    float *whole = tb_output(&t, &big, "o_lat", "o_lat 4-byte aligned", 0);
+    const float *one = whole + 1;
+    const size_t left = tb_count_poison(one, io.no);
+    tb_expectf(&t, left == 0, "o_lat 4-byte aligned: %zu of %zu output words unwritten", left,
+               io.no);
+    const int64_t shape[3] = {g->t_q, g->n_head, g->kv_rank};
+    tb_compare(&t, "o_lat", ST_F32, 3, shape, one, "one_column", two, "two_columns", MLA_TOL_EXACT,
+               NULL, TB_BYTES);
+    free(two), free(whole);
+    gpu_buf_free(&big);
+    io_free(&io);
+}
+#define COMBINE_FORMS(name, arm)                                                                   \
+    Test(tc_attn_gpu, combine_forms__##name, .timeout = 300) {                                     \
+        GPU_REQUIRE();                                                                             \
+        combine_forms("combine_forms__" #name, arm);                                               \
+    }
+COMBINE_FORMS(f32, NULL)
+COMBINE_FORMS(tf32, "tf32")
+COMBINE_FORMS(3xtf32, "3xtf32")
+COMBINE_FORMS(bf16, "bf16")
+COMBINE_FORMS(wgmma, "wgmma")
 WGMMA_TEST(gathered_tq8, G_GATHER_TQ8, 1)
 
 /* n floats of src on the device one float past the allocation's start (own, 16-byte aligned), so
