@@ -474,8 +474,8 @@ WGMMA_TEST(one_chunk_13_heads, G_ONE_CHUNK_13H, 1)
  * attn_combine_f32) takes two adjacent columns a thread where kv_rank is even and o_lat is 8-byte
  * aligned, else one; the loads and the merge of a whole batch of chunks are unguarded, the last,
  * partial batch guarded. Each column's chains (o and L, chunks ascending) are the same in both
- * forms, so the bytes must be. glm5 decode at t_kv 4096 (the f32 plan: 66 chunks, two whole
- * batches of 32 and a partial one; the bf16 and wgmma plans: 128 chunks, four whole batches),
+ * forms, so the bytes must be. glm5 decode at t_kv 4096 (the f32 plan: 64 chunks, two whole
+ * batches of 32; the bf16 and wgmma plans: 128 chunks, four whole batches),
  * o_lat at float 0 of its buffer (two columns a thread) and at float 1 (one). Every other case
  * has o_lat 8-byte aligned and an even kv_rank, so only this one runs the one-column form over
  * whole batches. arm: NULL for the f32 launcher. */
