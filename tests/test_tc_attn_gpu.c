@@ -1239,6 +1239,98 @@ SYMMETRY_TESTS(tf32, "tf32", 1)
 SYMMETRY_TESTS(3xtf32, "3xtf32", 1)
 SYMMETRY_TESTS(bf16, "bf16", 1)
 SYMMETRY_TESTS(wgmma, "wgmma", 1)
+/* slot_symmetry__<arm> (thirty-fourth session; NOT YET RUN on a GPU when written): identical
+ * cache rows at different slots of one tile get identical weights. Four rows, each with the same
+ * key: c_kv[r][0] = 2^12 and c_kv[r][72] = 1 against q_lat[0] = 2^12, q_lat[72] = 1.5 (every
+ * other q coefficient 0), so every row's dot product is 2^24 + 1.5, which f32 cannot hold: under
+ * round-to-nearest it is 2^24 + 2, toward zero 2^24. Columns 0 and 72 lie in different warps' K
+ * slices in the bf16 door (k16 steps of 16 columns, 4.5 a warp) and the tf32 door (k8 steps, 9
+ * a warp), so there the rounding happens in the cross-warp sum of the partial logits, one sum per
+ * slot component (d.x .. d.w, slots 4 sq .. 4 sq + 3); in the other arms in their own sums, the
+ * same for every row. Row r also carries 1 in its own value column 80 + r (where q is 0, so the
+ * keys stay equal). Every arm must then give every head exactly the plain average:
+ * o[0] = 2^12, o[72] = 1, o[80 + r] = 1/4, every other column 0 (p = expf(0) = 1 for every row, P
+ * and V exact in every arm's operands, l = 4). A sum rounded otherwise for one slot (the bf16
+ * door's `d.x = __fadd_rz(d.x, e.x)`, mutant 2256cb6adf, which passed every value check in the
+ * thirty-fourth session's call 4: the arms' classes cannot see an ulp of a logit) moves that row's
+ * logit by 2 scale = 0.14 and its column 80 + r from 0.25 to about 0.22. */
+static const geom G_SLOTS = {"glm5 heads, t_q 1 over 4 rows with one key",
+                             64,
+                             512,
+                             64,
+                             1,
+                             4,
+                             0,
+                             MLA_GLM5_SCALE,
+                             0,
+                             0,
+                             0u,
+                             0.0f};
+static void slot_symmetry_arm(const char *test, const char *flag, int expect_tc) {
+    tb t;
+    TB_CRITERION_INIT(&t, TARGET, SUITE, test);
+    const geom *g = &G_SLOTS;
+    tb_set_case(&t, g->name);
+    attn_io io;
+    io_fill(&t, g, &io);
+    const int32_t K = io.K, R = g->kv_rank, H = g->n_head;
+    memset(io.q_lat, 0, (size_t)g->t_q * H * R * sizeof(float));
+    memset(io.q_pe, 0, (size_t)g->t_q * H * g->d_rope * sizeof(float));
+    memset(io.cache, 0, (size_t)g->t_kv * K * sizeof(float));
+    for (int32_t h = 0; h < H; h++) {
+        io.q_lat[(size_t)h * R + 0] = 4096.0f;
+        io.q_lat[(size_t)h * R + 72] = 1.5f;
+    }
+    for (int32_t r = 0; r < g->t_kv; r++) {
+        io.cache[(size_t)r * K + 0] = 4096.0f;
+        io.cache[(size_t)r * K + 72] = 1.0f;
+        io.cache[(size_t)r * K + 80 + r] = 1.0f;
+    }
+    /* the test's power: the key's dot product carries a rounding (its two candidates differ) */
+    volatile float big = 16777216.0f, frac = 1.5f;
+    const float rn = big + frac;
+    tb_expectf(&t, rn == 16777218.0f && rn != big,
+               "2^24 + 1.5 rounds to %.1f in f32 (the inputs must carry a rounding)", rn);
+    io_upload(g, &io);
+    if (flag)
+        setenv("MEMRA_MLA_TC_ATTN", flag, 1);
+    else
+        unsetenv("MEMRA_MLA_TC_ATTN");
+    char what[80];
+    snprintf(what, sizeof what, "the MEMRA_MLA_TC_ATTN door (flag %s)", flag ? flag : "unset");
+    float *o =
+        launch_checked(&t, g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1, (uint64_t)expect_tc, what);
+    unsetenv("MEMRA_MLA_TC_ATTN");
+    size_t bad = 0, first = 0;
+    float want_first = 0.0f;
+    for (int32_t h = 0; h < H; h++)
+        for (int32_t c = 0; c < R; c++) {
+            const float want = c == 0                          ? 4096.0f
+                               : c == 72                       ? 1.0f
+                               : (c >= 80 && c < 80 + g->t_kv) ? 0.25f
+                                                               : 0.0f;
+            const size_t at = (size_t)h * R + c;
+            if (memcmp(&o[at], &want, sizeof want) != 0 && bad++ == 0)
+                first = at, want_first = want;
+        }
+    tb_expectf(
+        &t, bad == 0,
+        "%s: %zu of %zu outputs are not the four equal rows' average; first o[0][%zu][%zu] = "
+        "%.9g, expected %.9g",
+        what, bad, (size_t)H * R, first / R, first % R, bad ? o[first] : 0.0f, want_first);
+    free(o);
+    io_free(&io);
+}
+#define SLOT_SYMMETRY_TEST(arm, flag, expect)                                                      \
+    Test(tc_attn_gpu, slot_symmetry__##arm, .timeout = 300) {                                      \
+        GPU_REQUIRE();                                                                             \
+        slot_symmetry_arm("slot_symmetry__" #arm, flag, expect);                                   \
+    }
+SLOT_SYMMETRY_TEST(f32, NULL, 0)
+SLOT_SYMMETRY_TEST(tf32, "tf32", 1)
+SLOT_SYMMETRY_TEST(3xtf32, "3xtf32", 1)
+SLOT_SYMMETRY_TEST(bf16, "bf16", 1)
+SLOT_SYMMETRY_TEST(wgmma, "wgmma", 1)
 
 /* twin_exact__wgmma_<geometry> (thirty-first session; passed on the H100 from the thirty-second):
  * the wgmma arm's bytes against its scalar twin (tests/lib/wg_twin.h). Inputs: q_lat, q_pe and the
