@@ -1253,15 +1253,18 @@ SYMMETRY_TESTS(wgmma, "wgmma", 1)
  * and V exact in every arm's operands, l = 4). A sum rounded otherwise for one slot (the bf16
  * door's `d.x = __fadd_rz(d.x, e.x)`, mutant 2256cb6adf, which passed every value check in the
  * thirty-fourth session's call 4: the arms' classes cannot see an ulp of a logit) moves that row's
- * logit by 2 scale = 0.14 and its column 80 + r from 0.25 to about 0.22. */
-static const geom G_SLOTS = {"glm5 heads, t_q 1 over 4 rows with one key",
+ * logit by 2 scale = 0.2 and its column 80 + r from 0.25 to about 0.21. The scale is 0.1f, not
+ * glm5's 2^-4, so that the logit's product scale * (2^24 + 2) = 1677721.825.. needs a rounding
+ * too (up to nearest, down toward zero: one ulp, 0.125), which a rounding mutant of that product
+ * (`__fmul_rz(scale, d.x)`) would move. */
+static const geom G_SLOTS = {"glm5 heads, t_q 1 over 4 rows with one key, scale 0.1",
                              64,
                              512,
                              64,
                              1,
                              4,
                              0,
-                             MLA_GLM5_SCALE,
+                             0.1f,
                              0,
                              0,
                              0u,
@@ -1291,6 +1294,10 @@ static void slot_symmetry_arm(const char *test, const char *flag, int expect_tc)
     const float rn = big + frac;
     tb_expectf(&t, rn == 16777218.0f && rn != big,
                "2^24 + 1.5 rounds to %.1f in f32 (the inputs must carry a rounding)", rn);
+    volatile float sc = g->scale;
+    const float lg = sc * rn;
+    tb_expectf(&t, (double)lg != (double)g->scale * 16777218.0,
+               "the logit %.9g is exact (the product must carry a rounding)", lg);
     io_upload(g, &io);
     if (flag)
         setenv("MEMRA_MLA_TC_ATTN", flag, 1);

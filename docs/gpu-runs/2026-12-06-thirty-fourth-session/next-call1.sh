@@ -8,7 +8,7 @@
 # Predicted: the reads past q (4bd2fc3385 `c4 <= wp4`, 13589a3f37 `c4 < wp4 + 1`) killed by memcheck;
 # the rest unknown. First, alone: the logits' sum rounded toward zero (2256cb6adf, `__fadd_rz`),
 # which no sanitizer can see, against the bf16 cases, now with slot_symmetry__bf16 (written after
-# call 4, not yet run): predicted killed by it (its row at slot 0 loses 2 scale of logit).
+# call 4, not yet run): predicted killed by it (its row at slot 0 loses 0.2 of logit).
 set -o pipefail
 D=$OUT; T0=$SECONDS
 cd bundle
