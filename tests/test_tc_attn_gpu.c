@@ -1126,6 +1126,22 @@ static void weight_rounding_wgmma(const char *test, const geom *g) {
 GEOM_TEST(weight_rounding_wgmma, absorbed, G_ONE_TILE)
 GEOM_TEST(weight_rounding_wgmma, gathered, G_ONE_TILE_GATHER)
 
+/* io uploaded, then one launch of g through the door under MEMRA_MLA_TC_ATTN = flag (unset for
+ * NULL), the tensor-core receipt moving by expect_tc; what[80] receives the run's name. Returns
+ * o's host copy (launch_checked). */
+static float *launch_flagged(tb *t, const geom *g, attn_io *io, const char *flag, int expect_tc,
+                             char what[80]) {
+    io_upload(g, io);
+    if (flag)
+        setenv("MEMRA_MLA_TC_ATTN", flag, 1);
+    else
+        unsetenv("MEMRA_MLA_TC_ATTN");
+    snprintf(what, 80, "the MEMRA_MLA_TC_ATTN door (flag %s)", flag ? flag : "unset");
+    float *o = launch_checked(t, g, &io->ql, &io->qp, &io->ca, &io->ix, &io->o, 1,
+                              (uint64_t)expect_tc, what);
+    unsetenv("MEMRA_MLA_TC_ATTN");
+    return o;
+}
 /* symmetry__<arm>_<geometry> (thirty-first session): the attention of two heads with the same q,
  * or of two output columns whose cache values are the same in every row, is the same arithmetic
  * on the same numbers, so every arm must give them the same bits. The inputs: q of head h | 8 is
@@ -1166,16 +1182,8 @@ static void symmetry_arm(const char *test, const geom *g, const char *flag, int 
             }
     for (int64_t r = 0; r < g->t_kv; r++)
         for (int32_t c = 0; c < R; c++) io.cache[r * K + c] = io.cache[r * K + sym_col(c)];
-    io_upload(g, &io);
-    if (flag)
-        setenv("MEMRA_MLA_TC_ATTN", flag, 1);
-    else
-        unsetenv("MEMRA_MLA_TC_ATTN");
     char what[80];
-    snprintf(what, sizeof what, "the MEMRA_MLA_TC_ATTN door (flag %s)", flag ? flag : "unset");
-    float *o =
-        launch_checked(&t, g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1, (uint64_t)expect_tc, what);
-    unsetenv("MEMRA_MLA_TC_ATTN");
+    float *o = launch_flagged(&t, g, &io, flag, expect_tc, what);
     static const char *const kind[3] = {"head h ^ 8", "column c ^ 1", "column c ^ 256"};
     size_t bad[3] = {0, 0, 0}, first[3] = {0, 0, 0}, first_other[3] = {0, 0, 0};
     for (int32_t i = 0; i < g->t_q; i++)
@@ -1298,16 +1306,8 @@ static void slot_symmetry_arm(const char *test, const char *flag, int expect_tc)
     const float lg = sc * rn;
     tb_expectf(&t, (double)lg != (double)g->scale * 16777218.0,
                "the logit %.9g is exact (the product must carry a rounding)", lg);
-    io_upload(g, &io);
-    if (flag)
-        setenv("MEMRA_MLA_TC_ATTN", flag, 1);
-    else
-        unsetenv("MEMRA_MLA_TC_ATTN");
     char what[80];
-    snprintf(what, sizeof what, "the MEMRA_MLA_TC_ATTN door (flag %s)", flag ? flag : "unset");
-    float *o =
-        launch_checked(&t, g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1, (uint64_t)expect_tc, what);
-    unsetenv("MEMRA_MLA_TC_ATTN");
+    float *o = launch_flagged(&t, g, &io, flag, expect_tc, what);
     size_t bad = 0, first = 0;
     float want_first = 0.0f;
     for (int32_t h = 0; h < H; h++)
