@@ -1,6 +1,6 @@
 #!/bin/bash
 # For the next session, call 3 (run it first: it is the door's next step): branch combine-tma
-# (17cb538 as written; rebase it on main first if main's kernels moved). Build here:
+# (8e61fc7 as written, rebased on main at 9592ffe; rebase again if main's kernels moved). Build here:
 #   git checkout combine-tma && rm -rf bundle && tools/harness bundle bundle && rm -rf bundle/golden
 #   && git rev-parse --short HEAD > bundle/COMMIT
 #   tools/harness perf-arm bundle/arms/main main && tools/harness perf-arm bundle/arms/tma combine-tma
