@@ -419,17 +419,39 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     const int32_t cb = 256 * wg + 2 * (lane & 3);
     const int32_t ha = h0 + r0, hb = ha + 8;
     if (n_chunks > 1) {
-        if (ha < n_head) {
-            __nv_bfloat16 *row = ws_o + ((int64_t)chunk * n_qh + i * n_head + ha) * WG_R + cb;
+        /* The partials as bf16 in whole 32-byte sectors (thirty-fifth session): a thread holds
+         * columns 8n + 2q, + 1 (q = lane & 3) of each accumulator n, so one 4-byte store a thread
+         * would write half a sector a quad (the H100's first bf16 form, call A: the walk 3 us
+         * slower than the f32 stores, which write whole sectors). Here the quad trades its packed
+         * pairs so thread q holds columns 4q .. 4q + 3 of each 16-column block m (those of
+         * accumulators 2m, from threads 2q and 2q + 1 for q < 2, and 2m + 1 for q >= 2) and
+         * stores them as one 8-byte word: a whole sector a quad. Same values, same rounding. */
+        const int q = lane & 3;
+        const int s0 = (lane & ~3) | ((2 * q) & 3), s1 = s0 | 1;
+        const bool lo = q < 2;
+        __nv_bfloat16 *ra =
+            ws_o + ((int64_t)chunk * n_qh + i * n_head + ha) * WG_R + 256 * wg + 4 * q;
+        __nv_bfloat16 *rb = ra + 8 * WG_R;
 #pragma unroll
-            for (int n = 0; n < 32; n++)
-                *reinterpret_cast<uint32_t *>(row + 8 * n) = mla_bf16x2(o[4 * n], o[4 * n + 1]);
-        }
-        if (hb < n_head) {
-            __nv_bfloat16 *row = ws_o + ((int64_t)chunk * n_qh + i * n_head + hb) * WG_R + cb;
-#pragma unroll
-            for (int n = 0; n < 32; n++)
-                *reinterpret_cast<uint32_t *>(row + 8 * n) = mla_bf16x2(o[4 * n + 2], o[4 * n + 3]);
+        for (int m = 0; m < 16; m++) {
+            const uint32_t a0 = mla_bf16x2(o[8 * m], o[8 * m + 1]);
+            const uint32_t a1 = mla_bf16x2(o[8 * m + 4], o[8 * m + 5]);
+            const uint32_t b0 = mla_bf16x2(o[8 * m + 2], o[8 * m + 3]);
+            const uint32_t b1 = mla_bf16x2(o[8 * m + 6], o[8 * m + 7]);
+            const uint32_t fa0 = __shfl_sync(0xffffffffu, a0, s0),
+                           fa1 = __shfl_sync(0xffffffffu, a1, s0);
+            const uint32_t ga0 = __shfl_sync(0xffffffffu, a0, s1),
+                           ga1 = __shfl_sync(0xffffffffu, a1, s1);
+            const uint32_t fb0 = __shfl_sync(0xffffffffu, b0, s0),
+                           fb1 = __shfl_sync(0xffffffffu, b1, s0);
+            const uint32_t gb0 = __shfl_sync(0xffffffffu, b0, s1),
+                           gb1 = __shfl_sync(0xffffffffu, b1, s1);
+            if (ha < n_head)
+                *reinterpret_cast<uint2 *>(ra + 16 * m) =
+                    make_uint2(lo ? fa0 : fa1, lo ? ga0 : ga1);
+            if (hb < n_head)
+                *reinterpret_cast<uint2 *>(rb + 16 * m) =
+                    make_uint2(lo ? fb0 : fb1, lo ? gb0 : gb1);
         }
         if (wg == 0 && (lane & 3) == 0) {
             if (ha < n_head) {
