@@ -76,6 +76,7 @@
  * Tighter, with the plan's chunk length C: R <= min(N, C/16), D <= 16 + min(N, C/16) +
  * min(N, ceil(W / C)) (glm5 decode t_kv 32768: C = 512, R <= 32, D <= 112).
  */
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -731,19 +732,31 @@ static __global__ void __launch_bounds__(AT_NT, 1)
  * guards (only the last, partial batch is guarded), and a thread takes VEC = 2 adjacent columns
  * (one 8-byte load a chunk) where kv_rank is even and o_lat 8-byte aligned: each column's chains
  * (o and L, chunks ascending) are the scalar form's, so the bytes are the same. */
-template <int VEC> struct ac_vec;
-template <> struct ac_vec<1> { typedef float t; };
-template <> struct ac_vec<2> { typedef float2 t; };
+/* Thirty-fifth session: the partials' element type P, f32 or bf16 (the wgmma arm's, stored by
+ * cvt.rn.bf16x2); a bf16 partial widens to f32 exactly on its load, so the chains are the f32
+ * form's on the rounded partials. */
+template <class P, int VEC> struct ac_vec;
+template <> struct ac_vec<float, 1> { typedef float t; };
+template <> struct ac_vec<float, 2> { typedef float2 t; };
+template <> struct ac_vec<__nv_bfloat16, 1> { typedef __nv_bfloat16 t; };
+template <> struct ac_vec<__nv_bfloat16, 2> { typedef __nv_bfloat162 t; };
 static __device__ __forceinline__ float ac_get(const float &v, int) { return v; }
 static __device__ __forceinline__ float ac_get(const float2 &v, int k) { return k ? v.y : v.x; }
+static __device__ __forceinline__ float ac_get(const __nv_bfloat16 &v, int) {
+    return __bfloat162float(v);
+}
+static __device__ __forceinline__ float ac_get(const __nv_bfloat162 &v, int k) {
+    return k ? __high2float(v) : __low2float(v);
+}
 static __device__ __forceinline__ void ac_set(float &v, int, float x) { v = x; }
 static __device__ __forceinline__ void ac_set(float2 &v, int k, float x) { (k ? v.y : v.x) = x; }
 
-template <int CB, int VEC>
+template <int CB, int VEC, class P>
 static __global__ void __launch_bounds__(AC_NT)
-    attn_combine_f32(const float *__restrict__ ws_o, const float *__restrict__ ws_ml,
+    attn_combine_f32(const P *__restrict__ ws_o, const float *__restrict__ ws_ml,
                      float *__restrict__ o_lat, int64_t n_qh, int32_t kv_rank, int32_t n_chunks) {
-    typedef typename ac_vec<VEC>::t V;
+    typedef typename ac_vec<P, VEC>::t V;     /* a thread's partials of one chunk */
+    typedef typename ac_vec<float, VEC>::t F; /* its accumulators and output */
     __shared__ float m_s[AT_MAX_CHUNKS], l_s[AT_MAX_CHUNKS], w_s[AT_MAX_CHUNKS];
     __shared__ float red_s[AC_NT / 32];
     const int tid = threadIdx.x;
@@ -798,7 +811,7 @@ static __global__ void __launch_bounds__(AC_NT)
 
     if (!col) return;
     float L = 0.0f;
-    V o = zero;
+    F o = {};
     /* batch b into the chains, chunks ascending: per column o = fmaf(w, v, o), and L, each the
      * scalar form's chain (VEC only packs columns) */
     auto merge = [&](const V(&v)[CB], int32_t b) {
@@ -827,7 +840,7 @@ static __global__ void __launch_bounds__(AC_NT)
             if (b + 3 < n_b) load(vb, b + 3);
         }
     }
-    V out;
+    F out;
 #pragma unroll
     for (int k = 0; k < VEC; k++) {
         float x;
@@ -844,7 +857,7 @@ static __global__ void __launch_bounds__(AC_NT)
             x = MLA_BITE_OUT(__fdiv_rn(ac_get(o, k), L));
         ac_set(out, k, x);
     }
-    *reinterpret_cast<V *>(o_lat + qh * kv_rank + r) = out;
+    *reinterpret_cast<F *>(o_lat + qh * kv_rank + r) = out;
 }
 
 /* ---- the tf32 door arm: attn_tc_f32 (MEMRA_MLA_TC_ATTN=tf32, kernels/mla_door.h) -----------
@@ -1682,11 +1695,13 @@ static __global__ void __launch_bounds__(TCB_NT, 1)
 
 /* The launch plan of both entries (file comment), a function of the shape only: head tile HT
  * (the template arm), chunks, and the workspace of a split walk (n_chunks > 1): the partial O
- * [n_chunks][n_qh][kv_rank] then (m, l, flags) [n_chunks][n_qh][3]. */
+ * [n_chunks][n_qh][kv_rank] (f32, or bf16 where bf16_o: the wgmma arm's) then (m, l, flags)
+ * [n_chunks][n_qh][3] at float o_floats (16-byte aligned). */
 struct at_launch_plan {
     int32_t ht, n_hg;
     int64_t n_tiles, n_qh, chunk_slots;
     int32_t n_chunks;
+    bool bf16_o;
     size_t o_floats, ws_bytes; /* 0 with one chunk */
 };
 
@@ -1703,10 +1718,14 @@ static at_launch_plan at_plan(int32_t n_head, int32_t kv_rank, int32_t t_q, int6
                             : mla_attn_chunk_slots(n_head, kv_rank, t_q, w_max); /* mla.h */
     p.chunk_slots = cs;
     p.n_chunks = (int32_t)((w_max + cs - 1) / cs);
+    /* the wgmma arm's partials as bf16 (thirty-fifth session): half the bytes of its stores and
+     * of the combine's reads; its class pays the rounding (mla_attn_tcw_arith's part_rel) */
+    p.bf16_o = tc == 4;
     p.o_floats = 0;
     p.ws_bytes = 0;
     if (p.n_chunks > 1) {
-        p.o_floats = (size_t)p.n_chunks * (size_t)p.n_qh * (size_t)kv_rank;
+        const size_t o_elems = (size_t)p.n_chunks * (size_t)p.n_qh * (size_t)kv_rank;
+        p.o_floats = p.bf16_o ? (o_elems + 7) / 8 * 4 : o_elems;
         p.ws_bytes = (p.o_floats + 3 * (size_t)p.n_chunks * (size_t)p.n_qh) * sizeof(float);
     }
     return p;
@@ -1800,8 +1819,9 @@ static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, co
     const unsigned blocks = (unsigned)(p.n_tiles * p.n_chunks);
     const bool ht32 = p.ht == 32;
     if (tc == 4) { /* the wgmma door arm (mla_attn_wg.cu) on the bf16 arm's plan */
-        mla_attn_wg_launch(blocks, q_lat, q_pe, cache, walk, o_lat, ws, ws_ml, n_head, t_q, scale,
-                           p.n_hg, p.chunk_slots, p.n_chunks, st);
+        mla_attn_wg_launch(blocks, q_lat, q_pe, cache, walk, o_lat,
+                           reinterpret_cast<__nv_bfloat16 *>(ws), ws_ml, n_head, t_q, scale, p.n_hg,
+                           p.chunk_slots, p.n_chunks, st);
         return;
     }
     if (tc == 2) { /* the bf16 door arm: its own kernel on its own plan (64-head tiles) */
@@ -1872,8 +1892,19 @@ static void attn_combine_f32_launch(const at_launch_plan &p, const float *ws, fl
      * workspace and of o_lat then starts 8-byte aligned), else one */
     const int vec = kv_rank % 2 == 0 && ((uintptr_t)o_lat & 7u) == 0 ? 2 : 1;
     dim3 grid((unsigned)p.n_qh, (unsigned)((kv_rank + vec * AC_NT - 1) / (vec * AC_NT)));
-    auto kern = vec == 2 ? (p.n_chunks > 32 ? attn_combine_f32<32, 2> : attn_combine_f32<16, 2>)
-                         : (p.n_chunks > 32 ? attn_combine_f32<32, 1> : attn_combine_f32<16, 1>);
+    if (p.bf16_o) { /* the wgmma arm's bf16 partials */
+        const __nv_bfloat16 *wo = reinterpret_cast<const __nv_bfloat16 *>(ws);
+        auto kern = vec == 2 ? (p.n_chunks > 32 ? attn_combine_f32<32, 2, __nv_bfloat16>
+                                                : attn_combine_f32<16, 2, __nv_bfloat16>)
+                             : (p.n_chunks > 32 ? attn_combine_f32<32, 1, __nv_bfloat16>
+                                                : attn_combine_f32<16, 1, __nv_bfloat16>);
+        kern<<<grid, AC_NT, 0, st>>>(wo, ws + p.o_floats, o_lat, p.n_qh, kv_rank, p.n_chunks);
+        return;
+    }
+    auto kern =
+        vec == 2
+            ? (p.n_chunks > 32 ? attn_combine_f32<32, 2, float> : attn_combine_f32<16, 2, float>)
+            : (p.n_chunks > 32 ? attn_combine_f32<32, 1, float> : attn_combine_f32<16, 1, float>);
     kern<<<grid, AC_NT, 0, st>>>(ws, ws + p.o_floats, o_lat, p.n_qh, kv_rank, p.n_chunks);
 }
 

@@ -35,13 +35,16 @@
  * (an l NaN without a NaN logit means an infinite max, NaN by the same rule);
  * the tile sum of a row: each thread's 8 weights by a 3-level pairwise tree, then a 2-level
  * butterfly over the quad (5 roundings, inside the tf32 arm's stated 6: mla_attn_tc_walk);
- * l' = fmaf(l, alpha, tile sum). After the walk the partial (m, l, flags, O) or, with one
- * chunk, o_lat = O / l (0 for an empty walk, NaN for a poisoned row or an infinite max). No rare
+ * l' = fmaf(l, alpha, tile sum). After the walk the partial (m, l, flags, O), O rounded to bf16
+ * (cvt.rn.bf16x2: the thirty-fifth session's half-size partials, mla_attn_tcw_arith's part_rel),
+ * or, with one chunk, o_lat = O / l in f32 (0 for an empty walk, NaN for a poisoned row or an
+ * infinite max). No rare
  * path of an infinite logit (the bf16 arm's scan of the chunk's rows for a NaN, which poisons
  * every head of the block): a NaN in a valid row makes its logit NaN in every head here, so
  * every head row is poisoned without it. Its class: kernels/mla_door.h mla_attn_tcw_arith, under
  * the accumulator model (H16) measured for these two instructions by //tests:wgmma_model_gpu_test.
  */
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -129,8 +132,8 @@ template <class Walk>
 static __global__ void __launch_bounds__(WG_NT, 1)
     attn_tc_wg(const float *__restrict__ q_lat, const float *__restrict__ q_pe,
                const float *__restrict__ cache, Walk walk, float *__restrict__ o_lat,
-               float *__restrict__ ws_o, float *__restrict__ ws_ml, int32_t n_head, int32_t t_q,
-               float scale, int32_t n_hg, int64_t chunk_slots, int32_t n_chunks) {
+               __nv_bfloat16 *__restrict__ ws_o, float *__restrict__ ws_ml, int32_t n_head,
+               int32_t t_q, float scale, int32_t n_hg, int64_t chunk_slots, int32_t n_chunks) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint8_t wg_smem_raw[];
     /* the 1024-byte aligned base by pointer arithmetic on the shared array, not through an
@@ -167,7 +170,8 @@ static __global__ void __launch_bounds__(WG_NT, 1)
         for (int32_t e = tid; e < WG_HT * WG_R; e += WG_NT) {
             const int32_t hh = e / WG_R, h = h0 + hh;
             if (h < n_head)
-                ws_o[((int64_t)chunk * n_qh + i * n_head + h) * WG_R + (e - hh * WG_R)] = 0.0f;
+                ws_o[((int64_t)chunk * n_qh + i * n_head + h) * WG_R + (e - hh * WG_R)] =
+                    __float2bfloat16_rn(0.0f);
         }
         if (tid < WG_HT && h0 + tid < n_head) {
             float *ml = ws_ml + ((int64_t)chunk * n_qh + i * n_head + h0 + tid) * 3;
@@ -415,17 +419,39 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     const int32_t cb = 256 * wg + 2 * (lane & 3);
     const int32_t ha = h0 + r0, hb = ha + 8;
     if (n_chunks > 1) {
-        if (ha < n_head) {
-            float *row = ws_o + ((int64_t)chunk * n_qh + i * n_head + ha) * WG_R + cb;
+        /* The partials as bf16 in whole 32-byte sectors (thirty-fifth session): a thread holds
+         * columns 8n + 2q, + 1 (q = lane & 3) of each accumulator n, so one 4-byte store a thread
+         * would write half a sector a quad (the H100's first bf16 form, call A: the walk 3 us
+         * slower than the f32 stores, which write whole sectors). Here the quad trades its packed
+         * pairs so thread q holds columns 4q .. 4q + 3 of each 16-column block m (those of
+         * accumulators 2m, from threads 2q and 2q + 1 for q < 2, and 2m + 1 for q >= 2) and
+         * stores them as one 8-byte word: a whole sector a quad. Same values, same rounding. */
+        const int q = lane & 3;
+        const int s0 = (lane & ~3) | ((2 * q) & 3), s1 = s0 | 1;
+        const bool lo = q < 2;
+        __nv_bfloat16 *ra =
+            ws_o + ((int64_t)chunk * n_qh + i * n_head + ha) * WG_R + 256 * wg + 4 * q;
+        __nv_bfloat16 *rb = ra + 8 * WG_R;
 #pragma unroll
-            for (int n = 0; n < 32; n++)
-                *reinterpret_cast<float2 *>(row + 8 * n) = make_float2(o[4 * n], o[4 * n + 1]);
-        }
-        if (hb < n_head) {
-            float *row = ws_o + ((int64_t)chunk * n_qh + i * n_head + hb) * WG_R + cb;
-#pragma unroll
-            for (int n = 0; n < 32; n++)
-                *reinterpret_cast<float2 *>(row + 8 * n) = make_float2(o[4 * n + 2], o[4 * n + 3]);
+        for (int m = 0; m < 16; m++) {
+            const uint32_t a0 = mla_bf16x2(o[8 * m], o[8 * m + 1]);
+            const uint32_t a1 = mla_bf16x2(o[8 * m + 4], o[8 * m + 5]);
+            const uint32_t b0 = mla_bf16x2(o[8 * m + 2], o[8 * m + 3]);
+            const uint32_t b1 = mla_bf16x2(o[8 * m + 6], o[8 * m + 7]);
+            const uint32_t fa0 = __shfl_sync(0xffffffffu, a0, s0),
+                           fa1 = __shfl_sync(0xffffffffu, a1, s0);
+            const uint32_t ga0 = __shfl_sync(0xffffffffu, a0, s1),
+                           ga1 = __shfl_sync(0xffffffffu, a1, s1);
+            const uint32_t fb0 = __shfl_sync(0xffffffffu, b0, s0),
+                           fb1 = __shfl_sync(0xffffffffu, b1, s0);
+            const uint32_t gb0 = __shfl_sync(0xffffffffu, b0, s1),
+                           gb1 = __shfl_sync(0xffffffffu, b1, s1);
+            if (ha < n_head)
+                *reinterpret_cast<uint2 *>(ra + 16 * m) =
+                    make_uint2(lo ? fa0 : fa1, lo ? ga0 : ga1);
+            if (hb < n_head)
+                *reinterpret_cast<uint2 *>(rb + 16 * m) =
+                    make_uint2(lo ? fb0 : fb1, lo ? gb0 : gb1);
         }
         if (wg == 0 && (lane & 3) == 0) {
             if (ha < n_head) {
@@ -510,7 +536,7 @@ bool mla_attn_wg_ready(void) {
 
 template <class Walk>
 void mla_attn_wg_launch(unsigned blocks, const float *q_lat, const float *q_pe, const float *cache,
-                        Walk walk, float *o_lat, float *ws_o, float *ws_ml, int32_t n_head,
+                        Walk walk, float *o_lat, __nv_bfloat16 *ws_o, float *ws_ml, int32_t n_head,
                         int32_t t_q, float scale, int32_t n_hg, int64_t chunk_slots,
                         int32_t n_chunks, cudaStream_t st) {
     attn_tc_wg<Walk><<<blocks, WG_NT, WG_SMEM, st>>>(q_lat, q_pe, cache, walk, o_lat, ws_o, ws_ml,
@@ -519,9 +545,10 @@ void mla_attn_wg_launch(unsigned blocks, const float *q_lat, const float *q_pe, 
 }
 
 template void mla_attn_wg_launch<walk_causal>(unsigned, const float *, const float *, const float *,
-                                              walk_causal, float *, float *, float *, int32_t,
-                                              int32_t, float, int32_t, int64_t, int32_t,
+                                              walk_causal, float *, __nv_bfloat16 *, float *,
+                                              int32_t, int32_t, float, int32_t, int64_t, int32_t,
                                               cudaStream_t);
 template void mla_attn_wg_launch<walk_list>(unsigned, const float *, const float *, const float *,
-                                            walk_list, float *, float *, float *, int32_t, int32_t,
-                                            float, int32_t, int64_t, int32_t, cudaStream_t);
+                                            walk_list, float *, __nv_bfloat16 *, float *, int32_t,
+                                            int32_t, float, int32_t, int64_t, int32_t,
+                                            cudaStream_t);

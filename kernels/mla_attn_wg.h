@@ -1,11 +1,12 @@
 /* mla_attn_wg.h (internal, CUDA C++): the wgmma door arm's kernel (kernels/mla_attn_wg.cu,
  * built for sm_90a) as kernels/mla_attn.cu launches it: MEMRA_MLA_TC_ATTN=wgmma, tc 4 of
- * mla_attn_*_tc_f32 (kernels/mla_door.h). The arm runs on the bf16 arm's chunk plan and
- * workspace (mla_attn_tcb_chunk_slots; the partials [n_chunks][n_qh][kv_rank], then (m, l, flags)
- * [n_chunks][n_qh][3]) and the f32 arm's combine, which mla_attn.cu launches. */
+ * mla_attn_*_tc_f32 (kernels/mla_door.h). The arm runs on the bf16 arm's chunk plan, its own
+ * workspace (the partials [n_chunks][n_qh][kv_rank] as bf16, then (m, l, flags) [n_chunks][n_qh][3]
+ * as f32) and the combine's bf16 form, which mla_attn.cu launches. */
 #ifndef MLA_ATTN_WG_H
 #define MLA_ATTN_WG_H
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -27,11 +28,12 @@ cudaError_t mla_attn_wg_set_attrs(void);
 bool mla_attn_wg_ready(void);
 
 /* Launches the walk: blocks = n_chunks * t_q * n_hg (chunk-major, as the bf16 arm), 384 threads;
- * ws_o / ws_ml the plan's workspace (NULL with one chunk: the block writes o_lat). Walk is
- * walk_causal or walk_list (both instantiated in mla_attn_wg.cu). */
+ * ws_o / ws_ml the plan's workspace (NULL with one chunk: the block writes o_lat), the partial O
+ * as bf16 (the plan's bf16_o). Walk is walk_causal or walk_list (both instantiated in
+ * mla_attn_wg.cu). */
 template <class Walk>
 void mla_attn_wg_launch(unsigned blocks, const float *q_lat, const float *q_pe, const float *cache,
-                        Walk walk, float *o_lat, float *ws_o, float *ws_ml, int32_t n_head,
+                        Walk walk, float *o_lat, __nv_bfloat16 *ws_o, float *ws_ml, int32_t n_head,
                         int32_t t_q, float scale, int32_t n_hg, int64_t chunk_slots,
                         int32_t n_chunks, cudaStream_t st);
 

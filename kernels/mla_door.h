@@ -207,16 +207,26 @@ static inline void mla_attn_tcb_arith(int32_t n_head, int32_t kv_rank, int32_t d
  * steps in ONE accumulator (the bf16 arm splits them over 8 warps), so KI = K / 16 (36 at glm5's
  * 576): dot_rel = 2^-7 + 2^-16 + KI * 34u under the accumulator model (H16) for these two
  * instructions, measured by //tests:wgmma_model_gpu_test; pv_rel, abs_e and pv_inst as the bf16
- * arm's (2 k16 instructions per row tile of 32 into each output accumulator); dot_inst = K + KI. */
+ * arm's (2 k16 instructions per row tile of 32 into each output accumulator); dot_inst = K + KI.
+ * Since the thirty-fifth session the split walk stores its partial O as bf16 (cvt.rn.bf16x2) and
+ * the combine widens it back exactly: with n_chunks = ceil(w_max / chunk slots) > 1, part_rel =
+ * 2^-8 (one rounding to nearest of 8 significant bits, relative to |O_c|; the class's tau becomes
+ * tau + part_rel (1 + tau), tests/lib/compare.h) and pv_inst gains n_chunks (a partial below the
+ * normal range loses at most 2^-134 < abs_e absolutely, and the combine's weights are <= 1 and
+ * L >= 1); with one chunk O / l is stored in f32 and part_rel = 0. */
 static inline void mla_attn_tcw_arith(int32_t n_head, int32_t kv_rank, int32_t d_rope, int32_t t_q,
                                       int64_t w_max, double *dot_rel, double *pv_rel, double *abs_e,
-                                      double *dot_inst, double *pv_inst) {
+                                      double *dot_inst, double *pv_inst, double *part_rel) {
     const double u = 1.0 / 16777216.0;
     mla_attn_tcb_arith(n_head, kv_rank, d_rope, t_q, w_max, dot_rel, pv_rel, abs_e, dot_inst,
                        pv_inst);
     const int64_t K = (int64_t)kv_rank + d_rope, ki = K / 16, ki_bf16 = (K / 16 + 7) / 8;
     *dot_rel += (double)(ki - ki_bf16) * 34.0 * u;
     *dot_inst = (double)(K + ki);
+    const int64_t cs = mla_attn_tcb_chunk_slots(n_head, t_q, w_max);
+    const int64_t n_chunks = cs > 0 ? (w_max + cs - 1) / cs : 1;
+    *part_rel = n_chunks > 1 ? 1.0 / 256.0 : 0.0;
+    if (n_chunks > 1) *pv_inst += (double)n_chunks;
 }
 
 /* 1 ("tf32"), 2 ("bf16"), 3 ("3xtf32"), 4 ("wgmma") or 0 (unset, anything else), read per call. */

@@ -190,18 +190,22 @@ Test(compare_negative_control, stated_tc_walk_values) {
  * docs/tolerances.md "The wgmma door arm"): the bf16 arm's terms with the logits' KI = K / 16
  * (one accumulator over all of K), not the bf16 arm's ceil(K / 16 / 8). glm5 decode 32K: K 576,
  * KI 36, chunks of 256 slots (PI 16); kv_rank 128 + d_rope 64, 5 heads, t_q 2 over 300 rows:
- * KI 12, chunks of 32 slots (PI 2). */
+ * KI 12, chunks of 32 slots (PI 2). Since the thirty-fifth session the split walk's partials are
+ * bf16: part_rel 2^-8 and pv_inst PI + n_chunks (128 and 10 chunks); one chunk (t_kv 30): 0 and
+ * PI. */
 Test(compare_negative_control, stated_wgmma_arith_values) {
     const double u = 0x1p-24, bf = 0x1p-7 + 0x1p-16;
     static const struct {
         int32_t n_head, kv_rank, d_rope, t_q;
         int64_t w_max;
-        double ki, pi, ki_bf16;
-    } want[] = {{64, 512, 64, 1, 32768, 36, 16, 5}, {5, 128, 64, 2, 300, 12, 2, 2}};
+        double ki, pi, ki_bf16, chunks;
+    } want[] = {{64, 512, 64, 1, 32768, 36, 16, 5, 128},
+                {5, 128, 64, 2, 300, 12, 2, 2, 10},
+                {5, 128, 64, 2, 30, 12, 2, 2, 1}};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
-        double dr, pr, ae, di, pinst, bdr, bpr, bae, bdi, bpi;
+        double dr, pr, ae, di, pinst, part, bdr, bpr, bae, bdi, bpi;
         mla_attn_tcw_arith(want[i].n_head, want[i].kv_rank, want[i].d_rope, want[i].t_q,
-                           want[i].w_max, &dr, &pr, &ae, &di, &pinst);
+                           want[i].w_max, &dr, &pr, &ae, &di, &pinst, &part);
         mla_attn_tcb_arith(want[i].n_head, want[i].kv_rank, want[i].d_rope, want[i].t_q,
                            want[i].w_max, &bdr, &bpr, &bae, &bdi, &bpi);
         const double K = want[i].kv_rank + want[i].d_rope;
@@ -212,7 +216,12 @@ Test(compare_negative_control, stated_wgmma_arith_values) {
         cr_expect(pr == bpr && fabs(pr - (bf + want[i].pi * 34.0 * u)) < 1e-18,
                   "pv_rel %.17g (bf16 arm %.17g), docs PI %g", pr, bpr, want[i].pi);
         cr_expect(ae == bae && ae == 0x1p-126 * (1.0 + 1.0 / 128.0), "abs_e %g", ae);
-        cr_expect(di == K + want[i].ki && pinst == want[i].pi, "dot_inst %g pv_inst %g", di, pinst);
+        const double split = want[i].chunks > 1;
+        cr_expect(di == K + want[i].ki && pinst == want[i].pi + split * want[i].chunks &&
+                      bpi == want[i].pi,
+                  "dot_inst %g pv_inst %g (bf16 arm %g), docs PI %g, chunks %g", di, pinst, bpi,
+                  want[i].pi, want[i].chunks);
+        cr_expect(part == split * 0x1p-8, "part_rel %g with %g chunks", part, want[i].chunks);
     }
 }
 

@@ -234,7 +234,7 @@ static double gamma_n(double n) { return n * U_F32 / (1.0 - n * U_F32); }
  * 3xTF32 (the nineteenth session's arm: the logits only; P . V is the f32 arm's fmaf chains):
  * 48u per product for the truncated split plus 6 instructions x 18u per 16-column logit chunk,
  * and nothing on P . V. The tf32 door's terms depend on the shape (mla_attn_tc_arith). */
-const mla_attn_arith MLA_ATTN_ARITH_3XTF32 = {156 * 0x1p-24, 0.0, 0.0, 0.0, 0.0};
+const mla_attn_arith MLA_ATTN_ARITH_3XTF32 = {156 * 0x1p-24, 0.0, 0.0, 0.0, 0.0, 0.0};
 
 void mla_tol_rope_bounds(const float *x_in, size_t n, double *atol) {
     for (size_t i = 0; i + 1 < n; i += 2) {
@@ -272,6 +272,9 @@ static void attn_one(const float *ql, const float *qp, const double *M, int32_t 
                 fabs((double)scale) * K * 0x1p-150;
     if (abs_e > 0.0) xi += fabs((double)scale) * abs_e * (q_abs + m_abs + ar->dot_inst);
     double tau = expm1(2 * xi) + 2 * gamma_n(2 * Dd) + pv_rel + 3 * U_F32;
+    /* a partial O_c rounded once more on its way to the combine errs by part_rel |O_c| (+ what
+     * pv_inst pays below the normal range); sum_c w_c |O_c| / L <= (1 + tau) M */
+    if (ar && ar->part_rel > 0.0) tau += ar->part_rel * (1.0 + tau);
     double floor_abs = (3 * N + 3) * 0x1p-150;
     if (abs_e > 0.0) floor_abs += abs_e * (N + ar->pv_inst);
     for (int32_t r = 0; r < kv_rank; r++) atol[r] = (tau + abs_e * N) * M[r] + floor_abs;

@@ -102,6 +102,10 @@ typedef struct {
      * others): the logit error gains |scale| abs_e (sum |q| + sum M + dot_inst), column c of the
      * output abs_e (N M_c + N + pv_inst) */
     double abs_e, dot_inst, pv_inst;
+    /* the partials' storage rounding between the walk and the combine (the wgmma door's bf16
+     * partials, kernels/mla_door.h mla_attn_tcw_arith: 2^-8 with several chunks; 0 for the
+     * others): the accumulation term becomes tau + part_rel (1 + tau) */
+    double part_rel;
 } mla_attn_arith;
 /* The 3xTF32 arm's terms (constants); the tf32 arm's depend on the chunk plan: kernels/mla_door.h,
  * mla_attn_tc_arith. */

@@ -62,10 +62,10 @@ static inline const mla_attn_arith *tc_attn_arith(int tc, int32_t n_head, int32_
                                                   mla_attn_arith *buf) {
     if (tc == TC_ATTN_3XTF32) return &MLA_ATTN_ARITH_3XTF32;
     if (tc != TC_ATTN_TF32 && !tc_attn_is_bf16(tc)) return NULL;
-    buf->abs_e = buf->dot_inst = buf->pv_inst = 0.0;
+    buf->abs_e = buf->dot_inst = buf->pv_inst = buf->part_rel = 0.0;
     if (tc == TC_ATTN_WGMMA)
         mla_attn_tcw_arith(n_head, kv_rank, d_rope, t_q, w_max, &buf->dot_rel, &buf->pv_rel,
-                           &buf->abs_e, &buf->dot_inst, &buf->pv_inst);
+                           &buf->abs_e, &buf->dot_inst, &buf->pv_inst, &buf->part_rel);
     else if (tc == TC_ATTN_BF16)
         mla_attn_tcb_arith(n_head, kv_rank, d_rope, t_q, w_max, &buf->dot_rel, &buf->pv_rel,
                            &buf->abs_e, &buf->dot_inst, &buf->pv_inst);

@@ -133,7 +133,8 @@ static __host__ __device__ void tw_out_one(const tw_plan &P, int64_t id) {
         const float m_s = P.ne[e] ? P.m[e] : -INFINITY, l_s = P.ne[e] ? P.l[e] : 0.0f;
         const float w = (live && m_s != -INFINITY) ? expf(TW_SUB(m_s, M)) : 0.0f;
         L = TW_FMA(w, l_s, L);
-        o = TW_FMA(w, tw_part(P, qh, c, ch), o);
+        /* the arm's partials are stored as bf16 (cvt.rn.bf16x2), and widen exactly */
+        o = TW_FMA(w, __bfloat162float(__float2bfloat16_rn(tw_part(P, qh, c, ch))), o);
     }
     P.out[id] = !nonempty ? 0.0f : fabsf(M) == INFINITY ? NAN : TW_DIV(o, L);
 }

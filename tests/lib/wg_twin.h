@@ -20,7 +20,8 @@
  * else), the tile sum as the arm's threads form it (thread q of the quad sums its slots 2q, 2q+1,
  * 8+2q, 9+2q, 16+2q, 17+2q, 24+2q, 25+2q by a 3-level pairwise tree, then (S0 + S1) + (S2 + S3)),
  * l = fmaf(l, alpha, tile sum). With one chunk: o / l (0 for an empty walk, NaN for an infinite
- * max); with several: the combine's weights w_c = expf(m_c - M) and its fmaf chains over the
+ * max); with several: each chunk's partial rounded to bf16 (the arm's stores, since the
+ * thirty-fifth session), the combine's weights w_c = expf(m_c - M) and its fmaf chains over the
  * chunks in ascending order, then o / L. */
 #ifndef MLA_TESTS_WG_TWIN_H
 #define MLA_TESTS_WG_TWIN_H
