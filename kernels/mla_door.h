@@ -106,7 +106,8 @@ int mla_bf16_transpose_heads(const float *src, uint16_t *dst, int32_t batch, int
  *  - "bf16" (the second door arm, attn_tc_bf16): the tf32 arm's walk over 64-head tiles with bf16
  *    operands, its own plan and class (mla_attn_tcb_chunk_slots, mla_attn_tcb_arith, below).
  *  - "wgmma" (the third door arm, attn_tc_wg in kernels/mla_attn_wg.cu, sm_90a): the bf16 arm's
- *    operands, plan, workspace and combine on Hopper's warpgroup MMAs, its class its own
+ *    operands and plan on Hopper's warpgroup MMAs, its partials bf16 (since the thirty-fifth
+ *    session; the combine's bf16 form), its class its own
  *    (mla_attn_tcw_arith, below). Covered: kv_rank 512 with d_rope 64, a 16-byte aligned cache,
  *    on a device where its sm_90a kernel loads with the registers its warp specialisation assumes
  *    (else, e.g. in a build whose gencode override dropped sm_90a, the door declines).
@@ -198,8 +199,9 @@ static inline void mla_attn_tcb_arith(int32_t n_head, int32_t kv_rank, int32_t d
 
 /* ---- the wgmma door arm (MEMRA_MLA_TC_ATTN=wgmma; kernels/mla_attn_wg.cu attn_tc_wg, 2026-12-06
  * twenty-eighth session; docs/tolerances.md "The wgmma door arm"). The bf16 arm's operands (q,
- * the cache and P rounded to bf16 by cvt.rn), plan (mla_attn_tcb_chunk_slots), workspace, edge
- * semantics and combine; the logits as wgmma.m64n32k16 and P . V as wgmma.m64n256k16, f32
+ * the cache and P rounded to bf16 by cvt.rn), plan (mla_attn_tcb_chunk_slots), workspace layout
+ * (its partials O bf16 since the thirty-fifth session), edge semantics and combine (its bf16
+ * form); the logits as wgmma.m64n32k16 and P . V as wgmma.m64n256k16, f32
  * accumulators. Its walk is the tf32 arm's statement (mla_attn_tc_walk: row tiles of 32; inside
  * a tile a head's 32 weights go through a 3-level pairwise tree a thread and a 2-level butterfly
  * over 4 threads, 5 roundings, within the stated 6). Its arithmetic is the bf16 arm's form
