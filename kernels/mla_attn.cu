@@ -1885,27 +1885,26 @@ static int at_ensure_ws_pool(cudaMemPool_t *pool) {
     return rc;
 }
 
-/* ws: the plan's workspace, n_chunks > 1. */
-static void attn_combine_f32_launch(const at_launch_plan &p, const float *ws, float *o_lat,
-                                    int32_t kv_rank, cudaStream_t st) {
+/* ws: the plan's workspace, n_chunks > 1, its partials of element type P (the plan's bf16_o). */
+template <class P>
+static void attn_combine_launch_of(const at_launch_plan &p, const float *ws, float *o_lat,
+                                   int32_t kv_rank, cudaStream_t st) {
     /* two columns a thread where kv_rank is even and o_lat 8-byte aligned (every row of the
      * workspace and of o_lat then starts 8-byte aligned), else one */
     const int vec = kv_rank % 2 == 0 && ((uintptr_t)o_lat & 7u) == 0 ? 2 : 1;
     dim3 grid((unsigned)p.n_qh, (unsigned)((kv_rank + vec * AC_NT - 1) / (vec * AC_NT)));
-    if (p.bf16_o) { /* the wgmma arm's bf16 partials */
-        const __nv_bfloat16 *wo = reinterpret_cast<const __nv_bfloat16 *>(ws);
-        auto kern = vec == 2 ? (p.n_chunks > 32 ? attn_combine_f32<32, 2, __nv_bfloat16>
-                                                : attn_combine_f32<16, 2, __nv_bfloat16>)
-                             : (p.n_chunks > 32 ? attn_combine_f32<32, 1, __nv_bfloat16>
-                                                : attn_combine_f32<16, 1, __nv_bfloat16>);
-        kern<<<grid, AC_NT, 0, st>>>(wo, ws + p.o_floats, o_lat, p.n_qh, kv_rank, p.n_chunks);
-        return;
-    }
-    auto kern =
-        vec == 2
-            ? (p.n_chunks > 32 ? attn_combine_f32<32, 2, float> : attn_combine_f32<16, 2, float>)
-            : (p.n_chunks > 32 ? attn_combine_f32<32, 1, float> : attn_combine_f32<16, 1, float>);
-    kern<<<grid, AC_NT, 0, st>>>(ws, ws + p.o_floats, o_lat, p.n_qh, kv_rank, p.n_chunks);
+    auto kern = vec == 2
+                    ? (p.n_chunks > 32 ? attn_combine_f32<32, 2, P> : attn_combine_f32<16, 2, P>)
+                    : (p.n_chunks > 32 ? attn_combine_f32<32, 1, P> : attn_combine_f32<16, 1, P>);
+    kern<<<grid, AC_NT, 0, st>>>(reinterpret_cast<const P *>(ws), ws + p.o_floats, o_lat, p.n_qh,
+                                 kv_rank, p.n_chunks);
+}
+static void attn_combine_f32_launch(const at_launch_plan &p, const float *ws, float *o_lat,
+                                    int32_t kv_rank, cudaStream_t st) {
+    if (p.bf16_o) /* the wgmma arm's bf16 partials */
+        attn_combine_launch_of<__nv_bfloat16>(p, ws, o_lat, kv_rank, st);
+    else
+        attn_combine_launch_of<float>(p, ws, o_lat, kv_rank, st);
 }
 
 /* What both entries do once validated and opted in (file comment). */
