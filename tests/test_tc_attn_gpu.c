@@ -340,6 +340,16 @@ static const geom G_INF_EXACT =
 static const geom G_NINF_LATENT =
     EDGE("-inf in row 123, c_kv column 7, q_lat there 1 (the row drops; column 7 is 0 * -inf)", 7,
          0xFF800000u, 1.0f);
+/* -inf in row 123, c_kv column 64, q_lat there 1 (thirty-sixth session): the row drops in every
+ * head, and output column 64 is 0 * -inf (NaN) in every head, as ninf_latent_exact_q's column 7.
+ * Column 64 lies in k16 step 4 (columns 64 + 8 t + 0..3), the first step of the bf16 door's warp
+ * 1 (its 8 warps take 4, 5, 4, 5, ... of the 36 steps): a warp that ran past its own steps
+ * (the mutant e89fd74d1a, `if (s >= ksw) break;` -> `if (0) break;`, which survived every value
+ * check and both sanitizers) multiplies its zero q fragment by the -inf there, 0 * -inf = NaN,
+ * and poisons every head where the oracle drops the row. */
+static const geom G_NINF_COL64 =
+    EDGE("-inf in row 123, c_kv column 64, q_lat there 1 (the row drops; a warp's first k16 step)",
+         64, 0xFF800000u, 1.0f);
 /* -inf in rope column 5 of rows 30..179 with q_pe there 1: every head drops those 150 rows, so
  * every chunk of at most 75 slots inside the run (each arm's plan at t_kv 300) has only -inf
  * logits: a partial with m = -inf and l = 0 that the combine must weigh 0 beside the finite
@@ -372,6 +382,7 @@ ARM_TESTS(inf_rope, G_INF)
 ARM_TESTS(inf_rope_exact_q, G_INF_EXACT)
 ARM_TESTS(ninf_latent_exact_q, G_NINF_LATENT)
 ARM_TESTS(ninf_run_exact_q, G_NINF_RUN)
+ARM_TESTS(ninf_latent_col64_exact_q, G_NINF_COL64)
 
 ARM_TESTS(glm5_decode, G_DECODE)
 ARM_TESTS(glm5_verify, G_VERIFY)
@@ -410,6 +421,7 @@ WGMMA_TEST(inf_rope, G_INF, 1)
 WGMMA_TEST(inf_rope_exact_q, G_INF_EXACT, 1)
 WGMMA_TEST(ninf_latent_exact_q, G_NINF_LATENT, 1)
 WGMMA_TEST(ninf_run_exact_q, G_NINF_RUN, 1)
+WGMMA_TEST(ninf_latent_col64_exact_q, G_NINF_COL64, 1)
 WGMMA_TEST(glm5_decode, G_DECODE, 1)
 WGMMA_TEST(glm5_verify, G_VERIFY, 1)
 WGMMA_TEST(partial_heads, G_PARTIAL, 1)
