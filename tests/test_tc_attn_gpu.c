@@ -1392,11 +1392,8 @@ static void twin_exact(const char *test, int32_t t_q, int32_t t_kv) {
                   .q_lat = in.q_lat,
                   .q_pe = in.q_pe,
                   .cache = in.cache};
-    io_upload(&g, &io);
-    setenv("MEMRA_MLA_TC_ATTN", "wgmma", 1);
-    float *got =
-        launch_checked(&t, &g, &io.ql, &io.qp, &io.ca, &io.ix, &io.o, 1, 1, "the wgmma door");
-    unsetenv("MEMRA_MLA_TC_ATTN");
+    char what[80];
+    float *got = launch_flagged(&t, &g, &io, "wgmma", 1, what);
     size_t nonzero = 0;
     for (size_t e = 0; e < no; e++) nonzero += twin[e] != 0.0f && isfinite(twin[e]);
     tb_expectf(&t, 4 * nonzero > no, "%s: only %zu of %zu twin outputs are finite and nonzero",
