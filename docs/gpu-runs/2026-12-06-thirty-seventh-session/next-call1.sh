@@ -7,10 +7,14 @@
 # passes and is faster, this is the tier of the main it becomes, on whatever card comes), then
 # the perf gate main -> qmain, memcheck / racecheck / synccheck on 7 wgmma cases, ncu of the walk,
 # the preparation and the combine at decode 32K in both arms, and last the bf16 door's 2 mutants
-# still owed memcheck (attn_tc_bf16 is main's in this bundle: the ids are the same).
+# still owed memcheck (attn_tc_bf16 is main's in this bundle: the ids are the same). Also ncu of
+# two pipeline probes of main's walk (branch wg-probes 8bb1a95, --define=mla_probe=..., wrong
+# outputs by design): probe-stream (each f32 stage released as it lands: q's load and the
+# producer's stream alone) and probe-convert (each tile converted as now and released at once:
+# no logits, softmax or P . V).
 # Assembled in .gpu/next/bundle (cp -r it to bundle/; run "bash bundle/call.sh", carry bundle):
-# the branch's bundle with relink.tar.xz; arms main (3827be0: main's device code and bench) and
-# qmain (7baf781).
+# the branch's bundle with relink.tar.xz; arms main (3827be0: main's device code and bench), qmain
+# (7baf781), probe-stream and probe-convert (8bb1a95 with the define; bench only under ncu).
 # Why (the thirty-seventh session's call 1, H100): q in bf16 took 1.7 us off the walk (40.83 ->
 # 39.17 by ncu, on conv3), but its one-block preparation cost 7.6 us on the stream; a dependent
 # launch hid 4.8 us of it, and lost 12% at gathered t_q 512 (several waves).
@@ -20,6 +24,11 @@
 # the same at 8K, 128K, verify and gathered t_q 1 (one wave each); prefill unchanged (one chunk:
 # no preparation); gathered t_q 512 within noise (several waves: no dependent launch; qprep's
 # own t_q 512 row was 1.002x). A miss says the first tile's stages do not cover the preparation.
+# The probes (written before): probe-stream 27-31 us (590 KB an SM at the DRAM's fair share, about
+# 21 GB/s, plus the ramp), probe-convert 30-34, main's walk 40. Reading: probe-stream >= 36 puts
+# the bound in the producer and its ring; probe-convert - probe-stream >= 5 in the conversion and
+# its two bf16 buffers; walk - probe-convert >= 6 in warpgroup 0's chain (logits, softmax, P . V
+# a tile, not overlapped with the next tile's intake). Each names the next lever's size.
 set -o pipefail
 D=$OUT; R=$(pwd); T0=$SECONDS
 cd bundle
@@ -42,7 +51,7 @@ FS='*/@(partial_heads__wgmma|glm5_decode__wgmma|gathered__wgmma|twin_exact__wgmm
 for tool in memcheck racecheck synccheck; do
   timeout 40 compute-sanitizer --tool $tool --error-exitcode 9 bin/tc_attn_gpu_test --jobs 7 --filter "$FS" > $D/w/qmain-$tool.log 2>&1; st "qmain $tool" $?
 done
-for v in main qmain; do
+for v in main qmain probe-stream probe-convert; do
   BENCH_ONLY="attn_absorbed decode TC door: wgmma" timeout 30 ncu --cache-control none --clock-control none \
     --kernel-name regex:"attn_tc_wg|attn_wg_qprep|attn_combine" --launch-skip 6 --launch-count 3 \
     --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum \
@@ -59,7 +68,7 @@ cd $D/w
 tail -n 3 tier.log; cat goals.md 2>/dev/null | head -40
 grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Synthesis" *-memcheck.log *-racecheck.log *-synccheck.log
 echo "== perf qmain"; grep -E "^\| bench" perf-qmain/perf-compare.md 2>/dev/null | grep -E "wgmma" | cut -d'|' -f3-10; tail -n 1 perf-qmain.log
-for v in main qmain; do echo "== $v"; grep -E "attn_tc_wg|attn_wg_qprep|attn_combine|gpu__time|dram__b" ncu-$v.txt | sed 's/  */ /g' | cut -c1-90 | head -14; done
+for v in main qmain probe-stream probe-convert; do echo "== $v"; grep -E "attn_tc_wg|attn_wg_qprep|attn_combine|gpu__time|dram__b" ncu-$v.txt | sed 's/  */ /g' | cut -c1-90 | head -14; done
 grep -E "^\*\*Total|^- \`" mutate/mutation-report.md 2>/dev/null | cut -c1-240; tail -n 2 mutate.log 2>/dev/null
 cat steps.txt
 cd $D && tar -czf w.tar.gz w; cp w/perf-qmain/perf-compare.md perf-qmain.md 2>/dev/null; cp w/mutate/mutation-report.md . 2>/dev/null; rm -rf w
