@@ -3,8 +3,10 @@
 # af04314) - q prepared once in bf16 by attn_wg_qprep spread over 4 blocks a tile, copied into each
 # walk block by one bulk copy after its first tile's stages, the walk launched as the preparation's
 # programmatic dependent where it is one wave (blocks <= SMs), main's conversions (warpgroup 1)
-# unchanged. The whole GPU tier of the branch with benchmarks and goals (a merge candidate: if it
-# passes and is faster, this is the tier of the main it becomes, on whatever card comes), then
+# unchanged. First main's whole GPU tier with benchmarks and goals (5490aeb's binaries: main since
+# then changed docs and the mutation ledger only), then the branch's (a merge candidate: if it
+# passes and is faster, this is the tier of the main it becomes), so that whichever is kept has its
+# tier from this call, on whatever card comes (an H200 would make it the issue's done-run); then
 # the perf gate main -> qmain, memcheck / racecheck / synccheck on 7 wgmma cases, ncu of the walk,
 # the preparation and the combine at decode 32K in both arms, and last the bf16 door's 2 mutants
 # still owed memcheck (attn_tc_bf16 is main's in this bundle: the ids are the same). Also ncu of
@@ -13,12 +15,14 @@
 # producer's stream alone) and probe-convert (each tile converted as now and released at once:
 # no logits, softmax or P . V).
 # Assembled in .gpu/next/bundle (cp -r it to bundle/; run "bash bundle/call.sh", carry bundle):
-# the branch's bundle with relink.tar.xz; arms main (3827be0: main's device code and bench), qmain
+# the branch's bundle with relink.tar.xz, main/ (main 5490aeb's bin.tar.xz; the rest of its bundle
+# is the branch's: the same run-gpu-tier.sh, corpora, fixtures and libraries); arms main (3827be0: main's device code and bench), qmain
 # (7baf781), probe-stream and probe-convert (8bb1a95 with the define; bench only under ncu).
 # Why (the thirty-seventh session's call 1, H100): q in bf16 took 1.7 us off the walk (40.83 ->
 # 39.17 by ncu, on conv3), but its one-block preparation cost 7.6 us on the stream; a dependent
 # launch hid 4.8 us of it, and lost 12% at gathered t_q 512 (several waves).
-# Expected (written before): tier 834 / 0 / 34; bytes identical to main on every row; the walk
+# Expected (written before): both tiers 834 / 0 / 34 (main's door row 45-46 us on an H100, about
+# 33-34 on an H200 by the read floors' ratio); bytes identical to main on every row; the walk
 # about 1.7 us shorter (39.97 -> about 38.3 by ncu), the preparation (4 blocks, 9 float4 loads a
 # thread) about 2-3 us and mostly hidden behind the first tile: decode 32K 45.4 -> 43.5-44.5 us,
 # the same at 8K, 128K, verify and gathered t_q 1 (one wave each); prefill unchanged (one chunk:
@@ -39,9 +43,15 @@ for f in arms/*/bin/*.xz; do xz -d $f; done; chmod +x arms/*/bin/*
 export PATH=/usr/local/cuda/bin:$PATH LD_LIBRARY_PATH=$(pwd)/out/lib:/usr/local/cuda/lib64 MLA_GOLDEN_DIR=$(pwd)/golden
 mkdir -p $D/w
 st() { echo "$1 rc=$2 $((SECONDS-T0)) s" >> $D/w/steps.txt; cp $D/w/steps.txt $D/; }
-cat COMMIT arms/*/COMMIT > $D/w/steps.txt
+cat COMMIT main/COMMIT arms/*/COMMIT > $D/w/steps.txt
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv >> $D/w/steps.txt
-OUT=$R/bundle/out timeout 220 ./run-gpu-tier.sh --parallel --bench --jobs 4 > $D/w/tier.log 2>&1; st tier $?
+(cd main && mkdir -p out && tar -xJf bin.tar.xz && tar -C out -xJf ../lib.tar.xz && ln -sfn ../../golden golden &&
+  for x in fuzz tools regressions docs known_failures.txt; do ln -sfn ../$x $x; done && cp ../run-gpu-tier.sh . &&
+  OUT=$R/bundle/main/out timeout 220 ./run-gpu-tier.sh --parallel --bench --jobs 4 > $D/w/main-tier.log 2>&1); st "main tier" $?
+mkdir -p $D/w/main; cp main/out/goals.md main/out/bench-*.json main/out/peer-torch.json main/out/summary-gpu.json $D/w/main/ 2>/dev/null
+cp main/out/goals.md $D/main-goals.md 2>/dev/null; tail -n 16 $D/w/main-tier.log > $D/main-tier-tail.txt
+tar -czf $D/w/main-tier-logs.tar.gz main/out/logs main/out/*.log main/out/*.md 2>/dev/null
+OUT=$R/bundle/out timeout 220 ./run-gpu-tier.sh --parallel --bench --jobs 4 > $D/w/tier.log 2>&1; st "qmain tier" $?
 cp out/goals.md out/bench-*.json out/peer-torch.json out/summary-gpu.json $D/w/ 2>/dev/null
 cp out/goals.md $D/ 2>/dev/null; tail -n 16 $D/w/tier.log > $D/tier-tail.txt
 tar -czf $D/w/tier-logs.tar.gz out/logs out/*.log out/*.md 2>/dev/null
@@ -65,7 +75,8 @@ if [ $LEFT -gt 120 ]; then
     --deadline $((LEFT - 20)) --grace 10 --out $D/w/mutate > $D/w/mutate.log 2>&1; st "mutate 7010478c0f,4d7a9f936d" $?
 else st "mutate skipped (time)" 0; fi
 cd $D/w
-tail -n 3 tier.log; cat goals.md 2>/dev/null | head -40
+tail -n 2 main-tier.log; cat main/goals.md 2>/dev/null | head -12
+tail -n 2 tier.log; cat goals.md 2>/dev/null | head -12
 grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Synthesis" *-memcheck.log *-racecheck.log *-synccheck.log
 echo "== perf qmain"; grep -E "^\| bench" perf-qmain/perf-compare.md 2>/dev/null | grep -E "wgmma" | cut -d'|' -f3-10; tail -n 1 perf-qmain.log
 for v in main qmain probe-stream probe-convert; do echo "== $v"; grep -E "attn_tc_wg|attn_wg_qprep|attn_combine|gpu__time|dram__b" ncu-$v.txt | sed 's/  */ /g' | cut -c1-90 | head -14; done
