@@ -17,7 +17,9 @@
 # Assembled in .gpu/next/bundle (cp -r it to bundle/; run "bash bundle/call.sh", carry bundle):
 # the branch's bundle with relink.tar.xz, main/ (main 5490aeb's bin.tar.xz; the rest of its bundle
 # is the branch's: the same run-gpu-tier.sh, corpora, fixtures and libraries); arms main (3827be0: main's device code and bench), qmain
-# (7baf781), probe-stream and probe-convert (8bb1a95 with the define; bench only under ncu).
+# (7baf781), probe-stream and probe-convert (8bb1a95 with the define; bench_dense only, under
+# ncu). With the tree (36.1 MB at f07254f) the carry is about 60 MiB of the 64: if the tree has
+# grown past it, leave out relink.tar.xz (the mutant step then finds none and fails alone).
 # Why (the thirty-seventh session's call 1, H100): q in bf16 took 1.7 us off the walk (40.83 ->
 # 39.17 by ncu, on conv3), but its one-block preparation cost 7.6 us on the stream; a dependent
 # launch hid 4.8 us of it, and lost 12% at gathered t_q 512 (several waves).
