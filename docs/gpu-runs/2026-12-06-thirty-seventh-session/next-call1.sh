@@ -1,10 +1,12 @@
 #!/bin/bash
-# For the next session (written in the thirty-seventh; not run): branch qprep-main (7baf781 on main
+# For the next session (written in the thirty-seventh; not run): branch qprep-main (492078c on main
 # af04314) - q prepared once in bf16 by attn_wg_qprep spread over 4 blocks a tile, copied into each
 # walk block by one bulk copy after its first tile's stages, the walk launched as the preparation's
 # programmatic dependent where it is one wave (blocks <= SMs), main's conversions (warpgroup 1)
-# unchanged. First main's whole GPU tier with benchmarks and goals (5490aeb's binaries: main since
-# then changed docs and the mutation ledger only), then the branch's (a merge candidate: if it
+# unchanged; q's tiles ahead of the partials in the workspace, so (m, l, flags) stay last (a
+# stray write past them still leaves the shake build's exact allocation). First main's whole GPU
+# tier with benchmarks and goals (5490aeb's binaries: main since then changed docs and the
+# mutation ledger only), then the branch's (a merge candidate: if it
 # passes and is faster, this is the tier of the main it becomes), so that whichever is kept has its
 # tier from this call, on whatever card comes (an H200 would make it the done-run); then
 # the perf gate main -> qmain, memcheck / racecheck / synccheck on 7 wgmma cases, ncu of the walk,
@@ -17,7 +19,7 @@
 # Assembled in .gpu/next/bundle (cp -r it to bundle/; run "bash bundle/call.sh", carry bundle):
 # the branch's bundle with relink.tar.xz, main/ (main 5490aeb's bin.tar.xz; the rest of its bundle
 # is the branch's: the same run-gpu-tier.sh, corpora, fixtures and libraries); arms main (3827be0: main's device code and bench), qmain
-# (7baf781), probe-stream and probe-convert (8bb1a95 with the define; bench_dense only, under
+# (492078c), probe-stream and probe-convert (8bb1a95 with the define; bench_dense only, under
 # ncu). With the tree (36.1 MB at f07254f) the carry is about 60 MiB of the 64: if the tree has
 # grown past it, leave out relink.tar.xz (the mutant step then finds none and fails alone).
 # Why (the thirty-seventh session's call 1, H100): q in bf16 took 1.7 us off the walk (40.83 ->
