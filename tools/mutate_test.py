@@ -422,6 +422,36 @@ def a_small_set_narrows_to_a_files_cases():
 
 
 @test
+def a_golden_suites_small_set_narrows_to_the_kernels_stage():
+    with tempfile.TemporaryDirectory() as t:
+        fake_bundle(t)
+        with open(os.path.join(t, "tools", "sanitize_set.tsv"), "w") as f:
+            f.write("dense_gpu_goldens_test\t*/san_*__attn_absorbed_tc*\tattn_tc\n")
+            f.write("dense_gpu_goldens_test\t*/@(san_*__absorb_q|san_*__attn_absorbed)\tprod\n")
+            f.write("dense_gpu_goldens_test\t*/@(san_*__rope|bad_arguments_write_nothing)\tother\n")
+            f.write("decode_split_gpu_test\t*/@(san_*|negative_control)\n")
+        old_which = mu.shutil.which
+        mu.shutil.which = lambda name: "/usr/bin/compute-sanitizer"
+        try:
+            aq = mu.gpu_checks(t, "kernels/mla_dense.cu", "absorb_q_reg_f32")
+            helper = mu.gpu_checks(t, "kernels/mla_dense.cu", "dense_slab_plan")
+        finally:
+            mu.shutil.which = old_which
+        mem = {c[0]: c[1] for c in aq if c[0].startswith("memcheck ")}
+        # one set for the suite: the stage's san_ cases and the set's cases not per stage
+        assert sorted(mem) == ["memcheck decode_split_gpu_test",
+                               "memcheck dense_gpu_goldens_test.absorb_q"], sorted(mem)
+        assert "--filter=*/@(san_*__absorb_q|bad_arguments_write_nothing)" in mem[
+            "memcheck dense_gpu_goldens_test.absorb_q"], mem
+        assert "--filter=*/@(san_*|negative_control)" in mem["memcheck decode_split_gpu_test"]
+        # a shared helper (no stage of its own): the suite's parts, whole
+        memh = sorted(c[0] for c in helper if c[0].startswith("memcheck dense"))
+        assert memh == ["memcheck dense_gpu_goldens_test.attn_tc",
+                        "memcheck dense_gpu_goldens_test.other",
+                        "memcheck dense_gpu_goldens_test.prod"], memh
+
+
+@test
 def the_gpu_checks_run_the_mutated_files_own_fixture_checks():
     with tempfile.TemporaryDirectory() as t:
         fake_bundle(t)

@@ -5,7 +5,10 @@ one it leaves out `Test is disabled`; without a GPU a selected case then skips i
   - every row selects at least one case: a filter that matches nothing would sanitize nothing,
     and its step would still pass;
   - the parts of one binary (rows with a part name) are disjoint: a case in two parts would run
-    twice under each tool.
+    twice under each tool;
+  - the mutation pass's golden-suite sets narrowed to one kernel's stage (mutate.py's
+    stage_case_filter, for each stage of KERNEL_CHECKS) select a case of the stage in a suite
+    that the kernel's file sanitizes, and only cases of the suite's whole set.
 usage: sanitize_set_test.py SET.tsv BINARY...   (on a GPU host the selected cases really run)"""
 import os
 import re
@@ -15,6 +18,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from sanitize_report import read_set  # noqa: E402
+import mutate  # noqa: E402
 
 
 def selected(binary, filt):
@@ -49,6 +53,27 @@ def main():
                     problems.append(f"{k1} and {k2} both select {len(both)} cases: {both[:5]}")
         if len(keys) > 1:
             print(f"{b}: {len(keys)} parts, {len(set().union(*(cases[k] for k in keys)))} cases")
+    stages = {}  # (file, stage tuple): the kernel prefixes mapped to it
+    for f in mutate.FILE_CHECKS:
+        for prefix, _ in mutate.KERNEL_CHECKS:
+            st = mutate.stage_checks(f, prefix)
+            if st != mutate.FILE_CHECKS[f]:
+                stages.setdefault((f, tuple(st)), []).append(prefix)
+    for (f, st), prefixes in sorted(stages.items()):
+        hit = 0
+        for b in mutate.GOLDEN_SUITES:
+            if b not in by_name or b not in mutate.FILE_SANITIZE.get(f, []):
+                continue
+            whole = set().union(*(cases[k] for bb, _, k in rows if bb == b and k in cases))
+            filt = mutate.stage_case_filter(list(st), [x for bb, x, _ in rows if bb == b])
+            got = selected(by_name[b], filt)
+            hit += sum(1 for c in got if c.split("__")[-1] in st)
+            if got - whole:
+                problems.append(f"{f} {st}: {filt!r} on {b} selects {sorted(got - whole)[:5]} "
+                                f"beyond the suite's set")
+        print(f"{f} {'+'.join(st):40s} {hit:4d} stage cases")
+        if not hit:
+            problems.append(f"{f} {st} (kernels {prefixes}): no sanitized golden suite has a case")
     for p in problems:
         print("FAIL:", p)
     print(f"{len(rows)} case sets, {len(problems)} problems")
