@@ -1696,13 +1696,15 @@ static __global__ void __launch_bounds__(TCB_NT, 1)
 /* The launch plan of both entries (file comment), a function of the shape only: head tile HT
  * (the template arm), chunks, and the workspace of a split walk (n_chunks > 1): the partial O
  * [n_chunks][n_qh][kv_rank] (f32, or bf16 where bf16_o: the wgmma arm's) then (m, l, flags)
- * [n_chunks][n_qh][3] at float o_floats (16-byte aligned). */
+ * [n_chunks][n_qh][3] at float o_floats (16-byte aligned), then for the wgmma arm q's bf16 tiles
+ * (t_q n_hg of MLA_ATTN_WG_Q_BYTES) at float qb_floats (16-byte aligned). */
 struct at_launch_plan {
     int32_t ht, n_hg;
     int64_t n_tiles, n_qh, chunk_slots;
     int32_t n_chunks;
     bool bf16_o;
     size_t o_floats, ws_bytes; /* 0 with one chunk */
+    size_t qb_floats;          /* the wgmma arm's bf16 q tiles at float qb_floats (0: none) */
 };
 
 static at_launch_plan at_plan(int32_t n_head, int32_t kv_rank, int32_t t_q, int64_t w_max,
@@ -1723,10 +1725,15 @@ static at_launch_plan at_plan(int32_t n_head, int32_t kv_rank, int32_t t_q, int6
     p.bf16_o = tc == 4;
     p.o_floats = 0;
     p.ws_bytes = 0;
+    p.qb_floats = 0;
     if (p.n_chunks > 1) {
         const size_t o_elems = (size_t)p.n_chunks * (size_t)p.n_qh * (size_t)kv_rank;
         p.o_floats = p.bf16_o ? (o_elems + 7) / 8 * 4 : o_elems;
         p.ws_bytes = (p.o_floats + 3 * (size_t)p.n_chunks * (size_t)p.n_qh) * sizeof(float);
+        if (tc == 4) { /* q's bf16 tiles after (m, l, flags), 16-byte aligned (mla_attn_wg.h) */
+            p.qb_floats = (p.ws_bytes / sizeof(float) + 3) / 4 * 4;
+            p.ws_bytes = p.qb_floats * sizeof(float) + (size_t)p.n_tiles * MLA_ATTN_WG_Q_BYTES;
+        }
     }
     return p;
 }
@@ -1821,7 +1828,8 @@ static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, co
     if (tc == 4) { /* the wgmma door arm (mla_attn_wg.cu) on the bf16 arm's plan */
         mla_attn_wg_launch(blocks, q_lat, q_pe, cache, walk, o_lat,
                            reinterpret_cast<__nv_bfloat16 *>(ws), ws_ml, n_head, t_q, scale, p.n_hg,
-                           p.chunk_slots, p.n_chunks, st);
+                           p.chunk_slots, p.n_chunks,
+                           ws ? reinterpret_cast<uint8_t *>(ws + p.qb_floats) : NULL, st);
         return;
     }
     if (tc == 2) { /* the bf16 door arm: its own kernel on its own plan (64-head tiles) */
