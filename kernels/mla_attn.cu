@@ -1694,15 +1694,19 @@ static __global__ void __launch_bounds__(TCB_NT, 1)
 /* ------------------------------------------------------------------------ launchers ------- */
 
 /* The launch plan of both entries (file comment), a function of the shape only: head tile HT
- * (the template arm), chunks, and the workspace of a split walk (n_chunks > 1): the partial O
- * [n_chunks][n_qh][kv_rank] (f32, or bf16 where bf16_o: the wgmma arm's) then (m, l, flags)
- * [n_chunks][n_qh][3] at float o_floats (16-byte aligned). */
+ * (the template arm), chunks, and the workspace of a split walk (n_chunks > 1): for the wgmma arm
+ * first q's bf16 tiles (t_q n_hg of MLA_ATTN_WG_Q_BYTES, qb_floats floats), then at ws (the
+ * allocation + qb_floats) the partial O [n_chunks][n_qh][kv_rank] (f32, or bf16 where bf16_o: the
+ * wgmma arm's) then (m, l, flags) [n_chunks][n_qh][3] at ws + o_floats (16-byte aligned). (m, l,
+ * flags) stay last, so a stray write past them leaves the allocation, where the shake build's
+ * exact allocation lets memcheck see it (attn_shake's stray_rows cases). */
 struct at_launch_plan {
     int32_t ht, n_hg;
     int64_t n_tiles, n_qh, chunk_slots;
     int32_t n_chunks;
     bool bf16_o;
     size_t o_floats, ws_bytes; /* 0 with one chunk */
+    size_t qb_floats;          /* the wgmma arm's bf16 q tiles ahead of ws (0: none) */
 };
 
 static at_launch_plan at_plan(int32_t n_head, int32_t kv_rank, int32_t t_q, int64_t w_max,
@@ -1723,10 +1727,15 @@ static at_launch_plan at_plan(int32_t n_head, int32_t kv_rank, int32_t t_q, int6
     p.bf16_o = tc == 4;
     p.o_floats = 0;
     p.ws_bytes = 0;
+    p.qb_floats = 0;
     if (p.n_chunks > 1) {
         const size_t o_elems = (size_t)p.n_chunks * (size_t)p.n_qh * (size_t)kv_rank;
         p.o_floats = p.bf16_o ? (o_elems + 7) / 8 * 4 : o_elems;
-        p.ws_bytes = (p.o_floats + 3 * (size_t)p.n_chunks * (size_t)p.n_qh) * sizeof(float);
+        /* q's bf16 tiles first (MLA_ATTN_WG_Q_BYTES a tile, a multiple of 1024: the partials
+         * keep the allocation's alignment) */
+        if (tc == 4) p.qb_floats = (size_t)p.n_tiles * (MLA_ATTN_WG_Q_BYTES / sizeof(float));
+        p.ws_bytes =
+            (p.qb_floats + p.o_floats + 3 * (size_t)p.n_chunks * (size_t)p.n_qh) * sizeof(float);
     }
     return p;
 }
@@ -1821,7 +1830,8 @@ static void attn_walk_f32_launch(const at_launch_plan &p, const float *q_lat, co
     if (tc == 4) { /* the wgmma door arm (mla_attn_wg.cu) on the bf16 arm's plan */
         mla_attn_wg_launch(blocks, q_lat, q_pe, cache, walk, o_lat,
                            reinterpret_cast<__nv_bfloat16 *>(ws), ws_ml, n_head, t_q, scale, p.n_hg,
-                           p.chunk_slots, p.n_chunks, st);
+                           p.chunk_slots, p.n_chunks,
+                           p.qb_floats ? reinterpret_cast<uint8_t *>(ws - p.qb_floats) : NULL, st);
         return;
     }
     if (tc == 2) { /* the bf16 door arm: its own kernel on its own plan (64-head tiles) */
@@ -1917,7 +1927,7 @@ static int attn_walk_run(const float *q_lat, const float *q_pe, const float *cac
         : tc == 2 ? !at_tcb_eligible(kv_rank, d_rope, cache)
                   : tc && !at_tc_eligible(p, kv_rank, d_rope, cache))
         return MLA_TC_ATTN_DECLINED;
-    float *ws = NULL;
+    float *ws_base = NULL; /* the allocation: the wgmma arm's q tiles, then ws (at_plan) */
     if (p.n_chunks > 1) {
 #if defined(MLA_SHAKE_ATTN)
         /* SHAKE: the workspace its own allocation of exactly ws_bytes (cudaMalloc, freed after
@@ -1925,19 +1935,20 @@ static int attn_walk_run(const float *q_lat, const float *q_pe, const float *cac
          * pool it did not: the wgmma arm's mutant "ha <= n_head" writes a partial row past the
          * workspace's end at 3 heads (partial_heads__wgmma) and survived memcheck (thirty-second
          * session, call 2; attn_shake's stray_rows__wgmma) */
-        MLA_CUDA_CHECK(cudaMalloc((void **)&ws, p.ws_bytes));
+        MLA_CUDA_CHECK(cudaMalloc((void **)&ws_base, p.ws_bytes));
         /* SHAKE (test-only, never in a product build: //kernels:mla_kernels_shake,
          * docs/mutation.md): the workspace all NaN (0xFF bytes) before the walk, so a partial the
          * walk leaves unwritten reaches the combine as NaN, which an empty partial's weight 0
          * does not remove, not as the finite stale values a pool allocation holds */
-        MLA_CUDA_CHECK(cudaMemsetAsync(ws, 0xFF, p.ws_bytes, st));
+        MLA_CUDA_CHECK(cudaMemsetAsync(ws_base, 0xFF, p.ws_bytes, st));
 #else
         cudaMemPool_t pool;
         const int rc = at_ensure_ws_pool(&pool);
         if (rc) return rc;
-        MLA_CUDA_CHECK(cudaMallocFromPoolAsync((void **)&ws, p.ws_bytes, pool, st));
+        MLA_CUDA_CHECK(cudaMallocFromPoolAsync((void **)&ws_base, p.ws_bytes, pool, st));
 #endif
     }
+    float *ws = ws_base ? ws_base + p.qb_floats : NULL;
     attn_walk_f32_launch(p, q_lat, q_pe, cache, walk, o_lat, ws, n_head, kv_rank, d_rope, t_q,
                          scale, st, tc);
     cudaError_t launch = cudaGetLastError();
@@ -1946,9 +1957,10 @@ static int attn_walk_run(const float *q_lat, const float *q_pe, const float *cac
         launch = cudaGetLastError();
     }
 #if defined(MLA_SHAKE_ATTN)
-    if (ws) MLA_CUDA_CHECK(cudaFree(ws)); /* synchronizes: after both kernels */
+    if (ws_base) MLA_CUDA_CHECK(cudaFree(ws_base)); /* synchronizes: after both kernels */
 #else
-    if (ws) MLA_CUDA_CHECK(cudaFreeAsync(ws, st)); /* stream-ordered: after both kernels */
+    if (ws_base)
+        MLA_CUDA_CHECK(cudaFreeAsync(ws_base, st)); /* stream-ordered: after both kernels */
 #endif
     MLA_CUDA_CHECK(launch);
     return 0;

@@ -20,8 +20,11 @@
  *    K-major layout wgmma reads (an invalid slot's row written as zeros, never read), into one
  *    of two tile buffers, tile k + 1 while warpgroup 0 computes tile k's logits, and records
  *    the tile's valid slots as a 32-bit mask;
- *  - both groups first load q (their 32 heads x 576, f32 to bf16 in the same layout; heads past
- *    n_head as zeros);
+ *  - q in bf16 in the same layout (heads past n_head as zeros): with one chunk both groups
+ *    first load it (their 32 heads x 576, f32 to bf16); with several, attn_wg_qprep has written
+ *    each 64-head tile once into the workspace and the producer copies the block's tile with one
+ *    bulk copy (the thirty-seventh session: 1.7 us of the walk's prologue at decode 32K on the
+ *    H100), the walk launched as the preparation's programmatic dependent where it is one wave;
  *  - warpgroup 0 computes the tile's 64 x 32 logits with 36 wgmma.m64n32k16 (A = q, B = the
  *    tile, both from shared memory, one f32 accumulator over all K), scales them, runs the online
  *    softmax in registers (a quad of threads a head row, 8 slots a thread), and hands P (bf16 A
@@ -74,12 +77,69 @@
 #define WG_OFF_ROWS (WG_OFF_PX + WG_PX * 128 * 4)     /* int32 [WG_NS][WG_SR] */
 #define WG_OFF_MASK (WG_OFF_ROWS + WG_NS * WG_SR * 4) /* uint32 [2]: a tile's valid slots */
 #define WG_OFF_BAR (WG_OFF_MASK + 8)
-#define WG_NBAR 14 /* fullF[4] emptyF[4] fullB[2] emptyB[2] pready pfree */
+#define WG_NBAR 15 /* fullF[4] emptyF[4] fullB[2] emptyB[2] pready pfree qbar */
 #define WG_SMEM (WG_OFF_BAR + WG_NBAR * 8 + 1024) /* + the 1024-byte alignment of the base */
 
 static_assert(WG_SMEM <= 232448, "the wgmma arm's shared memory (227 KB a block)");
 static_assert(WG_NS * WG_SR == WG_JT, "the stages hold one tile");
 static_assert(WG_OFF_BAR % 8 == 0, "mbarrier alignment");
+static_assert(WG_Q == MLA_ATTN_WG_Q_BYTES, "the workspace's q tiles are the walk's q layout");
+
+/* q's heads h0 + 32 c .. + 31 of query i (c = warpgroup c of 256 threads, t its thread), f32 from
+ * global to bf16 in the swizzled K-major layout wgmma reads (rows 32 c + hr), at dst: float4s
+ * j0 .. j0 + NJ - 1 of the thread's 36 (NJ loads in flight, then NJ stores; 4-byte loads where
+ * q_lat or q_pe is not 16-byte aligned), zeros past n_head. The walk's prologue (one chunk) takes
+ * all 36 into shared memory; attn_wg_qprep's blocks a quarter each into the workspace: the same
+ * element, conversion and address either way, so the same bytes. */
+template <int NJ>
+static __device__ __forceinline__ void wg_load_q(uint8_t *dst, const float *__restrict__ q_lat,
+                                                 const float *__restrict__ q_pe, int64_t i,
+                                                 int32_t h0, int32_t n_head, int c, int t, int j0) {
+    const bool q16 = (((uintptr_t)q_lat | (uintptr_t)q_pe) & 15) == 0;
+    float4 v[NJ];
+#pragma unroll
+    for (int j = 0; j < NJ; j++) {
+        const int e = t + 128 * (j0 + j), hr = e / 144, col = 4 * (e - 144 * hr);
+        const int32_t h = h0 + 32 * c + hr;
+        const int64_t qh = i * n_head + (h < n_head ? h : 0);
+        const float *src = col < WG_R ? q_lat + qh * WG_R + col : q_pe + qh * WG_DR + (col - WG_R);
+        if (h >= n_head)
+            v[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        else if (q16)
+            v[j] = __ldg(reinterpret_cast<const float4 *>(src));
+        else
+            v[j] = make_float4(__ldg(src), __ldg(src + 1), __ldg(src + 2), __ldg(src + 3));
+    }
+#pragma unroll
+    for (int j = 0; j < NJ; j++) {
+        const int e = t + 128 * (j0 + j), hr = e / 144, col = 4 * (e - 144 * hr);
+        mla_wg_st4(dst, mla_wg_sw(32 * c + hr, col, 64), v[j]);
+    }
+}
+
+#define WG_QP_SPLIT 4 /* attn_wg_qprep's blocks a tile: 9 of each thread's 36 float4s a block */
+
+/* q of each 64-head tile (tile = blockIdx.x = i * n_hg + g) in bf16, in the walk's shared-memory
+ * layout, at qb + tile * WG_Q, a quarter of every thread's float4s a block (blockIdx.y): with
+ * several chunks every block of a tile copies it (72 KB, one bulk copy) instead of loading q in
+ * f32 (147 KB, 2,013 instructions a warp: the thirty-sixth session's profile). Spread over 4
+ * blocks a tile (the thirty-seventh session's one block a tile took 7.6 us at decode, alone on
+ * the stream); its first instruction lets a programmatic dependent walk start. */
+static __global__ void __launch_bounds__(256)
+    attn_wg_qprep(const float *__restrict__ q_lat, const float *__restrict__ q_pe,
+                  uint8_t *__restrict__ qb, int32_t n_head, int32_t n_hg) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+    const int64_t tile = blockIdx.x, i = tile / n_hg;
+    const int32_t h0 = (int32_t)(tile - i * n_hg) * WG_HT;
+    wg_load_q<36 / WG_QP_SPLIT>(qb + (size_t)tile * WG_Q, q_lat, q_pe, i, h0, n_head,
+                                threadIdx.x >> 7, threadIdx.x & 127,
+                                (int)blockIdx.y * (36 / WG_QP_SPLIT));
+#else
+    __trap();
+#endif
+}
+static_assert(36 % WG_QP_SPLIT == 0, "the preparation's blocks split a thread's float4s evenly");
 
 /* A thread's 8 weights of one head row, summed by a 3-level pairwise tree. */
 static __device__ __forceinline__ float wg_sum8(const float (&p)[8]) {
@@ -134,7 +194,8 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     attn_tc_wg(const float *__restrict__ q_lat, const float *__restrict__ q_pe,
                const float *__restrict__ cache, Walk walk, float *__restrict__ o_lat,
                __nv_bfloat16 *__restrict__ ws_o, float *__restrict__ ws_ml, int32_t n_head,
-               int32_t t_q, float scale, int32_t n_hg, int64_t chunk_slots, int32_t n_chunks) {
+               int32_t t_q, float scale, int32_t n_hg, int64_t chunk_slots, int32_t n_chunks,
+               const uint8_t *__restrict__ qb) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint8_t wg_smem_raw[];
     /* the 1024-byte aligned base by pointer arithmetic on the shared array, not through an
@@ -151,7 +212,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     uint32_t *tmask = (uint32_t *)(smem + WG_OFF_MASK);
     uint64_t *bars = (uint64_t *)(smem + WG_OFF_BAR);
     uint64_t *fullF = bars, *emptyF = bars + 4, *fullB = bars + 8, *emptyB = bars + 10;
-    uint64_t *pready = bars + 12, *pfree = bars + 13;
+    uint64_t *pready = bars + 12, *pfree = bars + 13, *qbar = bars + 14;
     const int tid = threadIdx.x;
 
     const int64_t n_tiles = (int64_t)t_q * n_hg;
@@ -193,6 +254,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
         }
         mla_mbar_init(pready, 128);
         mla_mbar_init(pfree, 128);
+        mla_mbar_init(qbar, 1); /* the producer's expectation of q's bulk copy */
         mla_mbar_fence_init();
     }
     __syncthreads();
@@ -224,6 +286,16 @@ static __global__ void __launch_bounds__(WG_NT, 1)
                 mla_bulk_copy(stages + (size_t)st * WG_SF + (size_t)lane * WG_W,
                               cache + (int64_t)row * WG_W, WG_W * 4, &fullF[st]);
             }
+            /* q prepared in bf16 (attn_wg_qprep, launched just before: the programmatic
+             * predecessor where this walk is one wave): one bulk copy once the first tile's
+             * stages are on their way (n_h >= WG_NS: n_k >= 1 here) and the preparation has
+             * finished (griddepcontrol.wait, which returns at once without a programmatic
+             * launch), before any wait on a stage, which needs q */
+            if (qb && h == WG_NS - 1 && lane == 0) {
+                asm volatile("griddepcontrol.wait;\n" ::: "memory");
+                mla_mbar_expect(qbar, WG_Q);
+                mla_bulk_copy(q_s, qb + (size_t)tile * WG_Q, WG_Q, qbar);
+            }
         }
         return;
     }
@@ -233,30 +305,9 @@ static __global__ void __launch_bounds__(WG_NT, 1)
     const int r0 = 16 * w + (lane >> 2); /* this thread's accumulator rows r0, r0 + 8 */
     const uint32_t q_a = (uint32_t)__cvta_generic_to_shared(q_s);
     const uint32_t tiles_a = (uint32_t)__cvta_generic_to_shared(tiles);
-    {
-        /* q: warpgroup c's heads h0 + 32 c .. + 31, f32 from global to bf16 in the swizzled
-         * K-major layout, one batch of 36 float4 loads a thread (4-byte loads where q_lat or q_pe
-         * is not 16-byte aligned), zeros past n_head, while the producer streams */
-        const bool q16 = (((uintptr_t)q_lat | (uintptr_t)q_pe) & 15) == 0;
-        float4 v[36];
-#pragma unroll
-        for (int j = 0; j < 36; j++) {
-            const int e = t + 128 * j, hr = e / 144, c = 4 * (e - 144 * hr);
-            const int32_t h = h0 + 32 * wg + hr;
-            const int64_t qh = i * n_head + (h < n_head ? h : 0);
-            const float *src = c < WG_R ? q_lat + qh * WG_R + c : q_pe + qh * WG_DR + (c - WG_R);
-            if (h >= n_head)
-                v[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            else if (q16)
-                v[j] = __ldg(reinterpret_cast<const float4 *>(src));
-            else
-                v[j] = make_float4(__ldg(src), __ldg(src + 1), __ldg(src + 2), __ldg(src + 3));
-        }
-#pragma unroll
-        for (int j = 0; j < 36; j++) {
-            const int e = t + 128 * j, hr = e / 144, c = 4 * (e - 144 * hr);
-            mla_wg_st4(q_s, mla_wg_sw(32 * wg + hr, c, 64), v[j]);
-        }
+    if (!qb) { /* q from f32 here (one chunk: no workspace to prepare it in), while the producer
+                * streams: warpgroup c's heads h0 + 32 c .. + 31 */
+        wg_load_q<36>(q_s, q_lat, q_pe, i, h0, n_head, wg, t, 0);
         mla_wg_proxy_fence();
         mla_wg_named_sync<2, 256>(); /* q complete for warpgroup 0's wgmma */
     }
@@ -328,6 +379,7 @@ static __global__ void __launch_bounds__(WG_NT, 1)
         }
     } else { /* ---- warpgroup 0: the logits, the softmax, and columns 0..255 ---- */
         bool any_valid = false;
+        if (qb) mla_mbar_wait(qbar, 0); /* q's bulk copy landed */
         for (int32_t k = 0; k < n_k; k++) {
             const int bt = k & 1;
             mla_mbar_wait(&fullB[bt], (k >> 1) & 1);
@@ -505,6 +557,9 @@ static __global__ void __launch_bounds__(WG_NT, 1)
  * device without their image): the door then declines and the f32 launcher runs. Written once
  * per device under at_ensure_attrs' lock, read by every call after it. */
 static std::atomic<int> wg_ready_dev[MLA_MAX_DEVICES];
+/* Per device: its SM count (written with wg_ready_dev): a walk of at most this many blocks is one
+ * wave, launched as attn_wg_qprep's programmatic dependent. */
+static std::atomic<int> wg_sms_dev[MLA_MAX_DEVICES];
 
 cudaError_t mla_attn_wg_set_attrs(void) {
     int dev = 0;
@@ -527,6 +582,10 @@ cudaError_t mla_attn_wg_set_attrs(void) {
     e = cudaFuncSetAttribute(attn_tc_wg<walk_list>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              WG_SMEM);
     if (e != cudaSuccess) return e;
+    int sms = 0;
+    e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e != cudaSuccess) return e;
+    wg_sms_dev[dev].store(sms);
     wg_ready_dev[dev].store(1);
     return cudaSuccess;
 }
@@ -541,17 +600,42 @@ template <class Walk>
 void mla_attn_wg_launch(unsigned blocks, const float *q_lat, const float *q_pe, const float *cache,
                         Walk walk, float *o_lat, __nv_bfloat16 *ws_o, float *ws_ml, int32_t n_head,
                         int32_t t_q, float scale, int32_t n_hg, int64_t chunk_slots,
-                        int32_t n_chunks, cudaStream_t st) {
-    attn_tc_wg<Walk><<<blocks, WG_NT, WG_SMEM, st>>>(q_lat, q_pe, cache, walk, o_lat, ws_o, ws_ml,
-                                                     n_head, t_q, scale, n_hg, chunk_slots,
-                                                     n_chunks);
+                        int32_t n_chunks, uint8_t *qb, cudaStream_t st) {
+    const uint8_t *qbc = qb;
+    if (qb)
+        attn_wg_qprep<<<dim3((unsigned)((int64_t)t_q * n_hg), WG_QP_SPLIT), 256, 0, st>>>(
+            q_lat, q_pe, qb, n_head, n_hg);
+    int dev = 0;
+    const bool one_wave = qb && cudaGetDevice(&dev) == cudaSuccess && dev >= 0 &&
+                          dev < MLA_MAX_DEVICES && blocks <= (unsigned)wg_sms_dev[dev].load();
+    if (!one_wave) { /* one chunk, or several waves (whose early blocks would hold SMs waiting:
+                        gathered t_q 512 lost 12% so, thirty-seventh session) */
+        attn_tc_wg<Walk><<<blocks, WG_NT, WG_SMEM, st>>>(q_lat, q_pe, cache, walk, o_lat, ws_o,
+                                                         ws_ml, n_head, t_q, scale, n_hg,
+                                                         chunk_slots, n_chunks, qbc);
+        return;
+    }
+    /* one wave: the walk as the preparation's programmatic dependent, streaming its first tile
+     * while q is prepared (it reads nothing else the preparation writes) */
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(blocks);
+    cfg.blockDim = dim3(WG_NT);
+    cfg.dynamicSmemBytes = WG_SMEM;
+    cfg.stream = st;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    (void)cudaLaunchKernelEx(&cfg, attn_tc_wg<Walk>, q_lat, q_pe, cache, walk, o_lat, ws_o, ws_ml,
+                             n_head, t_q, scale, n_hg, chunk_slots, n_chunks, qbc);
 }
 
 template void mla_attn_wg_launch<walk_causal>(unsigned, const float *, const float *, const float *,
                                               walk_causal, float *, __nv_bfloat16 *, float *,
                                               int32_t, int32_t, float, int32_t, int64_t, int32_t,
-                                              cudaStream_t);
+                                              uint8_t *, cudaStream_t);
 template void mla_attn_wg_launch<walk_list>(unsigned, const float *, const float *, const float *,
                                             walk_list, float *, __nv_bfloat16 *, float *, int32_t,
-                                            int32_t, float, int32_t, int64_t, int32_t,
+                                            int32_t, float, int32_t, int64_t, int32_t, uint8_t *,
                                             cudaStream_t);
