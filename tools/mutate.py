@@ -625,6 +625,13 @@ def stage_checks(file, kernel):
     return FILE_CHECKS[file]
 
 
+def own_stage(file, kernel):
+    """The golden checks of `kernel`'s own stage where KERNEL_CHECKS narrows them below its
+    file's FILE_CHECKS; None for a shared helper, or a file the tables do not know."""
+    st = stage_checks(file, kernel)
+    return st if st is not None and st != FILE_CHECKS[file] else None
+
+
 # The compute-sanitizer tools of the last GPU checks, in order; each check's label starts with
 # its tool's name (check_timeout gives them --sanitizer-timeout).
 SANITIZER_TOOLS = ("racecheck", "memcheck")
@@ -693,22 +700,22 @@ def gpu_checks(bundle, file=None, kernel=None):
         # off-by-one on a guard whose extra element is never used) changes no value
         # (a binary of case_tokens: its small set narrowed to the mutant's cases; a set with
         # none of them left is not run)
-        sets = [(b, key, narrow_case_filter(flt, tokens[b]) if b in tokens else flt)
-                for b in sanitized for key, flt in small[b]]
         # a golden suite's small set narrowed to the mutated kernel's own stage (KERNEL_CHECKS),
         # as its value checks are: the stage's san_ cases (each of a suite's cases runs one
         # stage), with the set's cases that are not per stage (bad_arguments_write_nothing,
-        # which makes one valid absorb call). The thirty-eighth session: absorb_q's mutants ran
-        # memcheck of the whole attn_products part, which takes 124 s unmutated in the tier and
-        # ran past the 200 s timeout under 16 workers (twenty-second session)
-        if file in FILE_CHECKS and stage != FILE_CHECKS[file]:
-            narrowed, sets = sets, []
-            for b, key, flt in narrowed:
-                if b not in GOLDEN_SUITES:
-                    sets.append((b, key, flt))
-                elif not any(x[0] == b for x in sets):  # the suite's parts become one set
-                    sets.append((b, f"{b}.{'+'.join(stage)}",
-                                 stage_case_filter(stage, [f for _, f in small[b]])))
+        # which makes one valid absorb call); its parts become one set. The thirty-eighth
+        # session: absorb_q's mutants ran memcheck of the whole attn_products part, which takes
+        # 124 s unmutated in the tier and ran past the 200 s timeout under 16 workers
+        # (twenty-second session)
+        own = own_stage(file, kernel)
+        sets = []
+        for b in sanitized:
+            if own and b in GOLDEN_SUITES:
+                sets.append((b, f"{b}.{'+'.join(own)}",
+                             stage_case_filter(own, [f for _, f in small[b]])))
+            else:
+                sets += [(b, key, narrow_case_filter(flt, tokens[b]) if b in tokens else flt)
+                         for key, flt in small[b]]
         for tool in SANITIZER_TOOLS:
             checks += [(f"{tool} {key}", ["compute-sanitizer", "--tool", tool,
                                           "--error-exitcode", "1", f"bin/{b}",

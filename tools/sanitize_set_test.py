@@ -56,8 +56,8 @@ def main():
     stages = {}  # (file, stage tuple): the kernel prefixes mapped to it
     for f in mutate.FILE_CHECKS:
         for prefix, _ in mutate.KERNEL_CHECKS:
-            st = mutate.stage_checks(f, prefix)
-            if st != mutate.FILE_CHECKS[f]:
+            st = mutate.own_stage(f, prefix)
+            if st:
                 stages.setdefault((f, tuple(st)), []).append(prefix)
     for (f, st), prefixes in sorted(stages.items()):
         hit = 0
